@@ -1,0 +1,1 @@
+"""See docs/DESIGN.md for what this layer holds."""

@@ -1,0 +1,55 @@
+"""The ``wgpsim`` command.
+
+Each verb lives in its own module in this package and exposes ``register(subparsers)``, which adds
+its sub-parser and sets ``handler`` (a function of the parsed ``argparse.Namespace`` returning an
+exit code). Verbs are discovered automatically, so adding a verb is adding a module.
+
+Errors a user can cause (``wgpsim.errors.WgpsimError``, a missing file) become one line on
+stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from wgpsim.errors import WgpsimError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="wgpsim",
+        description="LDS datapath simulator and layout toolkit for AMD MI450 (gfx1250).",
+    )
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    sub.required = True
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        register = getattr(module, "register", None)
+        if register is not None:
+            register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except WgpsimError as err:
+        print(f"wgpsim: error: {err}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as err:
+        print(f"wgpsim: error: {err.filename}: no such file", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("wgpsim: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
