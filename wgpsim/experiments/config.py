@@ -1,0 +1,216 @@
+"""Experiment YAML: loading, ``--set`` overrides and field validation shared by every kind.
+
+An experiment file is a YAML mapping whose ``kind`` picks the experiment. Each kind declares its
+fields (name, type, required or default); :func:`check_fields` rejects unknown fields with the
+closest valid name, wrong types and missing fields, one line naming the file and the field:
+
+>>> source = ConfigSource("configs/lds_bandwidth.yaml", Path("configs"))
+>>> fields = (Field("burst_lengths", list, items=int), Field("warps", int, default=4))
+>>> check_fields({"burst_lengths": [1, 2]}, fields, source)
+{'burst_lengths': [1, 2], 'warps': 4}
+>>> check_fields({"burst_lenghts": [1, 2]}, fields, source)
+Traceback (most recent call last):
+...
+wgpsim.errors.ConfigError: configs/lds_bandwidth.yaml: field 'burst_lenghts': unknown field; did you mean 'burst_lengths'?
+
+Overrides are ``key=value`` strings; the key may be dotted into nested mappings and the value is
+parsed as YAML:
+
+>>> apply_overrides({"warps": 4, "layouts": {"plain": {}}}, ["warps=8", "layouts.plain.vec=2"], source)
+{'warps': 8, 'layouts': {'plain': {'vec': 2}}}
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from wgpsim.errors import ConfigError
+
+_MISSING = object()
+
+_TYPE_NAMES = {
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    list: "a list",
+    dict: "a mapping",
+}
+
+
+@dataclass(frozen=True)
+class ConfigSource:
+    """Where a config came from: ``name`` for messages, ``base_dir`` for relative paths."""
+
+    name: str
+    base_dir: Path
+
+    def error(self, field: str, message: str) -> ConfigError:
+        """The one-line error for ``field`` (dotted for nested fields)."""
+        return ConfigError(f"{self.name}: field '{field}': {message}")
+
+    def resolve(self, path: str | Path) -> Path:
+        """``path`` relative to the config file's directory (absolute paths stay)."""
+        path = Path(path).expanduser()
+        return path if path.is_absolute() else self.base_dir / path
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of an experiment config.
+
+    ``type`` is the Python type (or tuple of types) YAML must produce; ``items`` the type of a
+    list's elements; ``choices`` the allowed values. A field with a ``default`` is optional.
+    """
+
+    name: str
+    type: type | tuple[type, ...]
+    default: Any = _MISSING
+    items: type | tuple[type, ...] | None = None
+    choices: tuple[Any, ...] | None = None
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is _MISSING
+
+
+def closest(name: str, valid: Iterable[str]) -> str | None:
+    """The valid name closest to a misspelt ``name`` (difflib), or None.
+
+    >>> closest("burst_lenghts", ["warps", "burst_lengths", "report_burst"])
+    'burst_lengths'
+    """
+    matches = difflib.get_close_matches(name, list(valid), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def unknown_message(name: str, valid: Iterable[str], what: str = "field") -> str:
+    """``unknown field; did you mean 'x'?`` or ``unknown field; valid: a, b``."""
+    valid = list(valid)
+    guess = closest(str(name), valid)
+    if guess is not None:
+        return f"unknown {what}; did you mean '{guess}'?"
+    return f"unknown {what}; valid: {', '.join(valid)}"
+
+
+def load_config(config: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], ConfigSource]:
+    """Read an experiment config (a YAML file path, or an already-loaded mapping).
+
+    Relative paths inside a file resolve against the file's directory; inside a mapping against
+    the current directory.
+    """
+    if isinstance(config, Mapping):
+        return copy.deepcopy(dict(config)), ConfigSource("<config>", Path.cwd())
+    path = Path(config)
+    source = ConfigSource(str(config), path.parent)
+    text = path.read_text()  # FileNotFoundError becomes one line in the CLI
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ConfigError(f"{source.name}: {where}invalid YAML: {problem}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source.name}: expected a YAML mapping with a 'kind' field")
+    return raw, source
+
+
+def apply_overrides(
+    raw: dict[str, Any], overrides: Sequence[str] | Mapping[str, Any] | None, source: ConfigSource
+) -> dict[str, Any]:
+    """Return a copy of ``raw`` with ``key=value`` overrides applied (dotted keys, YAML values).
+
+    A mapping ``{"a.b": value}`` is accepted too (values taken as they are).
+    """
+    raw = copy.deepcopy(raw)
+    if not overrides:
+        return raw
+    if isinstance(overrides, Mapping):
+        items = list(overrides.items())
+    else:
+        items = []
+        for text in overrides:
+            key, sep, value = str(text).partition("=")
+            if not sep or not key.strip():
+                raise ConfigError(f"{source.name}: --set '{text}': expected key=value")
+            try:
+                items.append((key.strip(), yaml.safe_load(value)))
+            except yaml.YAMLError:
+                raise ConfigError(
+                    f"{source.name}: --set '{text}': value is not valid YAML"
+                ) from None
+    for key, value in items:
+        parts = key.split(".")
+        node = raw
+        for depth, part in enumerate(parts[:-1]):
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                where = ".".join(parts[: depth + 1])
+                raise ConfigError(f"{source.name}: --set '{key}': field '{where}' is not a mapping")
+            node = child
+        node[parts[-1]] = value
+    return raw
+
+
+def _type_ok(value: Any, expected: type | tuple[type, ...]) -> bool:
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    if isinstance(value, bool):
+        return bool in expected
+    if isinstance(value, int) and float in expected:
+        return True
+    return isinstance(value, expected)
+
+
+def _type_name(expected: type | tuple[type, ...]) -> str:
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    return " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in expected)
+
+
+def check_fields(
+    raw: Mapping[str, Any],
+    fields: Sequence[Field],
+    source: ConfigSource,
+    *,
+    prefix: str = "",
+) -> dict[str, Any]:
+    """Validate ``raw`` against ``fields``; return the fields with defaults filled in.
+
+    ``prefix`` names the enclosing field for nested mappings (``hardware_overrides.``).
+    """
+    by_name = {f.name: f for f in fields}
+    for name in raw:
+        if name not in by_name:
+            raise source.error(f"{prefix}{name}", unknown_message(name, by_name))
+    out: dict[str, Any] = {}
+    for f in fields:
+        value = raw.get(f.name, _MISSING)
+        where = f"{prefix}{f.name}"
+        if value is _MISSING or value is None:
+            if f.required:
+                raise source.error(where, f"missing; expected {_type_name(f.type)}")
+            out[f.name] = copy.deepcopy(f.default)
+            continue
+        if not _type_ok(value, f.type):
+            raise source.error(
+                where, f"expected {_type_name(f.type)}, got {type(value).__name__} {value!r}"
+            )
+        if f.items is not None:
+            for i, item in enumerate(value):
+                if not _type_ok(item, f.items):
+                    raise source.error(
+                        f"{where}[{i}]", f"expected {_type_name(f.items)}, got {item!r}"
+                    )
+        if f.choices is not None and value not in f.choices:
+            choices = [str(c) for c in f.choices]
+            raise source.error(where, unknown_message(str(value), choices, what=f"value {value!r}"))
+        out[f.name] = value
+    return out

@@ -1,0 +1,72 @@
+"""B/cycle against burst length: measured points, the steady-state fit and the ceiling.
+
+The raw bandwidth of a burst rises with its length toward the steady rate because the fixed cost
+(clock reads, barrier, one LDS round trip) is shared by more bytes; the fitted curve is
+``bytes / (fixed + bytes / rate)`` and the peak (ports the layout can use x port B/cycle) is the
+horizontal line it approaches.
+
+>>> import pandas as pd
+>>> from wgpsim.analysis import fit_steady_state
+>>> sweep = pd.DataFrame({"layout": ["plain"] * 3, "burst": [1, 8, 32],
+...                       "bytes": [2048, 16384, 65536], "cycles": [75, 131, 323]})
+>>> sweep["raw_bytes_per_cycle"] = sweep["bytes"] / sweep["cycles"]
+>>> fig = bandwidth_vs_burst(sweep, {"plain": fit_steady_state(sweep["bytes"], sweep["cycles"])},
+...                          {"plain": 256})
+>>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()][:2]
+['plain: measured', 'plain: fit (256.0 B/cycle, fixed 67.0 cycles)']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from wgpsim.analysis.fit import SteadyStateFit
+
+
+def bandwidth_vs_burst(
+    sweep: pd.DataFrame,
+    fits: Mapping[str, SteadyStateFit],
+    peaks: Mapping[str, float] | None = None,
+    *,
+    title: str = "LDS bandwidth against burst length",
+) -> Figure:
+    """One colour per layout: measured raw B/cycle (points), the fit (curve), the peak (line).
+
+    ``sweep`` needs columns ``layout``, ``burst``, ``bytes`` and ``raw_bytes_per_cycle``.
+    """
+    fig = Figure(figsize=(7, 4.5))
+    ax = fig.add_subplot()
+    for i, (name, rows) in enumerate(sweep.groupby("layout", sort=False)):
+        color = f"C{i % 10}"
+        rows = rows.sort_values("burst")
+        ax.plot(
+            rows["burst"],
+            rows["raw_bytes_per_cycle"],
+            "o",
+            color=color,
+            label=f"{name}: measured",
+        )
+        fit = fits.get(name)
+        if fit is not None:
+            bytes_per_burst = float((rows["bytes"] / rows["burst"]).iloc[0])
+            burst = np.linspace(rows["burst"].min(), rows["burst"].max(), 200)
+            ax.plot(
+                burst,
+                fit.bandwidth(burst * bytes_per_burst),
+                "-",
+                color=color,
+                label=f"{name}: fit ({fit.rate:.1f} B/cycle, fixed {fit.fixed:.1f} cycles)",
+            )
+        if peaks and name in peaks:
+            ax.axhline(peaks[name], linestyle="--", color=color, label=f"{name}: peak")
+    ax.set_xlabel("burst length (loads per warp)")
+    ax.set_ylabel("bandwidth (B/cycle)")
+    ax.set_title(title)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small", loc="lower right")
+    return fig
