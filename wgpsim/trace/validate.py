@@ -1,0 +1,181 @@
+"""Checks that a trace can be replayed, with errors that name the line (or row) and field.
+
+Rules: every op is known; warps are in ``0..num_warps-1``; LDS rows have one address per lane,
+each -1 (inactive) or naturally aligned for the instruction's width and inside the LDS; control
+rows carry no addresses; ``wait_ds`` counts and ``delay`` cycles are not negative; a ``clock``
+names a known label; and every warp executes the same number of barriers (otherwise a barrier
+would wait forever for the warp that never reaches it).
+
+>>> import numpy as np
+>>> from wgpsim.trace.instructions import op_code
+>>> addr = np.arange(32, dtype=np.int32)[None] * 16 + 8
+>>> validate_columns = dict(warp=[0], op=[op_code("ds_load_b128")], arg=[0], addr=addr)
+>>> from wgpsim.trace.trace import Trace
+>>> validate(Trace(**validate_columns), source="t.jsonl", lines=np.array([3]))
+Traceback (most recent call last):
+...
+wgpsim.errors.TraceError: t.jsonl:3 (warp 0, ds_load_b128): field 'addr': lane 0 address 8 is not 16-byte aligned (ds_load_b128 needs multiples of 16)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from wgpsim.errors import TraceError
+from wgpsim.trace.instructions import (
+    BARRIER,
+    CLOCK,
+    DELAY,
+    NUM_LDS_OPS,
+    OP_ALIGNMENT,
+    OP_BYTES_PER_LANE,
+    OPS,
+    WAIT_DS,
+)
+
+if TYPE_CHECKING:
+    from wgpsim.trace.trace import Trace
+
+DEFAULT_LDS_BYTES = 327680
+"""LDS capacity used when none is given: five 64 KiB partitions (seed, Part II). The hardware
+layer passes its config value instead."""
+
+_CHUNK = 1 << 16  # rows per block of the per-lane checks (bounds the temporaries' memory)
+
+
+def _where(trace: Trace, row: int, source: str | None, lines: np.ndarray | None) -> str:
+    if lines is not None:
+        place = f"{source or '<trace>'}:{int(lines[row])}"
+    else:
+        place = f"{source}: row {row}" if source else f"row {row}"
+    code = int(trace.op[row])
+    name = OPS[code] if 0 <= code < len(OPS) else f"op {code}"
+    return f"{place} (warp {int(trace.warp[row])}, {name})"
+
+
+def _first(mask: np.ndarray) -> int | None:
+    hits = np.flatnonzero(mask)
+    return int(hits[0]) if hits.size else None
+
+
+def _row_problems(trace: Trace) -> list[tuple[int, str]]:
+    """(row, message) of the first row breaking each per-row rule."""
+    op, arg, warp = trace.op, trace.arg, trace.warp
+    found: list[tuple[int, str]] = []
+
+    def check(mask: np.ndarray, message) -> None:
+        row = _first(mask)
+        if row is not None:
+            found.append((row, message(row)))
+
+    check(
+        (op < 0) | (op >= len(OPS)),
+        lambda r: (
+            f"field 'op': unknown op code {op[r]} (valid: 0..{len(OPS) - 1}: {', '.join(OPS)})"
+        ),
+    )
+    check(
+        (warp < 0) | (warp >= trace.num_warps),
+        lambda r: f"field 'warp': {warp[r]} is not a warp (valid: 0..{trace.num_warps - 1})",
+    )
+    check(
+        (op == WAIT_DS) & (arg < 0),
+        lambda r: f"field 'n': wait_ds count {arg[r]} is negative (expected >= 0)",
+    )
+    check(
+        (op == DELAY) & (arg < 0),
+        lambda r: f"field 'cycles': delay {arg[r]} is negative (expected >= 0)",
+    )
+    check(
+        (op == CLOCK) & ((arg < 0) | (arg >= len(trace.labels))),
+        lambda r: f"field 'label': label index {arg[r]} is not in labels {list(trace.labels)}",
+    )
+    check(
+        ((op < NUM_LDS_OPS) | (op == BARRIER)) & (arg != 0),
+        lambda r: f"field 'arg': expected 0 for {OPS[op[r]]}, got {arg[r]}",
+    )
+    return found
+
+
+def _lane_problem(trace: Trace, lds_bytes: int) -> tuple[int, str] | None:
+    """(row, message) of the first row with a bad lane address, scanning in blocks."""
+    for start in range(0, len(trace), _CHUNK):
+        op = trace.op[start : start + _CHUNK].astype(np.int64)
+        addr = trace.addr[start : start + _CHUNK]
+        valid_op = (op >= 0) & (op < len(OPS))
+        code = np.where(valid_op, op, 0)
+        lds = valid_op & (op < NUM_LDS_OPS)
+        active = addr >= 0
+        width = OP_BYTES_PER_LANE[code][:, None]
+        align = OP_ALIGNMENT[code][:, None]
+        masks = [
+            ((addr < -1) & lds[:, None], "negative"),
+            (active & ~lds[:, None], "control"),
+            (active & lds[:, None] & ((addr & (align - 1).astype(np.int32)) != 0), "align"),
+            (active & lds[:, None] & (addr > lds_bytes - width), "outside"),
+        ]
+        hits = [(np.argwhere(m)[0], kind) for m, kind in masks if m.any()]
+        if not hits:
+            continue
+        (r, lane), kind = min(hits, key=lambda h: tuple(h[0]))
+        row, a, name = start + int(r), int(addr[r, lane]), OPS[int(code[r])]
+        if kind == "negative":
+            return (
+                row,
+                f"field 'addr': lane {lane} address {a} is negative (-1 marks an inactive lane)",
+            )
+        if kind == "control":
+            return row, f"field 'addr': {name} takes no lane addresses (lane {lane} has {a})"
+        if kind == "align":
+            n = int(align[r, 0])
+            return row, (
+                f"field 'addr': lane {lane} address {a} is not {n}-byte aligned "
+                f"({name} needs multiples of {n})"
+            )
+        w = int(width[r, 0])
+        return row, (
+            f"field 'addr': lane {lane} address {a} (+{w} bytes) lies outside the LDS "
+            f"(valid: 0..{lds_bytes - w} for a {lds_bytes}-byte LDS)"
+        )
+    return None
+
+
+def _barrier_problem(trace: Trace) -> tuple[int, str] | None:
+    is_barrier = trace.op == BARRIER
+    counts = np.bincount(trace.warp[is_barrier], minlength=trace.num_warps)
+    if counts.size == 0 or counts.min() == counts.max():
+        return None
+    lo, hi = int(counts.argmin()), int(counts.argmax())
+    row = int(np.flatnonzero(is_barrier & (trace.warp == hi))[counts[lo]])
+    return row, (
+        f"field 'op': warp {lo} reaches only {counts[lo]} barrier(s) but warp {hi} reaches "
+        f"{counts[hi]}: this barrier would wait forever for warp {lo} "
+        f"(every warp must execute the same number of barriers)"
+    )
+
+
+def validate(
+    trace: Trace,
+    lds_bytes: int = DEFAULT_LDS_BYTES,
+    *,
+    source: str | None = None,
+    lines: np.ndarray | None = None,
+) -> Trace:
+    """Raise ``TraceError`` at the first row that breaks a rule; return ``trace`` if none does.
+
+    ``source`` (a file name) and ``lines`` (the file line of each row) make the message point
+    into the file; without them it names the row index.
+    """
+    found = _row_problems(trace)
+    lane = _lane_problem(trace, int(lds_bytes))
+    if lane is not None:
+        found.append(lane)
+    if not found:
+        barrier = _barrier_problem(trace)
+        found = [barrier] if barrier is not None else []
+    if found:
+        row, message = min(found, key=lambda f: f[0])
+        raise TraceError(f"{_where(trace, row, source, lines)}: {message}")
+    return trace
