@@ -1,0 +1,147 @@
+"""The transposed LDS loads as Triton models them: ``tile`` and ``fullTile`` linear layouts.
+
+``ds_load_tr16_b128`` and ``ds_load_tr8_b64`` (seed, Part I) let every lane read one
+contiguous row of 8 elements, then exchange the rows across each group of 8 lanes. Triton's
+gfx1250 lowering (``MemoryOpToLLVM.cpp``) describes one instruction with two layouts:
+
+* ``tile = identity_1d(8, "lane", "offset")``: destination lanes 0..7 hold 8 consecutive LDS
+  elements (for a fixed register). A local_load can use the instruction only if its
+  ``cvt`` divides on the left by ``tile``.
+* ``fullTile``: (lane, register) of the destination -> (``offset`` within the source row,
+  ``addr`` = the source lane whose row supplies it). The remaining lane and register bases
+  are assigned to ``addr`` in an instruction-specific order, and that order *is* the exchange:
+  ``R[0:a], L[3:3+b], R[a:3], L[3+b:5]`` with ``(a, b) = (3, 0)`` for tr16 and ``(2, 1)`` for
+  tr8 (seed, Figures 4a and 4b).
+
+>>> print(TR16.full_tile().table())       # Figure 4a: (lane, register) -> (offset, addr)
+lane=1 -> (1, 0)
+lane=2 -> (2, 0)
+lane=4 -> (4, 0)
+lane=8 -> (0, 8)
+lane=16 -> (0, 16)
+register=1 -> (0, 1)
+register=2 -> (0, 2)
+register=4 -> (0, 4)
+warp is a size 1 dimension
+where out dims are: [offset (size 8), addr (size 32)]
+>>> TR8.full_tile().get_bases("register")   # register=4 now selects S8, not S4 (Figure 4b)
+((0, 1), (0, 2), (0, 8))
+>>> TR8.source_lanes()[0]                   # D0 draws from two runs of 4 source lanes
+array([ 0,  1,  2,  3,  8,  9, 10, 11])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from wgpsim.errors import LayoutError
+from wgpsim.layout.linear_layout import LinearLayout
+from wgpsim.trace.instructions import LANES, instruction
+
+
+@dataclass(frozen=True)
+class TransposedLoad:
+    """One ``ds_load_tr`` variant on gfx1250 (Triton's ``LDSTransLoadParams``, "V2").
+
+    ``leading_reg_bases`` / ``leading_lane_bases`` are Triton's ``a`` and ``b``: how many
+    register bases, then how many of the non-tile lane bases, come first in ``addr``.
+
+    >>> TR16.tile_size, TR16.bytes_per_lane, TR8.tile_size, TR8.bytes_per_lane
+    (8, 16, 8, 8)
+    """
+
+    name: str
+    elem_bits: int
+    leading_reg_bases: int
+    leading_lane_bases: int
+
+    @property
+    def inst_bits(self) -> int:
+        """Bits read per lane: 128 for tr16_b128, 64 for tr8_b64."""
+        return 8 * instruction(self.name).bytes_per_lane
+
+    @property
+    def bytes_per_lane(self) -> int:
+        return instruction(self.name).bytes_per_lane
+
+    @property
+    def tile_size(self) -> int:
+        """Contiguous elements of one source row (= registers per destination lane): 8."""
+        return self.inst_bits // self.elem_bits
+
+    def tile(self) -> LinearLayout:
+        """``identity_1d(8, "lane", "offset")``: the contiguous factor a cvt must start with."""
+        return LinearLayout.identity_1d(self.tile_size, "lane", "offset")
+
+    def full_tile(self) -> LinearLayout:
+        """(lane, register) of one instruction's destination -> (offset in row, source lane)."""
+        reg_bits = self.tile_size.bit_length() - 1
+        lane_bits = LANES.bit_length() - 1 - reg_bits
+        a, b = self.leading_reg_bases, self.leading_lane_bases
+        return (
+            self.tile()
+            * LinearLayout.identity_1d(1 << a, "register", "addr")
+            * LinearLayout.identity_1d(1 << b, "lane", "addr")
+            * LinearLayout.identity_1d(1 << (reg_bits - a), "register", "addr")
+            * LinearLayout.identity_1d(1 << (lane_bits - b), "lane", "addr")
+            * LinearLayout.identity_1d(1, "warp", "addr")
+        )
+
+    @cached_property
+    def _maps(self) -> tuple[np.ndarray, np.ndarray]:
+        lane = np.arange(LANES)[:, None]
+        reg = np.arange(self.tile_size)[None, :]
+        out = self.full_tile().apply({"lane": lane, "register": reg, "warp": 0})
+        shape = (LANES, self.tile_size)
+        return np.broadcast_to(out["addr"], shape).copy(), np.broadcast_to(
+            out["offset"], shape
+        ).copy()
+
+    def source_lanes(self) -> np.ndarray:
+        """``[lane, register]``: the source lane whose row feeds each destination register."""
+        return self._maps[0]
+
+    def source_elements(self) -> np.ndarray:
+        """``[lane, register]``: which element of that source row (always ``lane % 8``)."""
+        return self._maps[1]
+
+    def row_owner(self) -> tuple[np.ndarray, np.ndarray]:
+        """For each source lane ``s``: the destination (lane, register) that gets element 0 of its row.
+
+        This is ``fullTile.invert()`` at ``offset = 0``; a lowering reads row ``s`` at the LDS
+        offset the destination layout gives that (lane, register).
+
+        >>> TR16.row_owner()[1][:9]                 # lanes 0-7 read the rows of registers 0-7
+        array([0, 1, 2, 3, 4, 5, 6, 7, 0])
+        """
+        inv = self.full_tile().invert()
+        out = inv.apply({"offset": 0, "addr": np.arange(LANES)})
+        return np.asarray(out["lane"]), np.asarray(out["register"])
+
+
+TR16 = TransposedLoad("ds_load_tr16_b128", elem_bits=16, leading_reg_bases=3, leading_lane_bases=0)
+"""16-bit elements: four independent 8x8 transposes (Triton tileKind Standard)."""
+
+TR8 = TransposedLoad("ds_load_tr8_b64", elem_bits=8, leading_reg_bases=2, leading_lane_bases=1)
+"""8-bit elements: each group gathers two runs of 4 source lanes (Triton DoubleContiguity)."""
+
+TRANSPOSED_LOADS: dict[str, TransposedLoad] = {t.name: t for t in (TR16, TR8)}
+
+
+def transposed_load_for(elem_bits: int) -> TransposedLoad:
+    """The gfx1250 transposed load for an element width (16 -> tr16_b128, 8 -> tr8_b64).
+
+    >>> transposed_load_for(8).name
+    'ds_load_tr8_b64'
+    >>> transposed_load_for(32)
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.LayoutError: no ds_load_tr for 32-bit elements on gfx1250 (valid: 8, 16)
+    """
+    for t in TRANSPOSED_LOADS.values():
+        if t.elem_bits == elem_bits:
+            return t
+    raise LayoutError(f"no ds_load_tr for {elem_bits}-bit elements on gfx1250 (valid: 8, 16)")
