@@ -1,0 +1,404 @@
+"""`LinearLayout`: a map that is linear over GF(2), with Triton 3.9.0's exact semantics.
+
+Each input (register, lane, warp, ...) is written in binary; the layout names the image of each
+power of two, one *basis* per input bit, and linearity fixes the rest: the image of any input is
+the XOR of the images of its bits, taken per output dim. The seed's example, ``warp = [[2, 1],
+[1, 0]]``: warp 1 -> [2, 1], warp 2 -> [1, 0], so warp 3 = 1 ^ 2 -> [2 ^ 1, 1 ^ 0] = [3, 1].
+
+>>> L = LinearLayout(warp=[[2, 1], [1, 0]], out_dims={"dim0": 4, "dim1": 2})
+>>> L.apply({"warp": 3})
+{'dim0': 3, 'dim1': 1}
+>>> print(L.table())
+warp=1 -> (2, 1)
+warp=2 -> (1, 0)
+where out dims are: [dim0 (size 4), dim1 (size 2)]
+
+Dims are ordered minor-to-major, as in Triton; the order matters for `*`, reshapes, and for
+which of several equivalent inputs `invert_and_compose` picks. The value is frozen: ``bases`` is
+a tuple of ``(in_dim, bases)`` pairs, ``out_dims`` a tuple of ``(name, size)`` pairs, and ``==``
+is Triton's (in-dim order, bases, out-dim order and sizes). The operations that build new
+layouts from old ones (product, compose, inversion, division, reshapes) are the methods of
+`wgpsim.layout.ll_algebra.LayoutAlgebra`, which this class inherits.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from wgpsim.errors import LayoutError
+from wgpsim.layout import gf2, ll_algebra
+from wgpsim.layout.ll_algebra import LayoutAlgebra
+
+Basis = tuple[int, ...]
+BasesT = tuple[tuple[str, tuple[Basis, ...]], ...]
+Value = int | np.ndarray
+
+
+def _is_pow2(n: int) -> bool:
+    return isinstance(n, int | np.integer) and n >= 1 and (n & (n - 1)) == 0
+
+
+def _log2(n: int) -> int:
+    return int(n).bit_length() - 1
+
+
+def _pairs(items: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    return list(items.items()) if isinstance(items, Mapping) else [tuple(p) for p in items]
+
+
+@dataclass(frozen=True, init=False, repr=False)
+class LinearLayout(LayoutAlgebra):
+    """A GF(2)-linear map from named input dims to named output dims (see the module doc)."""
+
+    bases: BasesT
+    out_dims: tuple[tuple[str, int], ...]
+
+    def __init__(
+        self,
+        bases: Mapping[str, Any] | Iterable[tuple[str, Any]] = (),
+        out_dims: Mapping[str, int] | Iterable[tuple[str, int]] = (),
+        **in_dims: Sequence[Sequence[int]],
+    ) -> None:
+        """Build from ``bases``/``out_dims``, or in the repr's keyword form (sizes explicit).
+
+        >>> LinearLayout(lane=[[1], [2]], out_dims={"offset": 4}) == LinearLayout(
+        ...     [("lane", [[1], [2]])], [("offset", 4)])
+        True
+        """
+        if in_dims:
+            if bases:
+                raise LayoutError("LinearLayout: give in dims either as `bases` or as keywords")
+            bases = in_dims
+        norm_bases = tuple(
+            (str(d), tuple(tuple(int(v) for v in b) for b in bs)) for d, bs in _pairs(bases)
+        )
+        norm_outs = tuple((str(o), int(s)) for o, s in _pairs(out_dims))
+        object.__setattr__(self, "bases", norm_bases)
+        object.__setattr__(self, "out_dims", norm_outs)
+        self._check()
+
+    def _check(self) -> None:
+        ins = [d for d, _ in self.bases]
+        if len(set(ins)) != len(ins):
+            raise LayoutError(f"in dims {ins}: names must be distinct")
+        outs = self.out_dim_names
+        if len(set(outs)) != len(outs):
+            raise LayoutError(f"out dims {list(outs)}: names must be distinct")
+        for o, size in self.out_dims:
+            if not _is_pow2(size):
+                raise LayoutError(f"out dim {o} size {size}: must be a power of two >= 1")
+        for d, bs in self.bases:
+            for k, b in enumerate(bs):
+                if len(b) != len(outs):
+                    raise LayoutError(
+                        f"{d} basis {k} {list(b)}: has {len(b)} entries, expected "
+                        f"{len(outs)} (one per out dim {', '.join(outs) or '(none)'})"
+                    )
+                for v, (o, size) in zip(b, self.out_dims, strict=True):
+                    if not 0 <= v < size:
+                        raise LayoutError(
+                            f"{d} basis {k} {list(b)}: out of range for {o} of size {size}"
+                        )
+
+    # ---------------------------------------------------------------- constructors
+    @classmethod
+    def from_bases(
+        cls,
+        bases: Mapping[str, Any] | Iterable[tuple[str, Any]],
+        out_dim_names: Sequence[str],
+        out_dim_sizes: Sequence[int] | None = None,
+        require_surjective: bool = True,
+    ) -> LinearLayout:
+        """Triton's constructor; without sizes, each is the least power of two above every basis.
+
+        >>> LinearLayout.from_bases({"lane": [[1, 0], [0, 1], [0, 2]]}, ["dim0", "dim1"]).out_dims
+        (('dim0', 2), ('dim1', 4))
+        """
+        pairs = _pairs(bases)
+        names = list(out_dim_names)
+        if out_dim_sizes is None:
+            if not require_surjective:
+                raise LayoutError(
+                    "from_bases: out_dim_sizes must be given when require_surjective=False"
+                )
+            sizes = [1] * len(names)
+            for d, bs in pairs:
+                for k, b in enumerate(bs):
+                    if len(b) != len(names):
+                        raise LayoutError(
+                            f"{d} basis {k} {list(b)}: has {len(b)} entries, expected "
+                            f"{len(names)} (one per out dim {', '.join(names) or '(none)'})"
+                        )
+                    for i, v in enumerate(b):
+                        sizes[i] = max(sizes[i], 1 << int(v).bit_length() if v >= 0 else 1)
+        else:
+            sizes = list(out_dim_sizes)
+            if len(sizes) != len(names):
+                raise LayoutError(
+                    f"from_bases: {len(sizes)} out dim sizes for {len(names)} out dims {names}"
+                )
+        layout = cls(pairs, list(zip(names, sizes, strict=True)))
+        if require_surjective and not layout.is_surjective():
+            raise LayoutError(
+                f"layout is not surjective (rank {layout.rank} < {layout.total_out_bits} out "
+                f"bits): {layout!r}; pass require_surjective=False if that is intended"
+            )
+        return layout
+
+    @classmethod
+    def strided_1d(cls, size: int, stride: int, in_dim: str, out_dim: str) -> LinearLayout:
+        """in_dim i -> out_dim i * stride, out size size * stride.
+
+        >>> LinearLayout.strided_1d(4, 8, "i", "o")
+        LinearLayout(i=[[8], [16]], out_dims={"o": 32})
+        """
+        if size == 0:
+            return cls.empty()
+        if not _is_pow2(size) or not _is_pow2(stride):
+            raise LayoutError(f"strided_1d: size {size} and stride {stride} must be powers of two")
+        return cls({in_dim: [[stride << k] for k in range(_log2(size))]}, {out_dim: size * stride})
+
+    @classmethod
+    def identity_1d(cls, size: int, in_dim: str, out_dim: str) -> LinearLayout:
+        """in_dim i -> out_dim i.
+
+        >>> LinearLayout.identity_1d(4, "lane", "offset")
+        LinearLayout(lane=[[1], [2]], out_dims={"offset": 4})
+        """
+        return cls.strided_1d(size, 1, in_dim, out_dim)
+
+    @classmethod
+    def zeros_1d(cls, size: int, in_dim: str, out_dim: str, out_dim_size: int = 1) -> LinearLayout:
+        """Every in_dim value -> 0 (a broadcast).
+
+        >>> LinearLayout.zeros_1d(4, "warp", "dim0")
+        LinearLayout(warp=[[0], [0]], out_dims={"dim0": 1})
+        """
+        if size == 0:
+            return cls.empty()
+        if not _is_pow2(size):
+            raise LayoutError(f"zeros_1d: size {size} must be a power of two")
+        return cls({in_dim: [[0]] * _log2(size)}, {out_dim: out_dim_size})
+
+    @classmethod
+    def empty(cls) -> LinearLayout:
+        """No dims at all: the identity of ``*``.
+
+        >>> LinearLayout.empty() * LinearLayout.identity_1d(2, "i", "o") == LinearLayout.identity_1d(2, "i", "o")
+        True
+        """
+        return cls()
+
+    @classmethod
+    def from_repr(cls, text: str) -> LinearLayout:
+        """Parse the text that ``repr`` prints (literal values only; nothing is executed).
+
+        >>> L = LinearLayout.identity_1d(8, "lane", "offset")
+        >>> LinearLayout.from_repr(repr(L)) == L
+        True
+        """
+        try:
+            node = ast.parse(text.strip(), mode="eval").body
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == cls.__name__):
+                raise ValueError("not a LinearLayout(...) call")
+            args = [ast.literal_eval(a) for a in node.args]
+            kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+        except (SyntaxError, ValueError) as e:
+            raise LayoutError(f"from_repr: cannot parse {text!r}: {e}") from None
+        return cls(*args, **kwargs)
+
+    # ---------------------------------------------------------------- queries
+    @cached_property
+    def _index(self) -> dict[str, tuple[Basis, ...]]:
+        return dict(self.bases)
+
+    @property
+    def in_dim_names(self) -> tuple[str, ...]:
+        return tuple(d for d, _ in self.bases)
+
+    @property
+    def out_dim_names(self) -> tuple[str, ...]:
+        return tuple(o for o, _ in self.out_dims)
+
+    def has_in_dim(self, d: str) -> bool:
+        return d in self._index
+
+    def has_out_dim(self, d: str) -> bool:
+        return d in self.out_dim_names
+
+    def get_bases(self, d: str) -> tuple[Basis, ...]:
+        """The bases of in dim ``d`` (one per input bit)."""
+        if d not in self._index:
+            raise LayoutError(f"no in dim {d!r}; in dims are {list(self.in_dim_names)}")
+        return self._index[d]
+
+    def num_bases(self, d: str) -> int:
+        """log2 of in_dim_size(d)."""
+        return len(self.get_bases(d))
+
+    def in_dim_size(self, d: str) -> int:
+        return 1 << self.num_bases(d)
+
+    def out_dim_size(self, d: str) -> int:
+        for o, size in self.out_dims:
+            if o == d:
+                return size
+        raise LayoutError(f"no out dim {d!r}; out dims are {list(self.out_dim_names)}")
+
+    def out_dim_bits(self, d: str) -> int:
+        return _log2(self.out_dim_size(d))
+
+    @property
+    def total_in_bits(self) -> int:
+        return sum(len(bs) for _, bs in self.bases)
+
+    @property
+    def total_out_bits(self) -> int:
+        return sum(_log2(s) for _, s in self.out_dims)
+
+    @property
+    def total_in_size(self) -> int:
+        return 1 << self.total_in_bits
+
+    @property
+    def total_out_size(self) -> int:
+        return 1 << self.total_out_bits
+
+    def matrix_rows(self) -> list[int]:
+        """The GF(2) matrix as int rows (out bits, out dims in order); bit c = input bit c."""
+        rows = []
+        for j, (_, size) in enumerate(self.out_dims):
+            for r in range(_log2(size)):
+                row, c = 0, 0
+                for _, bs in self.bases:
+                    for b in bs:
+                        row |= ((b[j] >> r) & 1) << c
+                        c += 1
+                rows.append(row)
+        return rows
+
+    def get_matrix(self) -> np.ndarray:
+        """Triton's getMatrix: uint8, rows = out bits, columns = in bits (low bits first).
+
+        >>> LinearLayout(warp=[[2, 1], [1, 0]], out_dims={"dim0": 4, "dim1": 2}).get_matrix().tolist()
+        [[0, 1], [1, 0], [1, 0]]
+        """
+        return gf2.to_numpy(self.matrix_rows(), self.total_in_bits)
+
+    @cached_property
+    def rank(self) -> int:
+        """GF(2) rank of the basis matrix."""
+        return gf2.rank(self.matrix_rows(), self.total_in_bits)
+
+    def is_surjective(self) -> bool:
+        """Every output is reached: rank == total out bits."""
+        return self.rank == self.total_out_bits
+
+    def is_injective(self) -> bool:
+        """No two inputs collide: rank == total in bits."""
+        return self.rank == self.total_in_bits
+
+    def is_invertible(self) -> bool:
+        """Surjective and square (total in size == total out size)."""
+        return self.is_surjective() and self.total_in_bits == self.total_out_bits
+
+    def free_variable_masks(self) -> dict[str, int]:
+        """Per in dim, the bits that are free (not a pivot of the RREF): they add nothing new.
+
+        >>> LinearLayout({"r": [[1], [1], [2]]}, {"o": 4}).free_variable_masks()
+        {'r': 2}
+        """
+        pivots = set(gf2.rref(self.matrix_rows(), self.total_in_bits)[1])
+        masks, c = {}, 0
+        for d, bs in self.bases:
+            masks[d] = sum(1 << i for i in range(len(bs)) if c + i not in pivots)
+            c += len(bs)
+        return masks
+
+    # ---------------------------------------------------------------- apply
+    def apply(self, inputs: Mapping[str, Value]) -> dict[str, Value]:
+        """L(x) = XOR of the bases of the set bits of x, per out dim; missing in dims are 0.
+
+        Arrays broadcast together and give int64 arrays (vectorised over elements).
+
+        >>> L = LinearLayout(warp=[[2, 1], [1, 0]], out_dims={"dim0": 4, "dim1": 2})
+        >>> L.apply({"warp": np.arange(4)})["dim0"].tolist()
+        [0, 2, 1, 3]
+        """
+        for d in inputs:
+            if d not in self._index:
+                raise LayoutError(f"apply: no in dim {d!r}; in dims are {list(self.in_dim_names)}")
+        if not any(isinstance(v, np.ndarray) for v in inputs.values()):
+            out = [0] * len(self.out_dims)
+            for d, x in inputs.items():
+                x = int(x)
+                self._check_range(d, x, x)
+                for k, b in enumerate(self._index[d]):
+                    if (x >> k) & 1:
+                        out = [o ^ v for o, v in zip(out, b, strict=True)]
+            return dict(zip(self.out_dim_names, out, strict=True))
+        names = list(inputs)
+        arrays = np.broadcast_arrays(*[np.asarray(inputs[d], dtype=np.int64) for d in names])
+        res = [np.zeros(arrays[0].shape, dtype=np.int64) for _ in self.out_dims]
+        for d, x in zip(names, arrays, strict=True):
+            if x.size:
+                self._check_range(d, int(x.min()), int(x.max()))
+            for k, b in enumerate(self._index[d]):
+                bit = (x >> k) & 1
+                for j, v in enumerate(b):
+                    if v:
+                        res[j] ^= bit * v
+        return dict(zip(self.out_dim_names, res, strict=True))
+
+    def _check_range(self, d: str, lo: int, hi: int) -> None:
+        size = self.in_dim_size(d)
+        if lo < 0 or hi >= size:
+            bad = lo if lo < 0 else hi
+            raise LayoutError(f"apply: {d} = {bad} is out of range [0, {size})")
+
+    def apply_flat(self, index: Value) -> Value:
+        """Flat in index (in dims minor-to-major) -> flat out index (out dims minor-to-major).
+
+        >>> LinearLayout(warp=[[2, 1], [1, 0]], out_dims={"dim0": 4, "dim1": 2}).apply_flat(3)
+        7
+        """
+        flat = self.flatten_ins().flatten_outs()
+        if not flat.bases or not flat.out_dims:
+            return index * 0
+        return flat.apply({flat.in_dim_names[0]: index})[flat.out_dim_names[0]]
+
+    # ---------------------------------------------------------------- printing
+    def __repr__(self) -> str:
+        outs = ", ".join(f'"{o}": {s}' for o, s in self.out_dims)
+        names = self.in_dim_names
+        if all(d.isidentifier() for d in names) and not {"bases", "out_dims"} & set(names):
+            ins = "".join(f"{d}={[list(b) for b in bs]}, " for d, bs in self.bases)
+            return f"LinearLayout({ins}out_dims={{{outs}}})"
+        ins = ", ".join(f'("{d}", {[list(b) for b in bs]})' for d, bs in self.bases)
+        return f"LinearLayout(bases=[{ins}], out_dims={{{outs}}})"
+
+    def table(self) -> str:
+        """One line per basis, Triton's toString style.
+
+        >>> print(LinearLayout(warp=[[2, 1], [1, 0]], out_dims={"dim0": 4, "dim1": 2}).table())
+        warp=1 -> (2, 1)
+        warp=2 -> (1, 0)
+        where out dims are: [dim0 (size 4), dim1 (size 2)]
+        """
+        lines = []
+        for d, bs in self.bases:
+            if not bs:
+                lines.append(f"{d} is a size 1 dimension")
+            lines += [f"{d}={1 << k} -> ({', '.join(map(str, b))})" for k, b in enumerate(bs)]
+        outs = ", ".join(f"{o} (size {s})" for o, s in self.out_dims)
+        lines.append(f"where out dims are: [{outs}]")
+        return "\n".join(lines)
+
+
+ll_algebra.LinearLayout = LinearLayout  # type: ignore[attr-defined]  # for its doctests

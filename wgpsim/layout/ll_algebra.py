@@ -1,0 +1,472 @@
+"""The linear-layout algebra (Triton 3.9.0's semantics), as methods that `LinearLayout` inherits.
+
+Every operation builds a new layout from old ones; each docstring states the law it satisfies.
+The seed's conversion: the destination layout (register, lane) -> [M, K] and the shared layout
+offset -> [M, K] combine into (register, lane) -> offset, "which offset holds my element":
+
+>>> dst = LinearLayout.from_bases({"register": [[0, 1], [0, 2], [0, 4]],
+...     "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]]}, ["dim0", "dim1"])
+>>> shared = LinearLayout.from_bases({"offset": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0],
+...     [0, 1], [0, 2], [0, 4]]}, ["dim0", "dim1"])
+>>> dst.invert_and_compose(shared)
+LinearLayout(register=[[32], [64], [128]], lane=[[1], [2], [4], [8], [16]], out_dims={"offset": 256})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from wgpsim.errors import LayoutError
+from wgpsim.layout import gf2
+
+if TYPE_CHECKING:
+    from wgpsim.layout.linear_layout import LinearLayout
+
+Dims = Mapping[str, int] | Iterable[tuple[str, int]]
+
+
+def supremum(x: Sequence[str], y: Sequence[str], what: str = "dims") -> list[str]:
+    """Triton's merge of two dim orders: common dims are sync points; between two of them,
+    x's own dims come before y's. Common dims must appear in the same relative order.
+
+    >>> supremum(["p", "q", "r"], ["s", "q", "t", "r", "u"])
+    ['p', 's', 'q', 't', 'r', 'u']
+    """
+    common = set(x) & set(y)
+    cx, cy = [d for d in x if d in common], [d for d in y if d in common]
+    if cx != cy:
+        raise LayoutError(f"{what} {list(x)} and {list(y)}: common dims must be in the same order")
+    out: list[str] = []
+    i = j = 0
+    for c in [*cx, None]:
+        while i < len(x) and x[i] != c:
+            out.append(x[i])
+            i += 1
+        while j < len(y) and y[j] != c:
+            out.append(y[j])
+            j += 1
+        if c is not None:
+            out.append(c)
+            i, j = i + 1, j + 1
+    return out
+
+
+def _pairs(dims: Dims) -> list[tuple[str, int]]:
+    return list(dims.items()) if isinstance(dims, Mapping) else [tuple(p) for p in dims]
+
+
+def _bits(n: int) -> int:
+    return int(n).bit_length() - 1
+
+
+class LayoutAlgebra:
+    """Mixin: the operations of `LinearLayout`. Methods build results with ``type(self)``."""
+
+    bases: Any
+    out_dims: Any
+
+    def _new(self, bases: Any, out_dims: Any) -> LinearLayout:
+        return type(self)(bases, out_dims)  # type: ignore[call-arg,return-value]
+
+    # ------------------------------------------------------------ product and composition
+    def __mul__(self: LinearLayout, outer: LinearLayout) -> LinearLayout:
+        """Direct sum: (self * outer)(x) = self(x low bits) + outer(x high bits) << self's out bits.
+
+        >>> i, o = "i", "o"
+        >>> LinearLayout.identity_1d(4, i, o) * LinearLayout.zeros_1d(2, i, o)
+        LinearLayout(i=[[1], [2], [0]], out_dims={"o": 4})
+        """
+        ins = supremum(self.in_dim_names, outer.in_dim_names, "product: in dims")
+        outs = supremum(self.out_dim_names, outer.out_dim_names, "product: out dims")
+        shift = {o: self.out_dim_bits(o) if self.has_out_dim(o) else 0 for o in outs}
+
+        def widen(lay: LinearLayout, d: str, shifted: bool) -> list[list[int]]:
+            if not lay.has_in_dim(d):
+                return []
+            idx = {o: k for k, o in enumerate(lay.out_dim_names)}
+            return [
+                [(b[idx[o]] << (shift[o] if shifted else 0)) if o in idx else 0 for o in outs]
+                for b in lay.get_bases(d)
+            ]
+
+        bases = [(d, widen(self, d, False) + widen(outer, d, True)) for d in ins]
+        sizes = [
+            (o, (self.out_dim_size(o) if self.has_out_dim(o) else 1)
+             * (outer.out_dim_size(o) if outer.has_out_dim(o) else 1))
+            for o in outs
+        ]  # fmt: skip
+        return self._new(bases, sizes)
+
+    def compose(self: LinearLayout, outer: LinearLayout) -> LinearLayout:
+        """outer ∘ self: (self.compose(outer))(x) = outer(self(x)).
+
+        >>> L = LinearLayout.identity_1d(4, "lane", "offset")
+        >>> L.compose(LinearLayout.strided_1d(4, 2, "offset", "byte"))
+        LinearLayout(lane=[[2], [4]], out_dims={"byte": 8})
+        """
+        if set(self.out_dim_names) != set(outer.in_dim_names):
+            raise LayoutError(
+                f"compose: out dims {list(self.out_dim_names)} must be the in dims "
+                f"{list(outer.in_dim_names)} of the outer layout"
+            )
+        for o in self.out_dim_names:
+            if self.out_dim_size(o) > outer.in_dim_size(o):
+                raise LayoutError(
+                    f"compose: out dim {o} size {self.out_dim_size(o)} exceeds the outer "
+                    f"layout's in dim size {outer.in_dim_size(o)}"
+                )
+        names = self.out_dim_names
+        bases = [
+            (d, [list(outer.apply(dict(zip(names, b, strict=True))).values()) for b in bs])
+            for d, bs in self.bases
+        ]
+        return self._new(bases, outer.out_dims)
+
+    # ------------------------------------------------------------ inversion
+    def invert_and_compose(self: LinearLayout, outer: LinearLayout) -> LinearLayout:
+        """C with self(x) == outer(C(x)): for each input of self, the input of outer that reaches
+        the same output (the earliest such input; see the module example).
+
+        In dims shared by both layouts with equal bases whose bits no other in dim touches map
+        to themselves (Triton 3.9.0's identity-dim rule); the rest is Triton's lstsq.
+
+        >>> L = LinearLayout({"offset": [[1], [0], [2]]}, {"dim0": 4})
+        >>> LinearLayout.identity_1d(4, "dim0", "dim0").invert_and_compose(L)
+        LinearLayout(dim0=[[1], [4]], out_dims={"offset": 8})
+        """
+        b_lay, outs = self, self.out_dim_names
+        if sorted(outs) != sorted(outer.out_dim_names):
+            raise LayoutError(
+                f"invert_and_compose: out dims {list(outs)} and the outer layout's "
+                f"{list(outer.out_dim_names)} must be the same"
+            )
+        a_lay = outer.transpose_outs(outs)
+        for o in outs:
+            if a_lay.out_dim_size(o) < b_lay.out_dim_size(o):
+                raise LayoutError(
+                    f"invert_and_compose: out dim {o} size {b_lay.out_dim_size(o)} exceeds "
+                    f"the outer layout's {a_lay.out_dim_size(o)}"
+                )
+        if not a_lay.is_surjective():
+            raise LayoutError(f"invert_and_compose: the outer layout must be surjective: {outer!r}")
+        ident = [d for d in a_lay.in_dim_names if _is_identity_dim(a_lay, b_lay, d)]
+        a_dims = [d for d in a_lay.in_dim_names if d not in ident]
+        b_dims = [d for d in b_lay.in_dim_names if d not in ident]
+        a_red, b_red = a_lay.sublayout(a_dims, outs), b_lay.sublayout(b_dims, outs)
+        b_rows, rows = [], iter(b_red.matrix_rows())
+        for o in outs:  # B's out bits aligned under A's
+            b_rows += [
+                next(rows) if r < b_lay.out_dim_bits(o) else 0 for r in range(a_lay.out_dim_bits(o))
+            ]
+        sol = iter(gf2.lstsq(a_red.matrix_rows(), b_rows, a_red.total_in_bits, b_red.total_in_bits))
+        offsets, c = {}, 0
+        for d in a_dims:
+            offsets[d] = c
+            c += a_lay.num_bases(d)
+        out_names = a_lay.in_dim_names
+
+        def split(flat: int) -> list[int]:
+            return [
+                (flat >> offsets[o]) & (a_lay.in_dim_size(o) - 1) if o in offsets else 0
+                for o in out_names
+            ]
+
+        bases = []
+        for d in b_lay.in_dim_names:
+            if d in ident:
+                bases.append(
+                    (
+                        d,
+                        [
+                            [(1 << k) if o == d else 0 for o in out_names]
+                            for k in range(b_lay.num_bases(d))
+                        ],
+                    )
+                )
+            else:
+                bases.append((d, [split(next(sol)) for _ in range(b_lay.num_bases(d))]))
+        return self._new(bases, [(o, a_lay.in_dim_size(o)) for o in out_names])
+
+    def pseudoinvert(self: LinearLayout) -> LinearLayout:
+        """A right inverse P: self(P(y)) == y for every output y (earliest input when several).
+
+        >>> LinearLayout({"offset": [[1], [0], [2]]}, {"dim0": 4}).pseudoinvert()
+        LinearLayout(dim0=[[1], [4]], out_dims={"offset": 8})
+        """
+        ident = type(self).empty()
+        for o, size in self.out_dims:
+            ident = ident * type(self).identity_1d(size, o, o)
+        return ident.invert_and_compose(self)
+
+    def invert(self: LinearLayout) -> LinearLayout:
+        """The inverse of an invertible layout: invert(L) ∘ L = L ∘ invert(L) = identity.
+
+        >>> LinearLayout(warp=[[1, 1], [0, 1]], out_dims={"dim0": 2, "dim1": 2}).invert()
+        LinearLayout(dim0=[[3]], dim1=[[2]], out_dims={"warp": 4})
+        """
+        if not self.is_invertible():
+            raise LayoutError(
+                f"invert: layout is not invertible (rank {self.rank}, {self.total_in_bits} in "
+                f"bits, {self.total_out_bits} out bits); use pseudoinvert: {self!r}"
+            )
+        return self.pseudoinvert()
+
+    # ------------------------------------------------------------ division
+    def divide_left(self: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
+        """The Q with self == tile * Q, or None: tile must be the leading block of self.
+
+        >>> A = LinearLayout.identity_1d(8, "lane", "offset") * LinearLayout.identity_1d(4, "register", "offset")
+        >>> A.divide_left(LinearLayout.identity_1d(8, "lane", "offset"))
+        LinearLayout(lane=[], register=[[1], [2]], out_dims={"offset": 4})
+        >>> A.divide_left(LinearLayout.identity_1d(16, "lane", "offset")) is None
+        True
+        """
+        return _divide(self, tile, left=True)
+
+    def divide_right(self: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
+        """The Q with self == Q * tile, or None: tile must be the trailing block of self.
+
+        >>> A = LinearLayout.identity_1d(8, "lane", "offset") * LinearLayout.identity_1d(4, "register", "offset")
+        >>> A.divide_right(LinearLayout.identity_1d(4, "register", "offset"))
+        LinearLayout(lane=[[1], [2], [4]], register=[], out_dims={"offset": 8})
+        """
+        return _divide(self, tile, left=False)
+
+    # ------------------------------------------------------------ sub-layouts
+    def zeros_like(self: LinearLayout) -> LinearLayout:
+        """Same dims and sizes, every basis 0 (LayoutUtils' zerosLike)."""
+        zero = [0] * len(self.out_dims)
+        return self._new([(d, [zero] * len(bs)) for d, bs in self.bases], self.out_dims)
+
+    def sublayout(
+        self: LinearLayout, in_dims: Iterable[str], out_dims: Iterable[str]
+    ) -> LinearLayout:
+        """Keep the listed dims (this layout's order, out sizes unchanged); dropped ins read 0.
+
+        >>> LinearLayout(warp=[[2, 1], [1, 0]], out_dims={"dim0": 4, "dim1": 2}).sublayout(["warp"], ["dim1"])
+        LinearLayout(warp=[[1], [0]], out_dims={"dim1": 2})
+        """
+        ins, outs = set(in_dims), set(out_dims)
+        _require_subset(ins, self.in_dim_names, "sublayout: in dims")
+        _require_subset(outs, self.out_dim_names, "sublayout: out dims")
+        keep = [k for k, o in enumerate(self.out_dim_names) if o in outs]
+        bases = [(d, [[b[k] for k in keep] for b in bs]) for d, bs in self.bases if d in ins]
+        return self._new(bases, [(o, s) for o, s in self.out_dims if o in outs])
+
+    def is_trivial_over(self: LinearLayout, dims: Iterable[str]) -> bool:
+        """True iff self acts as the identity on ``dims`` and keeps them apart from other dims.
+
+        >>> (LinearLayout.identity_1d(4, "lane", "offset") * LinearLayout.identity_1d(2, "block", "block")).is_trivial_over(["block"])
+        True
+        """
+        dims = list(dims)
+        if any(not (self.has_in_dim(d) and self.has_out_dim(d)) for d in dims):
+            return False
+        if any(self.in_dim_size(d) != self.out_dim_size(d) for d in dims):
+            return False
+        if dims:
+            square = self.sublayout(dims, dims).flatten_ins().flatten_outs()
+            if any(b[0] != 1 << k for k, b in enumerate(square.bases[0][1])):
+                return False
+        rest_in = [d for d in self.in_dim_names if d not in dims]
+        rest_out = [d for d in self.out_dim_names if d not in dims]
+        return _is_zero(self.sublayout(rest_in, dims)) and _is_zero(self.sublayout(dims, rest_out))
+
+    def quotient(self: LinearLayout, dims: Iterable[str]) -> LinearLayout | None:
+        """Self without ``dims`` if it is trivial over them (else None)."""
+        dims = list(dims)
+        if not self.is_trivial_over(dims):
+            return None
+        return self.sublayout(
+            [d for d in self.in_dim_names if d not in dims],
+            [d for d in self.out_dim_names if d not in dims],
+        )
+
+    def remove_zero_bases(self: LinearLayout, dim: str) -> LinearLayout:
+        """Drop the zero bases of in dim ``dim`` (its broadcast bits)."""
+        self.get_bases(dim)
+        bases = [(d, [b for b in bs if d != dim or any(b)]) for d, bs in self.bases]
+        return self._new(bases, self.out_dims)
+
+    # ------------------------------------------------------------ reshapes and renames
+    def reshape_ins(self: LinearLayout, new_ins: Dims) -> LinearLayout:
+        """Same flat map, in bits regrouped into ``new_ins`` (flatten, then cut).
+
+        >>> LinearLayout.identity_1d(8, "i", "o").reshape_ins([("a", 2), ("b", 4)])
+        LinearLayout(a=[[1]], b=[[2], [4]], out_dims={"o": 8})
+        """
+        new = _pairs(new_ins)
+        _require_reshape(new, self.total_in_size, "reshape_ins")
+        flat = iter([b for _, bs in self.bases for b in bs])
+        return self._new(
+            [(d, [next(flat) for _ in range(_bits(s))]) for d, s in new], self.out_dims
+        )
+
+    def reshape_outs(self: LinearLayout, new_outs: Dims) -> LinearLayout:
+        """Same flat map, out bits regrouped into ``new_outs``.
+
+        >>> LinearLayout.identity_1d(8, "i", "o").reshape_outs([("x", 4), ("y", 2)])
+        LinearLayout(i=[[1, 0], [2, 0], [0, 1]], out_dims={"x": 4, "y": 2})
+        """
+        new = _pairs(new_outs)
+        _require_reshape(new, self.total_out_size, "reshape_outs")
+        shifts, s = [], 0
+        for _, size in self.out_dims:
+            shifts.append(s)
+            s += _bits(size)
+
+        def resplit(b: Sequence[int]) -> list[int]:
+            flat = sum(v << sh for v, sh in zip(b, shifts, strict=True))
+            parts = []
+            for _, size in new:
+                parts.append(flat % size)
+                flat //= size
+            return parts
+
+        return self._new([(d, [resplit(b) for b in bs]) for d, bs in self.bases], new)
+
+    def flatten_ins(self: LinearLayout) -> LinearLayout:
+        """One in dim, named after the first, of the total in size."""
+        if not self.bases:
+            return self
+        return self.reshape_ins([(self.in_dim_names[0], self.total_in_size)])
+
+    def flatten_outs(self: LinearLayout) -> LinearLayout:
+        """One out dim, named after the first, of the total out size."""
+        if not self.out_dims:
+            return self
+        return self.reshape_outs([(self.out_dim_names[0], self.total_out_size)])
+
+    def transpose_ins(self: LinearLayout, order: Sequence[str]) -> LinearLayout:
+        """The same map with in dims listed in ``order``."""
+        if sorted(order) != sorted(self.in_dim_names):
+            raise LayoutError(
+                f"transpose_ins: {list(order)} is not a permutation of {list(self.in_dim_names)}"
+            )
+        return self._new([(d, self.get_bases(d)) for d in order], self.out_dims)
+
+    def transpose_outs(self: LinearLayout, order: Sequence[str]) -> LinearLayout:
+        """The same map with out dims listed in ``order`` (basis entries permuted)."""
+        if sorted(order) != sorted(self.out_dim_names):
+            raise LayoutError(
+                f"transpose_outs: {list(order)} is not a permutation of {list(self.out_dim_names)}"
+            )
+        perm = [self.out_dim_names.index(o) for o in order]
+        bases = [(d, [[b[k] for k in perm] for b in bs]) for d, bs in self.bases]
+        return self._new(bases, [(o, self.out_dim_size(o)) for o in order])
+
+    def rename_in_dim(self: LinearLayout, old: str, new: str) -> LinearLayout:
+        """In dim ``old`` renamed to ``new`` (position kept)."""
+        self.get_bases(old)
+        if new != old and self.has_in_dim(new):
+            raise LayoutError(f"rename_in_dim: {new!r} is already an in dim")
+        return self._new([(new if d == old else d, bs) for d, bs in self.bases], self.out_dims)
+
+    def rename_out_dim(self: LinearLayout, old: str, new: str) -> LinearLayout:
+        """Out dim ``old`` renamed to ``new`` (position kept)."""
+        self.out_dim_size(old)
+        if new != old and self.has_out_dim(new):
+            raise LayoutError(f"rename_out_dim: {new!r} is already an out dim")
+        return self._new(self.bases, [(new if o == old else o, s) for o, s in self.out_dims])
+
+    def concat_ins(self: LinearLayout, other: LinearLayout) -> LinearLayout:
+        """Other's (new) in dims appended: both must have the same out dims and sizes."""
+        if self.out_dims != other.out_dims:
+            raise LayoutError(f"concat_ins: out dims {self.out_dims} and {other.out_dims} differ")
+        _require_disjoint(self.in_dim_names, other.in_dim_names, "concat_ins: in dims")
+        return self._new(self.bases + other.bases, self.out_dims)
+
+    def concat_outs(self: LinearLayout, other: LinearLayout) -> LinearLayout:
+        """Other's out dims appended: both must have the same in dims and sizes."""
+        if [(d, len(bs)) for d, bs in self.bases] != [(d, len(bs)) for d, bs in other.bases]:
+            raise LayoutError("concat_outs: both layouts need the same in dims and sizes")
+        _require_disjoint(self.out_dim_names, other.out_dim_names, "concat_outs: out dims")
+        bases = [
+            (d, [a + b for a, b in zip(bs, obs, strict=True)])
+            for (d, bs), (_, obs) in zip(self.bases, other.bases, strict=True)
+        ]
+        return self._new(bases, self.out_dims + other.out_dims)
+
+
+def _is_identity_dim(a: LinearLayout, b: LinearLayout, d: str) -> bool:
+    """3.9.0: d has equal bases in both, and no other in dim of either touches d's bits."""
+    if not b.has_in_dim(d) or a.get_bases(d) != b.get_bases(d):
+        return False
+    for j in range(len(a.out_dims)):
+        mine = others = 0
+        for v in a.get_bases(d):
+            mine |= v[j]
+        for lay in (a, b):
+            for e, bs in lay.bases:
+                if e != d:
+                    for v in bs:
+                        others |= v[j]
+        if mine & others:
+            return False
+    return True
+
+
+def _divide(a: LinearLayout, t: LinearLayout, left: bool) -> LinearLayout | None:
+    """divideLeft (a == t * q) or divideRight (a == q * t), both exact."""
+    if not (
+        set(t.in_dim_names) <= set(a.in_dim_names) and set(t.out_dim_names) <= set(a.out_dim_names)
+    ):
+        return None
+    t_size = {o: t.out_dim_size(o) if t.has_out_dim(o) else 1 for o in a.out_dim_names}
+    q_size = {o: a.out_dim_size(o) // t_size[o] for o in a.out_dim_names}
+    if any(a.out_dim_size(o) % t_size[o] for o in a.out_dim_names):
+        return None
+    q_bases = []
+    for d, bs in a.bases:
+        n_t = t.num_bases(d) if t.has_in_dim(d) else 0
+        if n_t > len(bs):
+            return None
+        q_part = bs[n_t:] if left else bs[: len(bs) - n_t]
+        if left:  # the high part is q shifted up by t's out sizes
+            q_bases.append(
+                (
+                    d,
+                    [
+                        [v // t_size[o] for v, o in zip(b, a.out_dim_names, strict=True)]
+                        for b in q_part
+                    ],
+                )
+            )
+        else:
+            q_bases.append((d, [list(b) for b in q_part]))
+    try:
+        q = a._new(q_bases, [(o, q_size[o]) for o in a.out_dim_names])
+        return q if (t * q if left else q * t) == a else None
+    except LayoutError:
+        return None
+
+
+def _is_zero(lay: LinearLayout) -> bool:
+    return all(not any(b) for _, bs in lay.bases for b in bs)
+
+
+def _require_subset(names: set[str], dims: Sequence[str], what: str) -> None:
+    if not names <= set(dims):
+        raise LayoutError(f"{what} {sorted(names - set(dims))} not among {list(dims)}")
+
+
+def _require_disjoint(x: Sequence[str], y: Sequence[str], what: str) -> None:
+    if set(x) & set(y):
+        raise LayoutError(f"{what} {sorted(set(x) & set(y))} appear in both layouts")
+
+
+def _require_reshape(new: list[tuple[str, int]], total: int, what: str) -> None:
+    prod = 1
+    for d, s in new:
+        if s < 1 or s & (s - 1):
+            raise LayoutError(f"{what}: size {s} of {d} must be a power of two")
+        prod *= s
+    if prod != total:
+        raise LayoutError(f"{what}: sizes {new} multiply to {prod}, expected {total}")
+
+
+# The concrete class, bound here once `linear_layout` has defined it (it sets this name), so
+# that the examples above can use `LinearLayout`. Importing a partially initialised module is
+# fine: nothing is read from it here.
+import wgpsim.layout.linear_layout  # noqa: E402, F401
