@@ -1,0 +1,358 @@
+"""Trace files: JSON Lines written by hand, Parquet for large traces. Both round-trip exactly.
+
+JSON Lines, one op a line (``#`` comments and blank lines are skipped)::
+
+    {"num_warps": 2, "labels": ["start", "end"]}        optional header, first record only
+    {"op": "barrier"}                                   every warp (or give "warp")
+    {"warp": 0, "op": "clock", "label": "start"}
+    {"warp": 0, "op": "ds_load_b128", "addr": {"base": 0, "stride": 16}}
+    {"warp": 1, "op": "ds_load_b64", "addr": [0, 8, null, ...32 entries...]}
+    {"warp": 0, "op": "wait_ds", "n": 0}
+    {"warp": 1, "op": "delay", "cycles": 10}
+
+``addr`` is 32 byte addresses (``null`` = inactive lane) or ``{"base": B, "stride": S}`` (lane l
+reads B + l*S). Without a header, ``num_warps`` is the largest warp + 1. The writer uses the
+base/stride form whenever all lanes are active and equally spaced, and ``{"op": "barrier"}``
+for a barrier of every warp in warp order.
+
+Parquet: one row per op, columns ``warp`` int32, ``op`` dictionary<string> (the op name),
+``arg`` int64, ``addr`` fixed_size_list<int32>[32] (-1 = inactive lane); the schema metadata
+holds ``wgpsim.num_warps`` and ``wgpsim.labels`` (JSON).
+
+>>> import tempfile, pathlib
+>>> from wgpsim.trace.generate import streaming_trace
+>>> t = streaming_trace(2, 3, "ds_load_b128", [0, 1536], 16)
+>>> with tempfile.TemporaryDirectory() as d:
+...     path = pathlib.Path(d) / "t.jsonl"
+...     _ = write_trace(t, path)
+...     print(path.read_text().splitlines()[2])
+...     read_trace(path) == t
+{"warp": 0, "op": "ds_load_b128", "addr": {"base": 0, "stride": 16}}
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from wgpsim.errors import TraceError
+from wgpsim.trace.instructions import (
+    BARRIER,
+    CLOCK,
+    DELAY,
+    INSTRUCTIONS,
+    LANES,
+    OPS,
+    WAIT_DS,
+    op_code,
+)
+from wgpsim.trace.trace import Trace, affine_rows
+from wgpsim.trace.validate import DEFAULT_LDS_BYTES, validate
+
+_INT32_MAX = int(np.iinfo(np.int32).max)
+_ARG_FIELD = {WAIT_DS: "n", DELAY: "cycles", CLOCK: "label"}
+_ALL_WARPS = -1  # marker for a barrier line without "warp"
+
+
+def _fields(code: int) -> tuple[str, ...]:
+    if code < len(INSTRUCTIONS):
+        return ("warp", "op", "addr")
+    return ("warp", "op", _ARG_FIELD[code]) if code in _ARG_FIELD else ("warp", "op")
+
+
+def _int(value, where: str, field: str, minimum: int | None = None) -> int:
+    if type(value) is not int:
+        raise TraceError(f"{where}: field {field!r}: expected an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise TraceError(f"{where}: field {field!r}: {value} is negative (expected >= {minimum})")
+    return value
+
+
+def _lane_row(addr, where: str) -> list[int]:
+    """The 32 lane addresses of an ``addr`` field (-1 = inactive)."""
+    if isinstance(addr, dict):
+        if sorted(addr) != ["base", "stride"]:
+            raise TraceError(
+                f'{where}: field \'addr\': expected {{"base": B, "stride": S}}, got keys {sorted(addr)}'
+            )
+        base = _int(addr["base"], where, "addr.base", 0)
+        stride = _int(addr["stride"], where, "addr.stride")
+        addr = [base + lane * stride for lane in range(LANES)]
+    elif not isinstance(addr, list):
+        raise TraceError(
+            f"{where}: field 'addr': expected a list of {LANES} addresses or "
+            f'{{"base": B, "stride": S}}, got {addr!r}'
+        )
+    if len(addr) != LANES:
+        raise TraceError(f"{where}: field 'addr': expected {LANES} lane addresses, got {len(addr)}")
+    row = []
+    for lane, a in enumerate(addr):
+        if a is None:
+            row.append(-1)
+        elif type(a) is not int:
+            raise TraceError(
+                f"{where}: field 'addr': lane {lane} is {a!r}, expected an integer or null"
+            )
+        elif not 0 <= a <= _INT32_MAX:
+            raise TraceError(
+                f"{where}: field 'addr': lane {lane} address {a} is not a byte address in the LDS "
+                f"(use null for an inactive lane)"
+            )
+        else:
+            row.append(a)
+    return row
+
+
+def read_jsonl(
+    path: str | Path, lds_bytes: int = DEFAULT_LDS_BYTES, *, check: bool = True
+) -> Trace:
+    """Read a JSON Lines trace; errors name ``file:line``, the field and what is valid."""
+    path = Path(path)
+    num_warps: int | None = None
+    labels: dict[str, int] = {}
+    lines, warps, codes, args, addr_rows = [], [], [], [], []
+    with path.open() as f:
+        for number, text in enumerate(f, start=1):
+            text = text.strip()
+            if not text or text.startswith("#"):
+                continue
+            where = f"{path.name}:{number}"
+            try:
+                rec = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise TraceError(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from None
+            if not isinstance(rec, dict):
+                raise TraceError(f"{where}: expected a JSON object, got {text[:40]!r}")
+            if "op" not in rec:
+                if "num_warps" not in rec or lines or num_warps is not None:
+                    raise TraceError(
+                        f"{where}: field 'op' missing (valid: {', '.join(OPS)}; a header "
+                        f'{{"num_warps": N, "labels": [...]}} may only be the first record)'
+                    )
+                unknown = sorted(set(rec) - {"num_warps", "labels"})
+                if unknown:
+                    raise TraceError(
+                        f"{where}: field {unknown[0]!r}: not a header field (valid: num_warps, labels)"
+                    )
+                num_warps = _int(rec["num_warps"], where, "num_warps", 1)
+                if not isinstance(rec.get("labels", []), list):
+                    raise TraceError(f"{where}: field 'labels': expected a list of clock labels")
+                for label in rec.get("labels", []):
+                    labels.setdefault(str(label), len(labels))
+                continue
+            code = op_code(rec["op"]) if rec["op"] in OPS else None
+            if code is None:
+                raise TraceError(
+                    f"{where}: field 'op': unknown op {rec['op']!r} (valid: {', '.join(OPS)})"
+                )
+            allowed = _fields(code)
+            for key in rec:
+                if key not in allowed:
+                    raise TraceError(
+                        f"{where}: field {key!r}: not used by {rec['op']} (valid: {', '.join(allowed)})"
+                    )
+            for key in allowed:
+                if key not in rec and not (key == "warp" and code == BARRIER):
+                    raise TraceError(
+                        f"{where}: field {key!r} missing (required for {rec['op']}: {', '.join(allowed)})"
+                    )
+            warp = _int(rec["warp"], where, "warp", 0) if "warp" in rec else _ALL_WARPS
+            arg = 0
+            if code == CLOCK:
+                if not isinstance(rec["label"], str):
+                    raise TraceError(
+                        f"{where}: field 'label': expected a string, got {rec['label']!r}"
+                    )
+                arg = labels.setdefault(rec["label"], len(labels))
+            elif code in _ARG_FIELD:
+                arg = _int(rec[_ARG_FIELD[code]], where, _ARG_FIELD[code], 0)
+            if code < len(INSTRUCTIONS):
+                addr_rows.append((len(lines), _lane_row(rec["addr"], where)))
+            lines.append(number)
+            warps.append(warp)
+            codes.append(code)
+            args.append(arg)
+    trace, line_of_row = _expand(lines, warps, codes, args, addr_rows, num_warps, labels)
+    if check:
+        validate(trace, lds_bytes, source=path.name, lines=line_of_row)
+    return trace
+
+
+def _expand(lines, warps, codes, args, addr_rows, num_warps, labels) -> tuple[Trace, np.ndarray]:
+    """Records -> Trace rows, a warp-less barrier becoming one row per warp."""
+    warps = np.array(warps, dtype=np.int64)
+    if num_warps is None:
+        num_warps = max(int(warps.max(initial=-1)) + 1, 1)
+    every = warps == _ALL_WARPS
+    reps = np.where(every, num_warps, 1)
+    idx = np.repeat(np.arange(len(warps)), reps)
+    starts = np.cumsum(reps) - reps
+    row_warp = np.where(every[idx], np.arange(len(idx)) - starts[idx], warps[idx])
+    addr = np.full((len(warps), LANES), -1, dtype=np.int32)
+    if addr_rows:
+        addr[[i for i, _ in addr_rows]] = [row for _, row in addr_rows]
+    trace = Trace(
+        row_warp.clip(max=_INT32_MAX),
+        np.array(codes, dtype=np.int16)[idx],
+        np.array(args, dtype=np.int64)[idx],
+        addr[idx],
+        tuple(labels),
+        num_warps,
+    )
+    return trace, np.array(lines, dtype=np.int64)[idx]
+
+
+def _addr_text(row: list[int]) -> str:
+    return "[" + ", ".join("null" if a < 0 else str(a) for a in row) + "]"
+
+
+def _jsonl_lines(trace: Trace):
+    """The file's lines; barrier rows of warps 0..n-1 in a row become one warp-less barrier."""
+    n, num_warps = len(trace), trace.num_warps
+    affine, base, stride = affine_rows(trace.addr)
+    warp, op, arg = trace.warp.tolist(), trace.op.tolist(), trace.arg.tolist()
+    yield f"# wgpsim trace: {num_warps} warps, {n} ops"
+    yield json.dumps({"num_warps": num_warps, "labels": list(trace.labels)})
+    every = list(range(num_warps))
+    i = 0
+    while i < n:
+        code, w = op[i], warp[i]
+        window = slice(i, i + num_warps)
+        if code == BARRIER and warp[window] == every and set(op[window]) == {BARRIER}:
+            yield '{"op": "barrier"}'
+            i += num_warps
+            continue
+        head = f'{{"warp": {w}, "op": "{OPS[code]}"'
+        if code < len(INSTRUCTIONS):
+            if affine[i]:
+                yield f'{head}, "addr": {{"base": {base[i]}, "stride": {stride[i]}}}}}'
+            else:
+                yield f'{head}, "addr": {_addr_text(trace.addr[i].tolist())}}}'
+        elif code == CLOCK:
+            yield f'{head}, "label": {json.dumps(trace.labels[arg[i]])}}}'
+        elif code in _ARG_FIELD:
+            yield f'{head}, "{_ARG_FIELD[code]}": {arg[i]}}}'
+        else:
+            yield head + "}"
+        i += 1
+
+
+def _atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
+    """``write(tmp)`` into a temporary file next to ``path``, then rename it onto ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_jsonl(trace: Trace, path: str | Path) -> Path:
+    """Write ``trace`` as JSON Lines (header, then one op a line), atomically."""
+
+    def write(tmp: Path) -> None:
+        with tmp.open("w") as f:
+            for line in _jsonl_lines(trace):
+                f.write(line + "\n")
+
+    return _atomic_write(path, write)
+
+
+def write_parquet(trace: Trace, path: str | Path) -> Path:
+    """Write ``trace`` as Parquet (schema in the module docstring), atomically."""
+    addr = pa.FixedSizeListArray.from_arrays(pa.array(trace.addr.ravel(), pa.int32()), LANES)
+    table = pa.table(
+        {
+            "warp": pa.array(trace.warp, pa.int32()),
+            "op": pa.DictionaryArray.from_arrays(pa.array(trace.op, pa.int16()), pa.array(OPS)),
+            "arg": pa.array(trace.arg, pa.int64()),
+            "addr": addr,
+        }
+    ).replace_schema_metadata(
+        {
+            "wgpsim.num_warps": str(trace.num_warps),
+            "wgpsim.labels": json.dumps(list(trace.labels)),
+        }
+    )
+    return _atomic_write(path, lambda tmp: pq.write_table(table, tmp))
+
+
+def read_parquet(
+    path: str | Path, lds_bytes: int = DEFAULT_LDS_BYTES, *, check: bool = True
+) -> Trace:
+    """Read a Parquet trace; errors name the file, the row and the field."""
+    path = Path(path)
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as e:
+        raise TraceError(f"{path.name}: not a readable Parquet file ({e})") from None
+    missing = [c for c in ("warp", "op", "arg", "addr") if c not in table.column_names]
+    if missing:
+        raise TraceError(
+            f"{path.name}: column {missing[0]!r} missing (expected warp, op, arg, addr)"
+        )
+    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+    op = table.column("op").combine_chunks()
+    if not pa.types.is_dictionary(op.type):
+        op = op.dictionary_encode()
+    names = op.dictionary.to_pylist()
+    for name in names:
+        if name not in OPS:
+            row = op.to_pylist().index(name)
+            raise TraceError(
+                f"{path.name}: row {row}: field 'op': unknown op {name!r} (valid: {', '.join(OPS)})"
+            )
+    remap = np.array([op_code(name) for name in names] or [0], dtype=np.int16)
+    codes = remap[op.indices.to_numpy(zero_copy_only=False)]
+    addr_col = table.column("addr").combine_chunks()
+    if not pa.types.is_fixed_size_list(addr_col.type) or addr_col.type.list_size != LANES:
+        raise TraceError(
+            f"{path.name}: field 'addr': expected fixed_size_list<int32>[{LANES}], got {addr_col.type}"
+        )
+    addr = addr_col.flatten().fill_null(-1).to_numpy(zero_copy_only=False).reshape(-1, LANES)
+    warp = table.column("warp").to_numpy()
+    num_warps = int(meta.get("wgpsim.num_warps", max(int(warp.max(initial=-1)) + 1, 1)))
+    labels = tuple(json.loads(meta.get("wgpsim.labels", "[]")))
+    trace = Trace(warp, codes, table.column("arg").to_numpy(), addr, labels, num_warps)
+    if check:
+        validate(trace, lds_bytes, source=path.name)
+    return trace
+
+
+_READERS = {".jsonl": read_jsonl, ".parquet": read_parquet}
+_WRITERS = {".jsonl": write_jsonl, ".parquet": write_parquet}
+
+
+def _format(path: Path) -> str:
+    if path.suffix not in _READERS:
+        raise TraceError(
+            f"{path.name}: unknown trace format {path.suffix!r} (valid: .jsonl, .parquet)"
+        )
+    return path.suffix
+
+
+def read_trace(
+    path: str | Path, lds_bytes: int = DEFAULT_LDS_BYTES, *, check: bool = True
+) -> Trace:
+    """Read a ``.jsonl`` or ``.parquet`` trace and validate it against an LDS of ``lds_bytes``."""
+    path = Path(path)
+    return _READERS[_format(path)](path, lds_bytes, check=check)
+
+
+def write_trace(trace: Trace, path: str | Path) -> Path:
+    """Write ``trace`` as ``.jsonl`` or ``.parquet`` (by suffix), atomically."""
+    path = Path(path)
+    return _WRITERS[_format(path)](trace, path)
