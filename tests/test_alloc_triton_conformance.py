@@ -14,7 +14,7 @@ import random
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 
 import pytest
@@ -31,7 +31,8 @@ SWIZZLED = "#ttg.swizzled_shared<{vec = 2, perPhase = 2, maxPhase = 4, order = [
 @dataclass(frozen=True)
 class Tensor:
     """One local_alloc: shape and element type; `parts`/`groups` 0 for a plain tensor;
-    `pad` = (interval, padding) for a padded (inner) layout, else swizzled."""
+    `pad` = (interval, padding) for a padded (inner) layout, else swizzled; `align` = the
+    alloc's `alignment` attribute (None: the encoding's 16)."""
 
     name: str
     shape: tuple[int, ...]
@@ -39,6 +40,7 @@ class Tensor:
     parts: int = 0
     groups: int = 1
     pad: tuple[int, int] | None = None
+    align: int | None = None
 
     def encoding(self) -> str:
         order = ", ".join(str(d) for d in reversed(range(len(self.shape))))
@@ -65,9 +67,10 @@ class Tensor:
     def buffers(self, live: tuple[int, int]) -> tuple[Buffer, ...]:
         elems = prod(self.shape)
         total = (padded_size(elems, [self.pad]) if self.pad else elems) * ELEM[self.elem]
+        align = self.align or 16
         if self.parts:
-            return partitioned_buffers(self.name, total, self.parts, self.groups, live)
-        return (Buffer(self.name, total, live=live),)
+            return partitioned_buffers(self.name, total, self.parts, self.groups, live, align)
+        return (Buffer(self.name, total, align, live),)
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,8 @@ class Kernel:
         for kind, t in self.events:
             tensor = self.tensors[t]
             if kind == "alloc":
-                body.append(f"    %t{t} = ttg.local_alloc : () -> {tensor.memdesc()}")
+                attr = f"{{alignment = {tensor.align} : i32}} " if tensor.align else ""
+                body.append(f"    %t{t} = ttg.local_alloc {attr}: () -> {tensor.memdesc()}")
             else:
                 body.append(f"    ttg.local_dealloc %t{t} : {tensor.memdesc()}")
         return "\n".join(
@@ -220,7 +224,10 @@ def random_tensor(rng: random.Random, name: str, straddle: bool) -> Tensor:
 
 
 def random_kernel(rng: random.Random, straddle: bool = False) -> Kernel:
-    tensors = tuple(random_tensor(rng, f"t{i}", straddle) for i in range(rng.randint(1, 5)))
+    tensors = tuple(
+        replace(random_tensor(rng, f"t{i}", straddle), align=rng.choice(ALIGNMENTS))
+        for i in range(rng.randint(1, 5))
+    )
     events: list[tuple[str, int]] = []
     pending: list[int] = []
     for t in range(len(tensors)):
@@ -235,6 +242,7 @@ def random_kernel(rng: random.Random, straddle: bool = False) -> Kernel:
 
 
 RANDOM_KERNELS = 120
+ALIGNMENTS = (None, None, None, 32, 128, 1024)
 
 
 @pytest.fixture(scope="module")
