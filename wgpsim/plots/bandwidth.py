@@ -18,13 +18,17 @@ horizontal line it approaches.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
 from wgpsim.analysis.fit import SteadyStateFit
+
+#: Experiment kinds whose results :func:`result_figures` draws (``wgpsim run`` looks here).
+KINDS = ("lds_bandwidth",)
 
 
 def bandwidth_vs_burst(
@@ -70,3 +74,10 @@ def bandwidth_vs_burst(
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", loc="lower right")
     return fig
+
+
+def result_figures(result: Any) -> dict[str, Callable[[], Figure]]:
+    """The figures of an ``lds_bandwidth`` ``ExperimentResult``, by file stem (drawn lazily)."""
+    sweep, fits, peaks = result.tables["sweep"], result.summary["fits"], result.summary["peaks"]
+    title = f"LDS bandwidth against burst length ({result.name})"
+    return {"bandwidth_vs_burst": lambda: bandwidth_vs_burst(sweep, fits, peaks, title=title)}
