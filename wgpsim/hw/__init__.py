@@ -1,1 +1,9 @@
-"""See docs/DESIGN.md for what this layer holds."""
+"""The hardware: the MI450 WGP config and the static rules of its LDS datapath.
+
+``HardwareConfig`` comes from ``configs/mi450.yaml``; :mod:`wgpsim.hw.rules` holds the rules as
+plain functions (bank and partition of an address, passes of an instruction, the arbiter's grant).
+"""
+
+from wgpsim.hw.config import HardwareConfig, load_hardware, parse_overrides
+
+__all__ = ["HardwareConfig", "load_hardware", "parse_overrides"]

@@ -1,0 +1,184 @@
+"""configs/mi450.yaml -> HardwareConfig: contents, provenance comments, validation, overrides."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from wgpsim.errors import ConfigError
+from wgpsim.hw.config import HardwareConfig, load_hardware, parse_overrides
+from wgpsim.trace.instructions import INSTRUCTIONS
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "configs" / "mi450.yaml"
+PACKAGED = ROOT / "wgpsim" / "hw" / "mi450.yaml"
+
+
+@pytest.fixture(scope="module")
+def hw() -> HardwareConfig:
+    return HardwareConfig.from_yaml(CONFIG)
+
+
+def test_packaged_copy_is_identical():
+    assert PACKAGED.read_bytes() == CONFIG.read_bytes()
+
+
+def test_seed_topology(hw):
+    assert hw.wgp.simds == 4
+    assert dict(hw.wgp.pairs) == {"A": (0, 2), "B": (1, 3)}
+    assert [hw.pair_of_warp(w) for w in range(8)] == [0, 1, 0, 1, 0, 1, 0, 1]
+    assert hw.ports.names == ("L", "C") and hw.ports.bytes_per_cycle == 256
+    p = hw.partitions
+    assert (p.size, p.count, p.lds, p.l0, p.lds_bytes) == (65536, 6, (0, 1, 2, 3, 4), (5,), 327680)
+    assert hw.banks.count * hw.banks.width_bytes == hw.ports.bytes_per_cycle
+
+
+def test_every_instruction_has_a_lane_grouping(hw):
+    for op in INSTRUCTIONS:
+        bits = hw.lane_bits(op)
+        lanes_per_pass = hw.wgp.warp_size >> len(bits)
+        assert lanes_per_pass * INSTRUCTIONS[op].bytes_per_lane <= hw.ports.bytes_per_cycle
+    assert hw.lane_bits("ds_load_b128") == (4,)
+    triton = hw.with_overrides(**{"passes.lane_grouping": "triton"})
+    assert triton.lane_bits("ds_load_b128") == (2,)
+    assert triton.lane_bits("ds_load_b64") == hw.lane_bits("ds_load_b64")
+
+
+def test_every_constant_has_a_source_comment():
+    """Every value line carries a comment naming seed/fit/assumption, inline or in the nearest
+    comment block above it (a table's rows share the comment above the table)."""
+    lines = CONFIG.read_text().splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"^\s*[A-Za-z_0-9]+:\s*([^#\s][^#]*)?(#.*)?$", line)
+        if not m or m.group(1) is None or line.startswith("name:"):
+            continue
+        j = i
+        while j >= 0 and "#" not in lines[j] and lines[j].strip():
+            j -= 1
+        block = []
+        while j >= 0 and "#" in lines[j]:
+            block.append(lines[j])
+            if not lines[j].strip().startswith("#"):  # an inline comment: stop at that line
+                break
+            j -= 1
+        text = " ".join(block)
+        assert re.search(r"\b(seed|fit|assumption)\b", text), f"line {i + 1} has no source: {line}"
+
+
+def test_fit_arithmetic_matches_the_constants(hw):
+    t = hw.timing
+    assert t.clock_latency + t.lds_latency + t.barrier_latency == 67
+    assert "67 = clock_latency + lds_latency + barrier_latency" in CONFIG.read_text()
+
+
+def test_load_hardware_default_and_cache(hw):
+    assert load_hardware() == hw
+    assert load_hardware() is load_hardware()
+
+
+def _raw() -> dict:
+    return yaml.safe_load(CONFIG.read_text())
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (
+            lambda d: d["ports"].update(bytes_per_cycle=-1),
+            "field 'ports.bytes_per_cycle' must be a positive integer, got -1",
+        ),
+        (
+            lambda d: d["timing"].update(lds_latency=0),
+            "field 'timing.lds_latency' must be a positive integer, got 0",
+        ),
+        (
+            lambda d: d["timing"].update(queue_depth="4"),
+            "field 'timing.queue_depth' must be a positive integer, got '4'",
+        ),
+        (
+            lambda d: d["timing"].update(issue_interval=1.5),
+            "'timing.issue_interval' must be a positive integer",
+        ),
+        (lambda d: d["timing"].update(extra=3), "unknown field 'timing.extra'"),
+        (lambda d: d["banks"].pop("count"), "missing field 'banks.count'"),
+        (lambda d: d.pop("drift"), "missing field 'drift'"),
+        (lambda d: d["drift"].update(model=False), "quote it in YAML"),
+        (
+            lambda d: d["drift"].update(jitter_cycles=-2),
+            "'drift.jitter_cycles' must be a non-negative integer",
+        ),
+        (
+            lambda d: d["passes"].update(lane_grouping="nvidia"),
+            "'passes.lane_grouping' must be one of seed, triton",
+        ),
+        (
+            lambda d: d["passes"]["groupings"]["seed"].update(ds_load_b128=[]),
+            "ds_load_b128' must be enough passes",
+        ),
+        (
+            lambda d: d["passes"]["groupings"]["seed"].pop("ds_load_u8"),
+            "missing field 'passes.groupings.seed.ds_load_u8'",
+        ),
+        (lambda d: d["passes"]["groupings"]["seed"].update(ds_load_b512=[]), "unknown instruction"),
+        (
+            lambda d: d["partitions"].update(lds_bytes=1000),
+            "'partitions.lds_bytes' must be len(lds) * size",
+        ),
+        (
+            lambda d: d["wgp"]["pairs"].update(B=[1]),
+            "'wgp.pairs' must be a partition of SIMDs 0..3",
+        ),
+    ],
+)
+def test_validation_errors(tmp_path, mutate, message):
+    data = _raw()
+    mutate(data)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match=re.escape(message)) as err:
+        HardwareConfig.from_yaml(path)
+    assert "bad.yaml: " in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_error_names_the_file_as_given(hw):
+    with pytest.raises(ConfigError) as err:
+        hw.with_overrides(**{"ports.bytes_per_cycle": -1})
+    assert str(err.value).endswith(
+        "field 'ports.bytes_per_cycle' must be a positive integer, got -1"
+    )
+    assert "mi450.yaml" in str(err.value)
+
+
+def test_missing_and_malformed_files(tmp_path):
+    with pytest.raises(ConfigError, match="no such hardware config"):
+        HardwareConfig.from_yaml(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ports: [unclosed")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        HardwareConfig.from_yaml(bad)
+
+
+def test_overrides_round_trip(hw):
+    assert HardwareConfig.from_dict(hw.to_dict()) == hw
+    changed = hw.with_overrides(**{"timing.lds_latency": 40, "drift.model": "uniform"})
+    assert changed.timing.lds_latency == 40 and changed.drift.model == "uniform"
+    assert changed.timing.queue_depth == hw.timing.queue_depth
+    assert hw.timing.lds_latency == 56  # the original is untouched
+    nested = hw.with_overrides(timing={"barrier_latency": 9})
+    assert nested.timing.barrier_latency == 9 and nested.timing.lds_latency == 56
+    with pytest.raises(ConfigError, match="unknown field 'timing.latency'"):
+        hw.with_overrides(**{"timing.latency": 3})
+
+
+def test_parse_overrides():
+    assert parse_overrides(["a.b=3", "c=[1, 2]", "d=triton"]) == {
+        "a.b": 3,
+        "c": [1, 2],
+        "d": "triton",
+    }
+    with pytest.raises(ConfigError, match="not key=value"):
+        parse_overrides(["timing.lds_latency"])

@@ -1,0 +1,211 @@
+"""The static rules (no simpy): partitions, banks, passes, bank cycles, the arbiter's grant."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wgpsim.hw.config import load_hardware
+from wgpsim.hw.rules import (
+    ArbiterState,
+    Head,
+    bank_cycles,
+    bank_of,
+    grant,
+    lane_groups,
+    partition_of,
+    pass_table,
+    split_passes,
+)
+from wgpsim.trace.instructions import INSTRUCTIONS, op_code
+
+HW = load_hardware()
+TRITON = HW.with_overrides(**{"passes.lane_grouping": "triton"})
+LANES = np.arange(32)
+
+
+def test_partition_and_bank_vectorised():
+    a = np.array([0, 3, 4, 255, 256, 65535, 65536, 327679])
+    assert partition_of(a, HW).tolist() == [0, 0, 0, 0, 0, 0, 1, 4]
+    assert bank_of(a, HW).tolist() == [0, 0, 1, 63, 0, 63, 0, 63]
+    assert partition_of(70000, HW) == 1
+
+
+def test_lane_groups_cover_every_lane_once():
+    for hw in (HW, TRITON):
+        for op in INSTRUCTIONS:
+            groups = lane_groups(op, hw)
+            assert sorted(groups.ravel().tolist()) == list(range(32))
+    assert lane_groups("ds_load_b128", HW).tolist() == [list(range(16)), list(range(16, 32))]
+    assert lane_groups("ds_load_b64", HW).shape == (1, 32)
+    assert lane_groups("ds_load_tr16_b128", HW).shape == (2, 16)
+    assert lane_groups("ds_load_b96", HW).shape == (2, 16)
+    t = lane_groups("ds_load_b128", TRITON)
+    assert t[0].tolist() == [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]
+
+
+def test_seed_microbenchmark_load_is_two_conflict_free_passes():
+    passes = split_passes("ds_load_b128", 16 * LANES, HW)
+    assert [(p.lanes, p.bytes, p.partitions, p.bank_cycles) for p in passes] == [
+        (tuple(range(16)), 256, 0b1, 1),
+        (tuple(range(16, 32)), 256, 0b1, 1),
+    ]
+    # same bytes under Triton's grouping: lanes 0-3 and 8-11 are 128 B apart -> 2-way conflict
+    assert [p.bank_cycles for p in split_passes("ds_load_b128", 16 * LANES, TRITON)] == [2, 2]
+
+
+@pytest.mark.parametrize(
+    ("op", "addr", "expected"),
+    [
+        ("ds_load_b32", 4 * LANES, [1]),  # 32 consecutive dwords
+        ("ds_load_b32", 256 * LANES, [32]),  # every lane in bank 0, distinct dwords
+        ("ds_load_b32", np.zeros(32, int), [1]),  # broadcast
+        ("ds_load_b32", 256 * (LANES % 2), [2]),  # two dwords in bank 0, each read 16 times
+        ("ds_load_u8", LANES, [1]),  # 32 bytes in 8 dwords
+        ("ds_load_u16", 2 * LANES, [1]),
+        ("ds_load_b64", 8 * LANES, [1]),  # 256 B contiguous
+        ("ds_load_b64", 16 * LANES, [2]),  # stride 16: even banks twice each
+        ("ds_load_b128", 32 * LANES, [2, 2]),  # 512 B per 16 lanes -> 2 dwords per bank
+        ("ds_load_b96", 12 * LANES, [1, 1]),  # 192 B per pass
+        ("ds_load_tr16_b128", 16 * LANES, [1, 1]),  # banked like ds_load_b128
+        ("ds_load_tr8_b64", 8 * LANES, [1]),
+        ("ds_store_b128", 16 * LANES, [1, 1]),
+    ],
+)
+def test_bank_cycles_of_patterns(op, addr, expected):
+    assert [p.bank_cycles for p in split_passes(op, addr, HW)] == expected
+
+
+def test_transposed_loads_bank_like_plain_loads():
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        addr = 16 * rng.integers(0, 2048, size=32)
+        tr = split_passes("ds_load_tr16_b128", addr, HW)
+        plain = split_passes("ds_load_b128", addr, HW)
+        assert tr == plain
+        addr8 = 8 * rng.integers(0, 4096, size=32)
+        assert split_passes("ds_load_tr8_b64", addr8, HW) == split_passes("ds_load_b64", addr8, HW)
+
+
+def test_inactive_lanes_and_empty_passes():
+    addr = 16 * LANES
+    addr[16:] = -1
+    passes = split_passes("ds_load_b128", addr, HW)
+    assert len(passes) == 1 and passes[0].bytes == 256
+    addr[3] = -1
+    assert split_passes("ds_load_b128", addr, HW)[0].bytes == 240
+    assert split_passes("ds_load_b128", np.full(32, -1), HW) == []
+
+
+def test_pass_spanning_two_partitions():
+    addr = 65536 - 128 + 16 * LANES  # lanes 0-7 in partition 0, 8-31 in partition 1
+    passes = split_passes("ds_load_b128", addr, HW)
+    assert [p.partitions for p in passes] == [0b11, 0b10]
+    assert [p.bank_cycles for p in passes] == [1, 1]
+
+
+def test_bank_cycles_scalar_helper():
+    assert bank_cycles(np.array([0, 256, 512, -1]), 4, HW) == 3
+    assert bank_cycles(np.array([-1, -1]), 4, HW) == 1
+
+
+def _reference_bank_cycles(addr: np.ndarray, bytes_per_lane: int) -> int:
+    per_bank: dict[int, set[int]] = {}
+    for a in addr:
+        if a < 0:
+            continue
+        for d in range(a // 4, (a + bytes_per_lane - 1) // 4 + 1):
+            per_bank.setdefault(d % 64, set()).add(d)
+    return max([len(s) for s in per_bank.values()], default=0) or 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    op=st.sampled_from(sorted(INSTRUCTIONS)),
+    slots=st.lists(st.integers(-1, 300), min_size=32, max_size=32),
+    grouping=st.sampled_from(["seed", "triton"]),
+    base=st.sampled_from([0, 65536 - 2048]),
+)
+def test_pass_table_matches_a_plain_python_reference(op, slots, grouping, base):
+    hw = HW if grouping == "seed" else TRITON
+    width = INSTRUCTIONS[op].bytes_per_lane
+    align = width & -width
+    addr = np.array([-1 if s < 0 else base + s * align for s in slots])
+    passes = split_passes(op, addr, hw)
+    groups = lane_groups(op, hw)
+    expected = []
+    for lanes in groups:
+        a = addr[lanes]
+        if (a >= 0).any():
+            parts = 0
+            for x in a[a >= 0]:
+                parts |= (1 << (x // 65536)) | (1 << ((x + width - 1) // 65536))
+            expected.append(
+                (
+                    tuple(int(lane) for lane in lanes[a >= 0]),
+                    int((a >= 0).sum()) * width,
+                    parts,
+                    _reference_bank_cycles(a, width),
+                )
+            )
+    assert [(p.lanes, p.bytes, p.partitions, p.bank_cycles) for p in passes] == expected
+
+
+def test_pass_table_orders_by_row_then_pass():
+    ops = np.array([op_code("ds_load_b64"), op_code("ds_load_b128"), op_code("ds_load_b64")])
+    addr = np.stack([8 * LANES, 16 * LANES, 65536 + 8 * LANES])
+    t = pass_table(ops, addr, HW)
+    assert t.row.tolist() == [0, 1, 1, 2]
+    assert t.index.tolist() == [0, 0, 1, 0]
+    assert t.partitions.tolist() == [1, 1, 1, 2]
+    assert t.bytes.sum() == 256 + 512 + 256
+
+
+# -- the arbiter ------------------------------------------------------------------------------
+
+IDLE = ArbiterState.idle(HW)
+
+
+def test_disjoint_partitions_both_granted_on_separate_ports():
+    d = grant((Head(0, 3, 0b01), Head(1, 3, 0b10)), IDLE, HW)
+    assert d.granted == ((0, 0), (1, 1)) and d.stalled == ()
+    assert d.favor == 1  # a tie was evaluated: the other pair goes first next time
+    d2 = grant(
+        (Head(0, 4, 0b01), Head(1, 4, 0b10)), ArbiterState(IDLE.held, IDLE.ports_free, d.favor), HW
+    )
+    assert d2.granted == ((1, 0), (0, 1))
+
+
+def test_shared_partition_serializes_oldest_first():
+    d = grant((Head(0, 7, 0b1), Head(1, 6, 0b1)), IDLE, HW)
+    assert d.granted == ((1, 0),) and d.stalled == (0,) and d.favor == IDLE.favor
+
+
+def test_ties_alternate_between_pairs():
+    state, winners = IDLE, []
+    for _ in range(4):
+        d = grant((Head(0, 0, 0b1), Head(1, 0, 0b1)), state, HW)
+        winners.append(d.granted[0][0])
+        state = ArbiterState(IDLE.held, IDLE.ports_free, d.favor)
+    assert winners == [0, 1, 0, 1]
+
+
+def test_partition_held_by_a_pass_in_service_stalls_the_other_pair():
+    state = ArbiterState(held=(0, 0b100), ports_free=(False, True), favor=0)
+    d = grant((Head(0, 1, 0b110),), state, HW)
+    assert d.granted == () and d.stalled == (0,)
+    d = grant((Head(0, 1, 0b001),), state, HW)
+    assert d.granted == ((0, 1),)  # the free port is C
+
+
+def test_a_single_head_never_stalls_on_an_idle_arbiter():
+    d = grant((Head(1, 0, 0b11111),), IDLE, HW)
+    assert d.granted == ((1, 0),) and d.stalled == ()
+
+
+def test_no_free_port_waits_without_a_partition_stall():
+    one_port = HW.with_overrides(**{"ports.names": ["L"]})
+    d = grant((Head(0, 0, 0b01), Head(1, 0, 0b10)), ArbiterState.idle(one_port), one_port)
+    assert d.granted == ((0, 0),) and d.stalled == ()
