@@ -15,6 +15,7 @@ from wgpsim.hw.alloc import (
     Allocation,
     Buffer,
     allocate,
+    allocate_on,
     padded_size,
     partitioned_buffers,
     tensor_buffers,
@@ -189,6 +190,16 @@ def test_seed_microbenchmark_plain_vs_partitioned():
     assert [b.size for b in split.buffers] == [32 * 1024] * 2
     assert (split.offsets_of("x"), split.size) == ([0, 65536], 96 * 1024)
     assert [split.partition_of(n) for n in ("x[p0]", "x[p1]")] == [0, 1]
+
+
+def test_triton_defaults_agree_with_the_hardware_config():
+    from wgpsim.hw.config import load_hardware
+
+    hw = load_hardware()
+    buffers = [*partitioned_buffers("A", 65536, 2, 1), Buffer("B", 40000)]
+    assert allocate_on(hw, buffers) == allocate(buffers)
+    with pytest.raises(AllocationError, match=f"more than the {hw.partitions.lds_bytes} bytes"):
+        allocate_on(hw, [Buffer("C", hw.partitions.lds_bytes + 16)])
 
 
 def test_capacity_error_names_every_buffer():

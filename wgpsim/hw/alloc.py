@@ -42,6 +42,8 @@ from wgpsim.hw.alloc_stages import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from wgpsim.hw.config import HardwareConfig
+
 #: Triton's `getSharedMemoryPartitionSize()` for GFX1250 (seed: 64 KiB physical partitions).
 TRITON_GFX1250_PARTITION_SIZE = 64 * 1024
 #: Triton's `getSharedMemorySize()` for GFX1250 (seed: 5 LDS partitions = 320 KiB).
@@ -303,3 +305,20 @@ def allocate(
             f"LDS allocation needs {total} bytes ({placed}), more than the {capacity} bytes of LDS"
         )
     return Allocation(buffers, offsets, total, partition_size, capacity, variant)
+
+
+def allocate_on(
+    hw: HardwareConfig, buffers: Iterable[Buffer], variant: str = "3.9.0"
+) -> Allocation:
+    """`allocate` with the partition size and LDS capacity of a hardware config.
+
+    >>> from wgpsim.hw.config import load_hardware
+    >>> allocate_on(load_hardware(), partitioned_buffers("A", 65536, 2, 1)).size
+    98304
+    """
+    return allocate(
+        buffers,
+        partition_size=hw.partitions.size,
+        capacity=hw.partitions.lds_bytes,
+        variant=variant,
+    )
