@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from wgpsim.errors import ConfigError
+from wgpsim.hw import HardwareConfig, load_hardware
 
 _MISSING = object()
 
@@ -214,3 +215,32 @@ def check_fields(
             raise source.error(where, unknown_message(str(value), choices, what=f"value {value!r}"))
         out[f.name] = value
     return out
+
+
+def load_hardware_for(
+    value: str | None,
+    overrides: Mapping[str, Any] | None,
+    source: ConfigSource,
+    *,
+    hw_path: str | Path | None = None,
+) -> HardwareConfig:
+    """The hardware an experiment names (``hardware:``, relative to the config file), or
+    ``hw_path`` (``--hw``) instead, or the default MI450; then ``hardware_overrides`` applied
+    (nested mappings or dotted keys, as :meth:`HardwareConfig.with_overrides` takes them)."""
+    if hw_path is not None:
+        path: Path | None = Path(hw_path)
+        if not path.is_file():
+            raise ConfigError(f"--hw {hw_path}: no such hardware file")
+    elif value:
+        path = source.resolve(value)
+        if not path.is_file():
+            raise source.error("hardware", f"{path}: no such hardware file")
+    else:
+        path = None
+    hw = load_hardware(path)
+    if overrides:
+        try:
+            hw = hw.with_overrides(**overrides)
+        except ConfigError as err:
+            raise source.error("hardware_overrides", str(err)) from None
+    return hw
