@@ -1,1 +1,58 @@
-"""See docs/DESIGN.md for what this layer holds."""
+"""Timing engines. One signature: ``simulate(trace, hw, *, engine, seed, record_events) -> Result``.
+
+An engine is a module ``wgpsim.engine.<name>`` with a function ``run(trace, hw, *, seed,
+record_events) -> Result``; ``des`` (simpy) is the reference that faster engines must match cycle
+for cycle.
+
+>>> from wgpsim.trace.trace import TraceBuilder
+>>> b = TraceBuilder(num_warps=1)
+>>> b.clock(0, "start")
+>>> b.load(0, "ds_load_b64", 8 * np.arange(32))
+>>> b.wait_ds(0, 0)
+>>> b.clock(0, "end")
+>>> r = simulate(b.build())
+>>> r.passes, r.bytes, r.measurement()  # clock + 1 pass + LDS latency
+(1, 256, 61)
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np  # noqa: F401 (doctest)
+
+from wgpsim.engine.result import Result
+from wgpsim.errors import ConfigError
+from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.trace.validate import validate
+
+ENGINES = ("des",)
+"""Engines known to this package (a module ``wgpsim.engine.<name>`` may add more)."""
+
+__all__ = ["ENGINES", "Result", "simulate"]
+
+
+def simulate(
+    trace,
+    hw: HardwareConfig | None = None,
+    *,
+    engine: str = "des",
+    seed: int = 0,
+    record_events: bool = False,
+) -> Result:
+    """Validate ``trace`` against ``hw`` (default: ``configs/mi450.yaml``) and simulate it."""
+    hw = load_hardware() if hw is None else hw
+    validate(trace, hw.partitions.lds_bytes)
+    return _engine(engine).run(trace, hw, seed=seed, record_events=record_events)
+
+
+def _engine(name: str):
+    if not isinstance(name, str) or not name.isidentifier() or name == "result":
+        raise ConfigError(f"unknown engine {name!r} (valid: {', '.join(ENGINES)})")
+    try:
+        module = importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError:
+        raise ConfigError(f"unknown engine {name!r} (valid: {', '.join(ENGINES)})") from None
+    if not callable(getattr(module, "run", None)):
+        raise ConfigError(f"unknown engine {name!r} (valid: {', '.join(ENGINES)})")
+    return module

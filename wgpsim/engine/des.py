@@ -1,0 +1,382 @@
+"""The simpy reference engine: one process per warp, one LDS process stepping cycle by cycle.
+
+The story (docs/DESIGN.md, "The hardware model" and "Engine timing rules"): a warp runs its ops
+in order; an LDS instruction asks its SIMD to issue it; the SIMD puts the instruction's passes in
+its pair's queue; each cycle the arbiter grants the pairs' head passes a port unless they share a
+partition; the load completes ``lds_latency`` cycles after its last pass is served, and
+``wait_ds`` / ``barrier`` / ``clock`` / ``delay`` do what the hardware's instructions do.
+
+The seed's microbenchmark with all four rows in one partition serializes 256 passes:
+
+>>> from wgpsim.trace.trace import TraceBuilder
+>>> b = TraceBuilder(num_warps=4)
+>>> b.barrier()
+>>> for w in range(4):
+...     b.clock(w, "start")
+...     b.loads(w, "ds_load_b128", w * 16384 + 512 * np.arange(32)[:, None] + 16 * np.arange(32))
+...     b.wait_ds(w, 0)
+>>> b.barrier()
+>>> for w in range(4):
+...     b.clock(w, "end")
+>>> r = run(b.build(), load_hardware())
+>>> r.measurement(), r.passes, r.port_busy_cycles
+(323, 256, {'L': 256, 'C': 0})
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import simpy
+from simpy.events import Event
+
+from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, Result
+from wgpsim.errors import TraceError
+from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
+from wgpsim.hw.rules import ArbiterState, Head, grant, pass_table
+from wgpsim.trace.instructions import BARRIER, CLOCK, DELAY, INSTRUCTIONS, NUM_LDS_OPS, OPS, WAIT_DS
+
+LATE = 2
+"""simpy priority of the LDS tick: after every ordinary (priority 1) event of the same cycle."""
+
+
+class _Late(Event):
+    """A timeout that fires after all ordinary events of its cycle (so the LDS tick of cycle t
+    sees every request the warps made at t)."""
+
+    def __init__(self, env: simpy.Environment, delay: int) -> None:
+        super().__init__(env)
+        self._ok = True
+        self._value = None
+        env.schedule(self, LATE, delay)
+
+
+@dataclass
+class _Instr:
+    """An issued instruction in its pair's queue: passes ``next..end`` still to be granted."""
+
+    row: int
+    warp: int
+    issued: int
+    next: int
+    end: int
+
+
+class _Warp:
+    def __init__(self, wid: int, simd: int, pair: int) -> None:
+        self.id, self.simd, self.pair = wid, simd, pair
+        self.outstanding = 0
+        self.request: tuple[int, Event] | None = None  # (row, issued event)
+        self.waiter: tuple[int, Event] | None = None  # (n of wait_ds, event)
+
+
+class _Pair:
+    def __init__(self, simds: tuple[int, ...]) -> None:
+        self.simds = simds
+        self.first = 0  # index into simds offered queue room first (round robin)
+        self.queue: deque[_Instr] = deque()
+        self.busy_until = 0  # a pass in service until this cycle
+        self.held = 0  # its partitions
+        self.port = -1
+
+
+class _Barrier:
+    """Every warp of the workgroup waits; all leave ``latency`` cycles after the last arrives."""
+
+    def __init__(self, env: simpy.Environment, size: int, latency: int) -> None:
+        self.env, self.size, self.latency = env, size, latency
+        self.arrived = 0
+        self.release = env.event()
+
+    def arrive(self) -> Event:
+        release = self.release
+        self.arrived += 1
+        if self.arrived == self.size:
+            self.arrived, self.release = 0, self.env.event()
+            self.env.timeout(self.latency).callbacks.append(lambda _: release.succeed())
+        return release
+
+
+class Lds:
+    """SIMD issue, the pairs' queues, the arbiter and load completion, stepped by one process.
+
+    Each cycle t, in this order: retire loads completing at t; free ports whose pass ends at t;
+    each SIMD issues at most one waiting instruction; the arbiter grants head passes
+    (``wgpsim.hw.rules.grant``). The process sleeps when nothing is pending.
+    """
+
+    def __init__(self, env: simpy.Environment, trace, hw: HardwareConfig, record: bool) -> None:
+        self.env, self.hw, self.record = env, hw, record
+        t = hw.timing
+        self.latency, self.depth, self.interval, self.dscnt_max = (
+            t.lds_latency,
+            t.queue_depth,
+            t.issue_interval,
+            t.dscnt_max,
+        )
+        lds_rows = np.flatnonzero(trace.op < NUM_LDS_OPS)
+        table = pass_table(trace.op[lds_rows], trace.addr[lds_rows], hw)
+        rows = lds_rows[table.row]
+        starts = np.searchsorted(rows, np.arange(len(trace)), side="left")
+        ends = np.searchsorted(rows, np.arange(len(trace)), side="right")
+        self.pass_start, self.pass_end = starts.tolist(), ends.tolist()
+        self.pass_parts = table.partitions.tolist()
+        self.pass_cycles = table.bank_cycles.tolist()
+        self.pass_index = table.index.tolist()
+        self.table = table
+        self.op_names = [OPS[c] for c in trace.op.tolist()]
+        self.warps = [
+            _Warp(w, hw.simd_of_warp(w), hw.pair_of_warp(w)) for w in range(trace.num_warps)
+        ]
+        self.simd_warps = [[w for w in self.warps if w.simd == s] for s in range(hw.wgp.simds)]
+        self.simd_rr = [0] * hw.wgp.simds
+        self.simd_next = [0] * hw.wgp.simds
+        self.pairs = [_Pair(simds) for _, simds in hw.wgp.pairs]
+        self.port_free_at = [0] * hw.num_ports
+        self.port_busy = [0] * hw.num_ports
+        self.favor = 0
+        self.stalls = [0] * hw.num_pairs
+        self.completions: list[tuple[int, int, int]] = []  # (cycle, seq, warp)
+        self.seq = 0
+        self.waiting = 0  # warps with an issue request
+        self.asleep: Event | None = None
+        self.log: list[tuple] = []
+        env.process(self.run())
+
+    # -- what the warps call -------------------------------------------------------------------
+    def request(self, warp: _Warp, row: int) -> Event:
+        """Ask warp's SIMD to issue LDS instruction ``row``; the event fires when it issues."""
+        issued = self.env.event()
+        warp.request = (row, issued)
+        self.waiting += 1
+        self.wake()
+        return issued
+
+    def wait(self, warp: _Warp, n: int) -> Event | None:
+        """``wait_ds n``: an event that fires once at most ``n`` loads are outstanding."""
+        if warp.outstanding <= n:
+            return None
+        done = self.env.event()
+        warp.waiter = (n, done)
+        return done
+
+    def wake(self) -> None:
+        if self.asleep is not None:
+            self.asleep.succeed()
+            self.asleep = None
+
+    # -- the per-cycle process -------------------------------------------------------------------
+    def run(self):
+        while True:
+            if not self.busy():
+                self.asleep = self.env.event()
+                yield self.asleep
+                yield _Late(self.env, 0)
+            self.tick(int(self.env.now))
+            yield _Late(self.env, 1)
+
+    def busy(self) -> bool:
+        return bool(self.waiting or self.completions or any(p.queue or p.held for p in self.pairs))
+
+    def tick(self, now: int) -> None:
+        self.retire(now)
+        for pair in self.pairs:
+            if pair.held and pair.busy_until <= now:
+                pair.held, pair.port = 0, -1
+        if self.waiting:
+            for pair in self.pairs:
+                self.issue(pair, now)
+        self.arbitrate(now)
+
+    def retire(self, now: int) -> None:
+        while self.completions and self.completions[0][0] <= now:
+            _, _, wid = heapq.heappop(self.completions)
+            warp = self.warps[wid]
+            warp.outstanding -= 1
+            if warp.waiter is not None and warp.outstanding <= warp.waiter[0]:
+                warp.waiter[1].succeed()
+                warp.waiter = None
+
+    def issue(self, pair: _Pair, now: int) -> None:
+        """Offer the pair's queue to its SIMDs, round robin; each issues at most one instruction."""
+        n = len(pair.simds)
+        for k in range(n):
+            slot = (pair.first + k) % n
+            if self.issue_from_simd(pair, pair.simds[slot], now):
+                pair.first = (slot + 1) % n
+
+    def issue_from_simd(self, pair: _Pair, simd: int, now: int) -> bool:
+        if now < self.simd_next[simd]:
+            return False
+        warps = self.simd_warps[simd]
+        for k in range(len(warps)):
+            index = (self.simd_rr[simd] + k) % len(warps)
+            warp = warps[index]
+            if warp.request is None or warp.outstanding >= self.dscnt_max:
+                continue
+            row, issued = warp.request
+            start, end = self.pass_start[row], self.pass_end[row]
+            if start < end and len(pair.queue) >= self.depth:
+                return False  # no room in the pair's queue for any warp of this SIMD
+            if start < end:
+                pair.queue.append(_Instr(row, warp.id, now, start, end))
+            else:  # no active lane: nothing to serve, completes after the latency
+                self.complete(warp.id, now + self.latency)
+            warp.outstanding += 1
+            warp.request = None
+            self.waiting -= 1
+            self.simd_rr[simd] = (index + 1) % len(warps)
+            self.simd_next[simd] = now + self.interval
+            issued.succeed()
+            return True
+        return False
+
+    def complete(self, wid: int, cycle: int) -> None:
+        heapq.heappush(self.completions, (cycle, self.seq, wid))
+        self.seq += 1
+
+    def arbitrate(self, now: int) -> None:
+        heads = tuple(
+            Head(i, p.queue[0].issued, self.pass_parts[p.queue[0].next])
+            for i, p in enumerate(self.pairs)
+            if p.queue and not p.held
+        )
+        if not heads:
+            return
+        state = ArbiterState(
+            tuple(p.held for p in self.pairs),
+            tuple(free <= now for free in self.port_free_at),
+            self.favor,
+        )
+        decision = grant(heads, state, self.hw)
+        self.favor = decision.favor
+        for index, port in decision.granted:
+            pair = self.pairs[index]
+            instr = pair.queue[0]
+            k = instr.next
+            cycles = self.pass_cycles[k]
+            pair.busy_until = self.port_free_at[port] = now + cycles
+            pair.held, pair.port = self.pass_parts[k], port
+            self.port_busy[port] += cycles
+            if self.record:
+                self.log.append((now, index, port, instr, k, "granted"))
+            instr.next += 1
+            if instr.next == instr.end:
+                pair.queue.popleft()
+                self.complete(instr.warp, now + cycles + self.latency)
+        for index in decision.stalled:
+            self.stalls[index] += 1
+            if self.record:
+                instr = self.pairs[index].queue[0]
+                self.log.append((now, index, -1, instr, instr.next, "stalled"))
+
+    def events(self) -> pd.DataFrame:
+        pairs, ports = self.hw.pair_names, self.hw.ports.names
+        rows = [
+            (
+                cycle,
+                pairs[pair],
+                ports[port] if port >= 0 else "",
+                instr.warp,
+                instr.row,
+                self.op_names[instr.row],
+                self.pass_index[k],
+                self.pass_parts[k],
+                self.pass_cycles[k],
+                status,
+            )
+            for cycle, pair, port, instr, k, status in self.log
+        ]
+        return pd.DataFrame(rows, columns=list(EVENT_COLUMNS))
+
+
+def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False) -> Result:
+    """Simulate ``trace`` (already validated) on ``hw``; see ``wgpsim.engine.simulate``."""
+    env = simpy.Environment()
+    lds = Lds(env, trace, hw, record_events)
+    barrier = _Barrier(env, trace.num_warps, hw.timing.barrier_latency)
+    jitter = _jitter(len(trace), hw, seed)
+    clocks: list[tuple[int, str, int]] = []
+    finished = [False] * trace.num_warps
+    ops, args = trace.op.tolist(), trace.arg.tolist()
+    rows_of = [np.flatnonzero(trace.warp == w).tolist() for w in range(trace.num_warps)]
+
+    def warp_process(warp: _Warp):
+        for row in rows_of[warp.id]:
+            op = ops[row]
+            if op < NUM_LDS_OPS:
+                if jitter is not None and jitter[row]:
+                    yield env.timeout(jitter[row])
+                yield lds.request(warp, row)
+            elif op == WAIT_DS:
+                done = lds.wait(warp, args[row])
+                if done is not None:
+                    yield done
+            elif op == BARRIER:
+                yield barrier.arrive()
+            elif op == CLOCK:
+                clocks.append((warp.id, trace.labels[args[row]], int(env.now)))
+                yield env.timeout(hw.timing.clock_latency)
+            elif op == DELAY and args[row]:
+                yield env.timeout(args[row])
+        finished[warp.id] = True
+
+    for warp in lds.warps:
+        env.process(warp_process(warp))
+    env.run()
+    if not all(finished):
+        stuck = [w for w, ok in enumerate(finished) if not ok]
+        raise TraceError(
+            f"warps {stuck} never finished (a barrier or wait_ds that cannot complete)"
+        )
+    return _result(trace, hw, lds, clocks, int(env.now), seed, record_events)
+
+
+def _jitter(n: int, hw: HardwareConfig, seed: int) -> list[int] | None:
+    """Drift model ``uniform``: per trace row, 0..jitter_cycles extra cycles before issue."""
+    if hw.drift.model != "uniform" or hw.drift.jitter_cycles == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, hw.drift.jitter_cycles + 1, size=n).tolist()
+
+
+def instruction_counts(trace) -> dict[str, int]:
+    """Instructions by kind: ``load``/``store``/``load_tr`` for LDS ops, the op name otherwise."""
+    counts: dict[str, int] = {}
+    codes, freq = np.unique(trace.op, return_counts=True)
+    for code, count in zip(codes.tolist(), freq.tolist(), strict=True):
+        name = OPS[code]
+        kind = INSTRUCTIONS[name].kind if name in INSTRUCTIONS else name
+        counts[kind] = counts.get(kind, 0) + count
+    return counts
+
+
+def partition_accesses(table, hw: HardwareConfig) -> tuple[int, ...]:
+    """Passes touching each physical partition."""
+    masks = table.partitions
+    return tuple(int(((masks >> p) & 1).sum()) for p in range(hw.partitions.count))
+
+
+def _result(trace, hw, lds: Lds, clocks, now: int, seed: int, record: bool) -> Result:
+    table = lds.table
+    return Result(
+        clocks=pd.DataFrame(clocks, columns=list(CLOCK_COLUMNS)).astype(
+            {"warp": "int64", "cycle": "int64"}
+        ),
+        total_cycles=now,
+        bytes=int(table.bytes.sum()),
+        passes=len(table),
+        bank_cycles=int(table.bank_cycles.sum()),
+        port_busy_cycles=dict(zip(hw.ports.names, lds.port_busy, strict=True)),
+        partition_stall_cycles=dict(zip(hw.pair_names, lds.stalls, strict=True)),
+        partition_accesses=partition_accesses(table, hw),
+        instructions=instruction_counts(trace),
+        engine="des",
+        seed=seed,
+        hardware=hw.name,
+        event_log=lds.events() if record else None,
+    )
