@@ -1,0 +1,218 @@
+"""Trace files: JSONL and Parquet round trips, the base/stride form, hand-written files."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wgpsim.errors import TraceError
+from wgpsim.trace import (
+    OPS,
+    Trace,
+    TraceBuilder,
+    random_trace,
+    read_jsonl,
+    read_parquet,
+    read_trace,
+    write_jsonl,
+    write_parquet,
+    write_trace,
+)
+
+LANES = 32
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "traces"
+
+
+def records(path):
+    return [json.loads(line) for line in path.read_text().splitlines() if line and line[0] != "#"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), suffix=st.sampled_from([".jsonl", ".parquet"]))
+def test_random_traces_round_trip_exactly(tmp_path_factory, seed, suffix):
+    trace = random_trace(np.random.default_rng(seed))
+    path = tmp_path_factory.mktemp("rt") / f"t{suffix}"
+    write_trace(trace, path)
+    assert read_trace(path) == trace
+
+
+def test_empty_and_warpless_traces_round_trip(tmp_path):
+    empty = TraceBuilder(3).build()
+    for suffix in (".jsonl", ".parquet"):
+        write_trace(empty, tmp_path / f"e{suffix}")
+        back = read_trace(tmp_path / f"e{suffix}")
+        assert back == empty and back.num_warps == 3
+
+
+def test_unused_labels_and_label_order_survive(tmp_path):
+    b = TraceBuilder(1)
+    b.clock(0, "b")
+    b.clock(0, "a")
+    t = b.build()
+    t = Trace(t.warp, t.op, t.arg, t.addr, ("b", "a", "unused"), 1)
+    for suffix in (".jsonl", ".parquet"):
+        write_trace(t, tmp_path / f"l{suffix}")
+        assert read_trace(tmp_path / f"l{suffix}").labels == ("b", "a", "unused")
+
+
+def test_jsonl_uses_base_stride_only_for_full_progressions(tmp_path):
+    b = TraceBuilder(1)
+    b.load(0, "ds_load_b128", np.arange(LANES) * 16 + 1024)  # progression
+    b.load(0, "ds_load_b32", np.full(LANES, 64))  # stride 0: a broadcast
+    partial = list(np.arange(LANES) * 4)
+    partial[31] = None
+    b.load(0, "ds_load_b32", partial)  # an inactive lane: the list form
+    scattered = np.arange(LANES) * 4
+    scattered[[0, 1]] = scattered[[1, 0]]
+    b.load(0, "ds_load_b32", scattered)
+    t = b.build()
+    path = write_jsonl(t, tmp_path / "t.jsonl")
+    addrs = [r["addr"] for r in records(path) if "addr" in r]
+    assert addrs[0] == {"base": 1024, "stride": 16}
+    assert addrs[1] == {"base": 64, "stride": 0}
+    assert addrs[2] == [4 * i for i in range(31)] + [None]
+    assert addrs[3] == scattered.tolist()
+    assert read_jsonl(path) == t
+
+
+def test_base_stride_reads_as_lane_addresses(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"warp": 0, "op": "ds_load_b64", "addr": {"base": 256, "stride": 24}}\n')
+    t = read_jsonl(path)
+    assert t.addr[0].tolist() == [256 + lane * 24 for lane in range(LANES)]
+
+
+def test_jsonl_writes_every_warp_barrier_compactly(tmp_path):
+    b = TraceBuilder(3)
+    b.barrier([0, 2])
+    b.barrier()  # all warps, in warp order: one line
+    b.barrier([2, 1, 0])  # out of order: one line per warp
+    b.barrier([0, 1])
+    b.barrier([2])  # with the previous: warps 0, 1, 2 in order, one line again
+    b.barrier([1])
+    t = b.build()
+    barriers = [
+        r for r in records(write_jsonl(t, tmp_path / "t.jsonl")) if r.get("op") == "barrier"
+    ]
+    assert [r.get("warp") for r in barriers] == [0, 2, None, 2, 1, 0, None, 1]
+    assert read_jsonl(tmp_path / "t.jsonl") == t
+
+
+def test_jsonl_header_and_comments(tmp_path):
+    path = write_jsonl(TraceBuilder(5).build(), tmp_path / "t.jsonl")
+    lines = path.read_text().splitlines()
+    assert lines[0].startswith("#")
+    assert json.loads(lines[1]) == {"num_warps": 5, "labels": []}
+
+
+def test_hand_written_file_without_header(tmp_path):
+    path = tmp_path / "hand.jsonl"
+    path.write_text(
+        "# comment\n\n"
+        '{"op": "barrier"}\n'
+        '{"warp": 2, "op": "clock", "label": "start"}\n'
+        '   \n'
+        '{"warp": 2, "op": "ds_load_u8", "addr": [0, 1, 2, null, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31]}\n'
+        '{"warp": 1, "op": "delay", "cycles": 10}\n'
+        '{"op": "barrier"}\n'
+    )  # fmt: skip
+    t = read_trace(path)
+    assert t.num_warps == 3  # largest warp + 1
+    assert [OPS[c] for c in t.op[:3]] == ["barrier"] * 3 and t.warp[:3].tolist() == [0, 1, 2]
+    assert t.addr[4, 3] == -1 and t.lds_bytes() == 31
+    assert t.labels == ("start",)
+
+
+def test_parquet_schema(tmp_path):
+    t = random_trace(np.random.default_rng(1), num_warps=3)
+    path = write_parquet(t, tmp_path / "t.parquet")
+    table = pq.read_table(path)
+    assert table.column_names == ["warp", "op", "arg", "addr"]
+    addr_type = table.schema.field("addr").type
+    assert pa.types.is_fixed_size_list(addr_type) and addr_type.list_size == LANES
+    assert addr_type.value_type == pa.int32()
+    assert table.column("op").to_pylist() == [OPS[c] for c in t.op]
+    meta = table.schema.metadata
+    assert meta[b"wgpsim.num_warps"] == b"3"
+    assert json.loads(meta[b"wgpsim.labels"]) == list(t.labels)
+
+
+def test_parquet_errors(tmp_path):
+    t = random_trace(np.random.default_rng(2), num_warps=2)
+    table = pq.read_table(write_parquet(t, tmp_path / "t.parquet"))
+    pq.write_table(table.drop_columns(["arg"]), tmp_path / "no_arg.parquet")
+    with pytest.raises(
+        TraceError, match=r"no_arg.parquet: column 'arg' missing \(expected warp, op, arg, addr\)"
+    ):
+        read_parquet(tmp_path / "no_arg.parquet")
+    (tmp_path / "junk.parquet").write_text("not parquet")
+    with pytest.raises(TraceError, match=r"junk.parquet: not a readable Parquet file"):
+        read_parquet(tmp_path / "junk.parquet")
+
+
+def test_parquet_reader_validates_with_row(tmp_path):
+    b = TraceBuilder(1)
+    b.delay(0, 1)
+    b.load(0, "ds_load_b128", np.arange(LANES) * 16 + 65536)
+    path = write_parquet(b.build(), tmp_path / "t.parquet")
+    with pytest.raises(
+        TraceError,
+        match=r"t.parquet: row 1 \(warp 0, ds_load_b128\): field 'addr': .*outside the LDS",
+    ):
+        read_parquet(path, lds_bytes=65536)
+
+
+def test_unknown_suffix(tmp_path):
+    with pytest.raises(
+        TraceError, match=r"t.csv: unknown trace format '.csv' \(valid: .jsonl, .parquet\)"
+    ):
+        read_trace(tmp_path / "t.csv")
+    with pytest.raises(TraceError, match=r"unknown trace format"):
+        write_trace(TraceBuilder(1).build(), tmp_path / "t.txt")
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_writes_are_atomic(tmp_path, suffix, monkeypatch):
+    path = tmp_path / f"t{suffix}"
+    good = random_trace(np.random.default_rng(3))
+    write_trace(good, path)
+
+    class Boom(RuntimeError):
+        pass
+
+    def boom(*args, **kwargs):
+        raise Boom
+
+    import wgpsim.trace.io as trace_io
+
+    monkeypatch.setattr(trace_io, "_jsonl_lines", boom)
+    monkeypatch.setattr(trace_io.pq, "write_table", boom)
+    with pytest.raises(Boom):
+        write_trace(random_trace(np.random.default_rng(4)), path)
+    monkeypatch.undo()
+    assert read_trace(path) == good  # the old file is intact
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary left behind
+
+
+@pytest.mark.parametrize("name", ["two_pairs_conflict", "two_pairs_separate", "bank_conflict"])
+def test_example_traces_load_and_round_trip(tmp_path, name):
+    t = read_trace(EXAMPLES / f"{name}.jsonl")
+    assert t.lds_bytes() > 0
+    for suffix in (".jsonl", ".parquet"):
+        assert read_trace(write_trace(t, tmp_path / f"{name}{suffix}")) == t
+
+
+def test_two_pairs_examples_differ_only_in_the_partition_of_warp_1():
+    conflict = read_trace(EXAMPLES / "two_pairs_conflict.jsonl")
+    separate = read_trace(EXAMPLES / "two_pairs_separate.jsonl")
+    lds = conflict.lds_mask()
+    partition = 1 << 16  # the seed's 64 KiB partitions
+    for t, warp1_partition in ((conflict, 0), (separate, 1)):
+        assert set((t.addr[lds & (t.warp == 0)] // partition).ravel().tolist()) == {0}
+        assert set((t.addr[lds & (t.warp == 1)] // partition).ravel().tolist()) == {warp1_partition}
+    assert np.array_equal(conflict.op, separate.op) and np.array_equal(conflict.warp, separate.warp)
