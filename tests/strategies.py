@@ -22,10 +22,9 @@ MAX_BITS = 5
 
 def subset(ri: RandInt, pool: Sequence[str], lo: int, hi: int) -> list[str]:
     """A random ordered subset of ``pool`` with lo..hi elements (pool order kept)."""
-    picked = [d for d in pool if ri(0, 1)]
-    while len(picked) < lo:
-        picked = [d for d in pool if d in picked or ri(0, 1)]
-    return picked[: max(lo, min(hi, len(picked)))]
+    left = list(pool)
+    picked = {left.pop(ri(0, len(left) - 1)) for _ in range(ri(lo, min(hi, len(pool))))}
+    return [d for d in pool if d in picked]
 
 
 def shuffled(ri: RandInt, items: Sequence[str]) -> list[str]:
