@@ -84,6 +84,10 @@ def as_bases(value: Sequence[Sequence[int]], what: str, field: str) -> Bases:
     return bases
 
 
+def _lists(bases: Bases) -> list[list[int]]:
+    return [list(b) for b in bases]
+
+
 def identity_standard_nd(in_dim: str, sizes: Sequence[int], order: Sequence[int]) -> LinearLayout:
     """Triton ``identityStandardND``: ``in_dim`` walks the dims fastest-first (``order[0]``)."""
     ll = LinearLayout.empty()
@@ -333,8 +337,12 @@ class AMDWMMALayout:
             return LinearLayout.from_bases(
                 {"register": self.reg_bases, "warp": self.warp_bases}, ["dim0", "dim1"]
             )
-        except LayoutError as err:
-            raise LayoutError(f"amd_wmma: ctaLayout must cover whole tiles: {err}") from None
+        except LayoutError:
+            raise LayoutError(
+                f"amd_wmma: ctaLayout {{register = {_lists(self.reg_bases)}, warp = "
+                f"{_lists(self.warp_bases)}}} must reach every tile of the grid it spans (it is "
+                "not surjective); add register bases for the tiles no warp reaches"
+            ) from None
 
     def tile_layout(self) -> LinearLayout:
         """One instruction (wave32): lanes 0-15 along N, lane 16 -> +8 along M, registers
