@@ -216,3 +216,27 @@ def test_two_pairs_examples_differ_only_in_the_partition_of_warp_1():
         assert set((t.addr[lds & (t.warp == 0)] // partition).ravel().tolist()) == {0}
         assert set((t.addr[lds & (t.warp == 1)] // partition).ravel().tolist()) == {warp1_partition}
     assert np.array_equal(conflict.op, separate.op) and np.array_equal(conflict.warp, separate.warp)
+
+
+def test_parquet_with_plain_string_ops_and_null_lanes(tmp_path):
+    # a Parquet file written by another tool: op as plain strings, inactive lanes as nulls
+    rows = [None] * 31 + [64]
+    table = pa.table(
+        {
+            "warp": pa.array([0, 0], pa.int32()),
+            "op": pa.array(["ds_load_b32", "wait_ds"]),
+            "arg": pa.array([0, 0], pa.int64()),
+            "addr": pa.array([rows, [None] * 32], pa.list_(pa.int32(), 32)),
+        }
+    )
+    pq.write_table(table, tmp_path / "other.parquet")
+    t = read_parquet(tmp_path / "other.parquet")
+    assert t.num_warps == 1 and t.labels == ()
+    assert [OPS[c] for c in t.op] == ["ds_load_b32", "wait_ds"]
+    assert t.addr[0].tolist() == [-1] * 31 + [64] and (t.addr[1] == -1).all()
+    bad = table.set_column(1, "op", pa.array(["ds_load_b32", "nop"]))
+    pq.write_table(bad, tmp_path / "bad.parquet")
+    with pytest.raises(
+        TraceError, match=r"bad.parquet: row 1: field 'op': unknown op 'nop' \(valid: ds_load_b32,"
+    ):
+        read_parquet(tmp_path / "bad.parquet")

@@ -240,3 +240,25 @@ def test_jsonl_barrier_some_warp_never_reaches(tmp_path):
     ):
         read_jsonl(path)
     read_jsonl(path, check=False)  # loads when asked not to check
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"num_warps": 0}, r"t.jsonl:3: field 'num_warps': 0 is too small \(expected >= 1\)"),
+        ({"num_warps": 1 << 20}, r"t.jsonl:3: field 'num_warps': 1048576 is too large \(at most 65536\)"),
+        ({"num_warps": 2, "lds": 5}, r"t.jsonl:3: field 'lds': not a header field \(valid: num_warps, labels\)"),
+        ({"num_warps": 2, "labels": "start"}, r"t.jsonl:3: field 'labels': expected a list"),
+    ],
+)  # fmt: skip
+def test_jsonl_header_errors(tmp_path, record, message):
+    with pytest.raises(TraceError, match=message):
+        read_jsonl(write_lines(tmp_path, [record]))
+
+
+def test_jsonl_huge_warp_id_is_refused_before_expanding_barriers(tmp_path):
+    path = write_lines(tmp_path, [{"op": "barrier"}, {"warp": 10**12, "op": "barrier"}])
+    with pytest.raises(
+        TraceError, match=r"t.jsonl:4: field 'warp': 1000000000000 is too large \(at most 65535\)"
+    ):
+        read_jsonl(path)

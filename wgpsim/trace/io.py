@@ -60,6 +60,8 @@ from wgpsim.trace.validate import DEFAULT_LDS_BYTES, validate
 _INT32_MAX = int(np.iinfo(np.int32).max)
 _ARG_FIELD = {WAIT_DS: "n", DELAY: "cycles", CLOCK: "label"}
 _ALL_WARPS = -1  # marker for a barrier line without "warp"
+MAX_WARPS = 1 << 16
+"""Sanity bound on warp ids in a file (a format limit, far above any workgroup)."""
 
 
 def _fields(code: int) -> tuple[str, ...]:
@@ -68,11 +70,16 @@ def _fields(code: int) -> tuple[str, ...]:
     return ("warp", "op", _ARG_FIELD[code]) if code in _ARG_FIELD else ("warp", "op")
 
 
-def _int(value, where: str, field: str, minimum: int | None = None) -> int:
+def _int(
+    value, where: str, field: str, minimum: int | None = None, limit: int | None = None
+) -> int:
     if type(value) is not int:
         raise TraceError(f"{where}: field {field!r}: expected an integer, got {value!r}")
     if minimum is not None and value < minimum:
-        raise TraceError(f"{where}: field {field!r}: {value} is negative (expected >= {minimum})")
+        what = "negative" if value < 0 else "too small"
+        raise TraceError(f"{where}: field {field!r}: {value} is {what} (expected >= {minimum})")
+    if limit is not None and value > limit:
+        raise TraceError(f"{where}: field {field!r}: {value} is too large (at most {limit})")
     return value
 
 
@@ -142,7 +149,7 @@ def read_jsonl(
                     raise TraceError(
                         f"{where}: field {unknown[0]!r}: not a header field (valid: num_warps, labels)"
                     )
-                num_warps = _int(rec["num_warps"], where, "num_warps", 1)
+                num_warps = _int(rec["num_warps"], where, "num_warps", 1, MAX_WARPS)
                 if not isinstance(rec.get("labels", []), list):
                     raise TraceError(f"{where}: field 'labels': expected a list of clock labels")
                 for label in rec.get("labels", []):
@@ -164,7 +171,9 @@ def read_jsonl(
                     raise TraceError(
                         f"{where}: field {key!r} missing (required for {rec['op']}: {', '.join(allowed)})"
                     )
-            warp = _int(rec["warp"], where, "warp", 0) if "warp" in rec else _ALL_WARPS
+            warp = (
+                _int(rec["warp"], where, "warp", 0, MAX_WARPS - 1) if "warp" in rec else _ALL_WARPS
+            )
             arg = 0
             if code == CLOCK:
                 if not isinstance(rec["label"], str):
