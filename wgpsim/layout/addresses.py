@@ -1,0 +1,141 @@
+"""The bridge from layouts to LDS byte addresses: who reads which byte in a ``local_load``.
+
+Triton lowers ``local_load`` through ``cvt = dst.invert_and_compose(shared)``, which maps each
+destination (register, lane, warp) to the shared ``offset`` (and, for a partitioned layout, the
+``partition`` buffer) holding its element. The byte address is then
+``bases[partition] + pad(offset) * elem_bytes``. The seed's toy (32x8 bf16, one warp): lane l
+reads its 8 registers from offsets ``l + 32 r``.
+
+>>> dst = "#ttg.linear<{register = [[0, 1], [0, 2], [0, 4]], lane = [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], warp = [], block = []}>"
+>>> shared = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0, 1]}>"
+>>> conversion(dst, shared, (32, 8))
+LinearLayout(register=[[32, 0], [64, 0], [128, 0]], lane=[[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], warp=[], block=[], out_dims={"offset": 256, "block": 1})
+>>> local_load_addresses(dst, shared, (32, 8), 2)[0, 1].tolist()
+[2, 66, 130, 194, 258, 322, 386, 450]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from wgpsim.errors import LayoutError
+from wgpsim.layout.distributed import (
+    AMDWMMALayout,
+    BlockedLayout,
+    DistributedLinearLayout,
+    DotOperandLayout,
+)
+from wgpsim.layout.linear_layout import LinearLayout
+from wgpsim.layout.notation import parse_any, to_text
+from wgpsim.layout.shared import (
+    PaddedSharedLayout,
+    PartitionedSharedLayout,
+    SwizzledSharedLayout,
+)
+
+_DISTRIBUTED = (BlockedLayout, DistributedLinearLayout, AMDWMMALayout, DotOperandLayout)
+_SHARED = (SwizzledSharedLayout, PaddedSharedLayout, PartitionedSharedLayout)
+
+
+def _encodings(dst: Any, shared: Any) -> tuple[Any, Any]:
+    dst, shared = parse_any(dst), parse_any(shared)
+    if not isinstance(dst, _DISTRIBUTED):
+        raise LayoutError(f"dst {to_text(dst)}: must be a distributed (register) layout")
+    if not isinstance(shared, _SHARED):
+        raise LayoutError(f"shared {to_text(shared)}: must be a shared-memory layout")
+    return dst, shared
+
+
+def conversion(dst: Any, shared: Any, shape: Sequence[int]) -> LinearLayout:
+    """``cvt``: (register, lane, warp, block) -> (offset, block[, partition]) of a local_load."""
+    dst, shared = _encodings(dst, shared)
+    shared_ll = shared.to_linear_layout(shape)
+    if not shared_ll.is_surjective():
+        raise LayoutError(
+            f"shared {to_text(shared)}: does not hold every element of shape {list(shape)} "
+            "(its layout is not surjective), so some elements have no LDS offset"
+        )
+    return dst.to_linear_layout(shape).invert_and_compose(shared_ll)
+
+
+def element_offsets(
+    dst: Any, shared: Any, shape: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Unpadded element offset (and partition, or None) per ``[warp, lane, register]``."""
+    cvt = conversion(dst, shared, shape)
+    shape3 = tuple(cvt.in_dim_size(d) for d in ("warp", "lane", "register"))
+    grid = np.ix_(*(np.arange(n) for n in shape3))
+    out = cvt.apply(dict(zip(("warp", "lane", "register"), grid, strict=True)))
+    offset = np.broadcast_to(out["offset"], shape3).astype(np.int64)
+    part = out.get("partition")
+    return offset, None if part is None else np.broadcast_to(part, shape3).astype(np.int64)
+
+
+def local_load_addresses(
+    dst: Any,
+    shared: Any,
+    shape: Sequence[int],
+    elem_bytes: int,
+    bases: int | Sequence[int] = 0,
+) -> np.ndarray:
+    """LDS byte address of every destination element, int64 ``[warp, lane, register]``.
+
+    ``bases``: the LDS byte address of the buffer (an int), or for a partitioned layout one
+    address per partition buffer (``wgpsim.hw.alloc.Allocation.offsets_of``). The seed's
+    microbenchmark, partitioned, with the buffers at 0 and 64 KiB: warp 1 reads row 1, which is
+    piece 1, i.e. the start of buffer 1.
+
+    >>> a = local_load_addresses("#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [1, 32], "
+    ...     "warpsPerCTA = [4, 1], order = [1, 0]}>", "#ttg.partitioned_shared<{numPartitions = 2, "
+    ...     "numGroups = 2, partitionDim = 0, partitionLayout = #ttg.swizzled_shared<{vec = 1, "
+    ...     "perPhase = 1, maxPhase = 1, order = [1, 0]}>}>", (4, 256), 2, [0, 65536])
+    >>> a[:, 0, 0].tolist()
+    [0, 65536, 512, 66048]
+    """
+    dst, shared = _encodings(dst, shared)
+    if elem_bytes not in (1, 2, 4, 8):
+        raise LayoutError(f"elem_bytes {elem_bytes}: must be 1, 2, 4 or 8")
+    offset, part = element_offsets(dst, shared, shape)
+    if isinstance(shared, PaddedSharedLayout | PartitionedSharedLayout):
+        offset = shared.pad(offset)
+    byte = offset * elem_bytes
+    base = np.asarray(bases, dtype=np.int64).reshape(-1)
+    if part is None:
+        if base.size != 1:
+            raise LayoutError(
+                f"bases {list(base)}: an unpartitioned layout has one buffer, give one base address"
+            )
+        return byte + base[0]
+    if base.size != shared.num_partitions:
+        raise LayoutError(
+            f"bases {list(base)}: the partitioned layout has {shared.num_partitions} buffers, "
+            f"give one base address per buffer (e.g. Allocation.offsets_of)"
+        )
+    return byte + base[part]
+
+
+def conversion_table(
+    dst: Any, shared: Any, shape: Sequence[int], elem_bytes: int | None = None
+) -> pd.DataFrame:
+    """One row per input basis of ``cvt`` (the seed's table): ``in_dim``, ``input`` (1, 2, 4..),
+    ``offset`` (element, before padding), ``partition`` if partitioned, ``bytes`` if
+    ``elem_bytes`` is given. Broadcast (zero) bases are rows too.
+    """
+    cvt = conversion(dst, shared, shape)
+    rows = []
+    for d in ("register", "lane", "warp"):
+        for k, b in enumerate(cvt.get_bases(d)):
+            row = dict(zip(cvt.out_dim_names, b, strict=True))
+            entry: dict[str, Any] = {"in_dim": d, "input": 1 << k, "offset": row["offset"]}
+            if "partition" in row:
+                entry["partition"] = row["partition"]
+            if elem_bytes is not None:
+                entry["bytes"] = row["offset"] * elem_bytes
+            rows.append(entry)
+    columns = ["in_dim", "input", "offset"]
+    columns += [c for c in ("partition", "bytes") if any(c in r for r in rows)]
+    return pd.DataFrame(rows, columns=columns)
