@@ -151,42 +151,16 @@ class LayoutAlgebra:
         if not a_lay.is_surjective():
             raise LayoutError(f"invert_and_compose: the outer layout must be surjective: {outer!r}")
         ident = [d for d in a_lay.in_dim_names if _is_identity_dim(a_lay, b_lay, d)]
-        a_dims = [d for d in a_lay.in_dim_names if d not in ident]
-        b_dims = [d for d in b_lay.in_dim_names if d not in ident]
-        a_red, b_red = a_lay.sublayout(a_dims, outs), b_lay.sublayout(b_dims, outs)
-        b_rows, rows = [], iter(b_red.matrix_rows())
-        for o in outs:  # B's out bits aligned under A's
-            b_rows += [
-                next(rows) if r < b_lay.out_dim_bits(o) else 0 for r in range(a_lay.out_dim_bits(o))
-            ]
-        sol = iter(gf2.lstsq(a_red.matrix_rows(), b_rows, a_red.total_in_bits, b_red.total_in_bits))
-        offsets, c = {}, 0
-        for d in a_dims:
-            offsets[d] = c
-            c += a_lay.num_bases(d)
-        out_names = a_lay.in_dim_names
-
-        def split(flat: int) -> list[int]:
-            return [
-                (flat >> offsets[o]) & (a_lay.in_dim_size(o) - 1) if o in offsets else 0
-                for o in out_names
-            ]
-
-        bases = []
-        for d in b_lay.in_dim_names:
-            if d in ident:
-                bases.append(
-                    (
-                        d,
-                        [
-                            [(1 << k) if o == d else 0 for o in out_names]
-                            for k in range(b_lay.num_bases(d))
-                        ],
-                    )
-                )
-            else:
-                bases.append((d, [split(next(sol)) for _ in range(b_lay.num_bases(d))]))
-        return self._new(bases, [(o, a_lay.in_dim_size(o)) for o in out_names])
+        a_red = a_lay.sublayout([d for d in a_lay.in_dim_names if d not in ident], outs)
+        b_red = b_lay.sublayout([d for d in b_lay.in_dim_names if d not in ident], outs)
+        b_rows = _rows_aligned_under(b_red, a_lay)
+        flat = gf2.lstsq(a_red.matrix_rows(), b_rows, a_red.total_in_bits, b_red.total_in_bits)
+        ret = self._new([("in", [[v] for v in flat])], [("out", a_red.total_in_size)])
+        ret = ret.reshape_ins([(d, b_red.in_dim_size(d)) for d in b_red.in_dim_names])
+        ret = ret.reshape_outs([(d, a_red.in_dim_size(d)) for d in a_red.in_dim_names])
+        for d in ident:
+            ret = ret * type(self).identity_1d(a_lay.in_dim_size(d), d, d)
+        return ret.transpose_ins(b_lay.in_dim_names).transpose_outs(a_lay.in_dim_names)
 
     def pseudoinvert(self: LinearLayout) -> LinearLayout:
         """A right inverse P: self(P(y)) == y for every output y (earliest input when several).
@@ -405,6 +379,14 @@ def _is_identity_dim(a: LinearLayout, b: LinearLayout, d: str) -> bool:
         if mine & others:
             return False
     return True
+
+
+def _rows_aligned_under(b: LinearLayout, a: LinearLayout) -> list[int]:
+    """B's matrix rows placed under A's out bits (B's out dims may be smaller; same order)."""
+    rows, it = [], iter(b.matrix_rows())
+    for o in a.out_dim_names:
+        rows += [next(it) if r < b.out_dim_bits(o) else 0 for r in range(a.out_dim_bits(o))]
+    return rows
 
 
 def _divide(a: LinearLayout, t: LinearLayout, left: bool) -> LinearLayout | None:
