@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
+
 import numpy as np
 import pytest
 import strategies as S
@@ -207,6 +210,13 @@ def test_equality_is_triton_equality():
     assert a == LL.identity_1d(2, "lane", "o")
     assert a != LL(lane=[[1]], out_dims={"o": 4})  # out sizes count
     assert hash(a) == hash(LL.identity_1d(2, "lane", "o"))
+
+
+def test_value_semantics():
+    cvt = SEED_DST.invert_and_compose(SEED_SHARED)
+    assert pickle.loads(pickle.dumps(cvt)) == cvt
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cvt.bases = ()  # type: ignore[misc]
 
 
 def test_repr_round_trip_and_table():

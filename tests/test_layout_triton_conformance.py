@@ -59,6 +59,30 @@ def test_queries_apply_and_matrix():
     assert run_cases(4000, 1, case) == 4000
 
 
+def test_constructors():
+    """identity_1d, zeros_1d, strided_1d and from_bases with inferred out sizes."""
+    n = 0
+    for size in (1, 2, 4, 8, 32):
+        for stride in (1, 2, 8):
+            n += 1
+            got = LinearLayout.strided_1d(size, stride, "i", "o")
+            assert got == from_triton(TL.strided_1d(size, stride, "i", "o"))
+        assert LinearLayout.identity_1d(size, "i", "o") == from_triton(
+            TL.identity_1d(size, "i", "o")
+        )
+        for out_size in (1, 4):
+            z = LinearLayout.zeros_1d(size, "i", "o", out_size)
+            assert z == from_triton(TL.zeros_1d(size, "i", "o", out_size))
+
+    def case(ri):
+        lay = S.surjective_layout(ri)
+        bases = [(d, [list(b) for b in bs]) for d, bs in lay.bases]
+        want = from_triton(TL.from_bases(bases, list(lay.out_dim_names)))
+        assert LinearLayout.from_bases(bases, lay.out_dim_names) == want, lay
+
+    assert n + run_cases(1000, 6, case) == 1015
+
+
 def test_product():
     def case(ri):
         ins = S.shuffled(ri, S.IN_POOL)  # one global order: common dims agree
