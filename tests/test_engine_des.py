@@ -305,3 +305,22 @@ def test_invariants_on_random_traces(ops):
     # a warp's passes are granted in program order
     for _, g in granted.groupby("warp"):
         assert list(g["row"]) == sorted(g["row"])
+
+
+def test_static_bank_table_agrees_with_the_engine():
+    from wgpsim.analysis.banks import bank_summary, bank_table
+
+    tr = burst_trace({0: 0, 1: P}, 6, lane_addr=32 * LANES)
+    r = simulate(tr, HW)
+    t = bank_table(tr, HW)
+    assert len(t) == 12 and (t.passes == 2).all() and (t.max_bank_cycles == 2).all()
+    s = bank_summary(tr, HW)
+    assert (s["passes"], s["bank_cycles"], s["bank_conflict_cycles"], s["bytes"]) == (
+        r.passes,
+        r.bank_cycles,
+        r.bank_conflict_cycles,
+        r.bytes,
+    )
+    assert s["conflicts_per_access"] == pytest.approx(1.0)
+    per_pass = bank_table(tr, HW, per_pass=True)
+    assert len(per_pass) == r.passes and set(per_pass.lanes) == {16}

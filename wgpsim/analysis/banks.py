@@ -1,0 +1,94 @@
+"""Static bank analysis: bank cycles and conflicts of every LDS instruction, without simulating.
+
+Bank conflicts are a property of one instruction (seed, Note in Part II: "threads within a warp
+run in lockstep, so bank conflicts are countable"), so they need no timing. The counters match
+the profiler's (anchors 4.3): ``bank_cycles`` sums to SQ_LDS_IDX_ACTIVE's analogue and
+``bank_conflict_cycles`` (cycles beyond one per pass) to SQ_LDS_BANK_CONFLICT's.
+
+>>> from wgpsim.trace import TraceBuilder
+>>> from wgpsim.hw import load_hardware
+>>> b = TraceBuilder(1)
+>>> b.load(0, "ds_load_b128", 16 * np.arange(32))   # the seed's load: conflict-free
+>>> b.load(0, "ds_load_b32", 256 * np.arange(32))   # every lane in bank 0
+>>> bank_table(b.build(), load_hardware())[["instruction", "passes", "bank_cycles", "bank_conflict_cycles"]]
+   instruction  passes  bank_cycles  bank_conflict_cycles
+0  ds_load_b128       2            2                     0
+1   ds_load_b32       1           32                    31
+>>> bank_summary(b.build(), load_hardware())["conflicts_per_access"]
+10.333...
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.hw.rules import pass_table
+from wgpsim.trace.instructions import NUM_LDS_OPS, OPS
+
+COLUMNS = (
+    "row",
+    "warp",
+    "instruction",
+    "passes",
+    "bytes",
+    "bank_cycles",
+    "bank_conflict_cycles",
+    "max_bank_cycles",
+    "partitions",
+)
+
+
+def bank_table(trace, hw: HardwareConfig | None = None, *, per_pass: bool = False) -> pd.DataFrame:
+    """One row per LDS instruction (or per pass with ``per_pass``): its passes, bytes, bank
+    cycles, conflict cycles, slowest pass and the partitions it touches (bitmask)."""
+    hw = load_hardware() if hw is None else hw
+    lds_rows = np.flatnonzero(trace.op < NUM_LDS_OPS)
+    table = pass_table(trace.op[lds_rows], trace.addr[lds_rows], hw)
+    rows = lds_rows[table.row]
+    passes = pd.DataFrame(
+        {
+            "row": rows,
+            "warp": trace.warp[rows].astype(np.int64),
+            "instruction": [OPS[c] for c in trace.op[rows]],
+            "pass_index": table.index,
+            "lanes": [bin(int(m)).count("1") for m in table.lane_mask],
+            "bytes": table.bytes,
+            "bank_cycles": table.bank_cycles,
+            "bank_conflict_cycles": table.bank_cycles - 1,
+            "partitions": table.partitions,
+        }
+    )
+    if per_pass:
+        return passes
+    grouped = passes.groupby("row", sort=True)
+    out = grouped.agg(
+        warp=("warp", "first"),
+        instruction=("instruction", "first"),
+        passes=("pass_index", "size"),
+        bytes=("bytes", "sum"),
+        bank_cycles=("bank_cycles", "sum"),
+        bank_conflict_cycles=("bank_conflict_cycles", "sum"),
+        max_bank_cycles=("bank_cycles", "max"),
+        partitions=("partitions", lambda m: int(np.bitwise_or.reduce(m.to_numpy()))),
+    ).reset_index()
+    return out[list(COLUMNS)] if len(out) else pd.DataFrame(columns=list(COLUMNS))
+
+
+def bank_summary(trace, hw: HardwareConfig | None = None) -> pd.Series:
+    """Totals over the trace, with rocprof's Conflicts/Access = BC / (IDX - BC)."""
+    t = bank_table(trace, hw)
+    idx, bc = int(t["bank_cycles"].sum()), int(t["bank_conflict_cycles"].sum())
+    return pd.Series(
+        {
+            "instructions": len(t),
+            "passes": int(t["passes"].sum()),
+            "bytes": int(t["bytes"].sum()),
+            "bank_cycles": idx,
+            "bank_conflict_cycles": bc,
+            "conflicts_per_access": bc / (idx - bc) if idx > bc else 0.0,
+        },
+        dtype=object,
+        name="banks",
+    )
