@@ -24,6 +24,8 @@ layouts from old ones (product, compose, inversion, division, reshapes) are the 
 from __future__ import annotations
 
 import ast
+import json
+import keyword
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -46,6 +48,11 @@ def _is_pow2(n: int) -> bool:
 
 def _log2(n: int) -> int:
     return int(n).bit_length() - 1
+
+
+def _is_kwarg(name: str) -> bool:
+    """Can ``name`` be written as ``name=`` in the repr?"""
+    return name.isidentifier() and not keyword.iskeyword(name) and name not in ("bases", "out_dims")
 
 
 def _pairs(items: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -325,6 +332,8 @@ class LinearLayout(LayoutAlgebra):
     def apply(self, inputs: Mapping[str, Value]) -> dict[str, Value]:
         """L(x) = XOR of the bases of the set bits of x, per out dim; missing in dims are 0.
 
+        Each value must lie in [0, in_dim_size) (Triton would silently drop the high bits).
+
         Arrays broadcast together and give int64 arrays (vectorised over elements).
 
         >>> L = LinearLayout(warp=[[2, 1], [1, 0]], out_dims={"dim0": 4, "dim1": 2})
@@ -375,12 +384,11 @@ class LinearLayout(LayoutAlgebra):
 
     # ---------------------------------------------------------------- printing
     def __repr__(self) -> str:
-        outs = ", ".join(f'"{o}": {s}' for o, s in self.out_dims)
-        names = self.in_dim_names
-        if all(d.isidentifier() for d in names) and not {"bases", "out_dims"} & set(names):
+        outs = ", ".join(f"{json.dumps(o)}: {s}" for o, s in self.out_dims)
+        if all(_is_kwarg(d) for d in self.in_dim_names):
             ins = "".join(f"{d}={[list(b) for b in bs]}, " for d, bs in self.bases)
             return f"LinearLayout({ins}out_dims={{{outs}}})"
-        ins = ", ".join(f'("{d}", {[list(b) for b in bs]})' for d, bs in self.bases)
+        ins = ", ".join(f"({json.dumps(d)}, {[list(b) for b in bs]})" for d, bs in self.bases)
         return f"LinearLayout(bases=[{ins}], out_dims={{{outs}}})"
 
     def table(self) -> str:
