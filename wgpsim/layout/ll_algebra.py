@@ -190,8 +190,9 @@ class LayoutAlgebra:
     def divide_left(self: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
         """The Q with self == tile * Q, or None: tile must be the leading block of self.
 
-        >>> A = LinearLayout.identity_1d(8, "lane", "offset") * LinearLayout.identity_1d(4, "register", "offset")
-        >>> A.divide_left(LinearLayout.identity_1d(8, "lane", "offset"))
+        >>> lane8 = LinearLayout.identity_1d(8, "lane", "offset")
+        >>> A = lane8 * LinearLayout.identity_1d(4, "register", "offset")
+        >>> A.divide_left(lane8)
         LinearLayout(lane=[], register=[[1], [2]], out_dims={"offset": 4})
         >>> A.divide_left(LinearLayout.identity_1d(16, "lane", "offset")) is None
         True
@@ -201,8 +202,9 @@ class LayoutAlgebra:
     def divide_right(self: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
         """The Q with self == Q * tile, or None: tile must be the trailing block of self.
 
-        >>> A = LinearLayout.identity_1d(8, "lane", "offset") * LinearLayout.identity_1d(4, "register", "offset")
-        >>> A.divide_right(LinearLayout.identity_1d(4, "register", "offset"))
+        >>> reg4 = LinearLayout.identity_1d(4, "register", "offset")
+        >>> A = LinearLayout.identity_1d(8, "lane", "offset") * reg4
+        >>> A.divide_right(reg4)
         LinearLayout(lane=[[1], [2], [4]], register=[], out_dims={"offset": 8})
         """
         return _divide(self, tile, left=False)
@@ -218,7 +220,8 @@ class LayoutAlgebra:
     ) -> LinearLayout:
         """Keep the listed dims (this layout's order, out sizes unchanged); dropped ins read 0.
 
-        >>> LinearLayout(warp=[[2, 1], [1, 0]], out_dims={"dim0": 4, "dim1": 2}).sublayout(["warp"], ["dim1"])
+        >>> W = LinearLayout(warp=[[2, 1], [1, 0]], out_dims={"dim0": 4, "dim1": 2})
+        >>> W.sublayout(["warp"], ["dim1"])
         LinearLayout(warp=[[1], [0]], out_dims={"dim1": 2})
         """
         ins, outs = set(in_dims), set(out_dims)
@@ -231,7 +234,8 @@ class LayoutAlgebra:
     def is_trivial_over(self: LinearLayout, dims: Iterable[str]) -> bool:
         """True iff self acts as the identity on ``dims`` and keeps them apart from other dims.
 
-        >>> (LinearLayout.identity_1d(4, "lane", "offset") * LinearLayout.identity_1d(2, "block", "block")).is_trivial_over(["block"])
+        >>> L = LinearLayout.identity_1d(4, "lane", "offset")
+        >>> (L * LinearLayout.identity_1d(2, "block", "block")).is_trivial_over(["block"])
         True
         """
         dims = list(dims)
@@ -404,19 +408,13 @@ def _divide(a: LinearLayout, t: LinearLayout, left: bool) -> LinearLayout | None
         n_t = t.num_bases(d) if t.has_in_dim(d) else 0
         if n_t > len(bs):
             return None
-        q_part = bs[n_t:] if left else bs[: len(bs) - n_t]
         if left:  # the high part is q shifted up by t's out sizes
-            q_bases.append(
-                (
-                    d,
-                    [
-                        [v // t_size[o] for v, o in zip(b, a.out_dim_names, strict=True)]
-                        for b in q_part
-                    ],
-                )
-            )
+            part = [
+                [v // t_size[o] for v, o in zip(b, a.out_dim_names, strict=True)] for b in bs[n_t:]
+            ]
         else:
-            q_bases.append((d, [list(b) for b in q_part]))
+            part = [list(b) for b in bs[: len(bs) - n_t]]
+        q_bases.append((d, part))
     try:
         q = a._new(q_bases, [(o, q_size[o]) for o in a.out_dim_names])
         return q if (t * q if left else q * t) == a else None
