@@ -77,6 +77,7 @@ class Lowering:
     addresses: np.ndarray = field(repr=False)
     registers: np.ndarray = field(repr=False)
     broadcast_mask: int = 0
+    dst_layout: LinearLayout | None = field(default=None, repr=False)
 
     @property
     def transposed(self) -> bool:
@@ -131,6 +132,25 @@ class Lowering:
             out[:, :, self.registers[k]] = vals
         source = np.arange(self.num_registers) & ~self.broadcast_mask
         return out[:, :, source]
+
+    def sources(self, k: int = 0, warp: int = 0) -> dict[str, np.ndarray]:
+        """Who moves what in instruction ``k`` of ``warp``, one entry per (lane, element):
+        ``dim0``/``dim1``... tensor coordinates, destination ``lane``/``register`` (the
+        instruction's element index), and ``source_lane`` whose LDS read supplied it."""
+        if self.dst_layout is None:
+            raise LayoutError("sources: this Lowering was built without its dst layout")
+        lane = np.arange(LANES)[:, None]
+        elem = np.arange(self.vector_elems)[None, :]
+        reg = np.broadcast_to(self.registers[k][None, :], (LANES, self.vector_elems))
+        ins = {"register": reg, "lane": lane, "warp": warp, "block": 0}
+        out = self.dst_layout.apply({d: ins[d] for d in self.dst_layout.in_dim_names})
+        shape = (LANES, self.vector_elems)
+        res = {d: np.broadcast_to(v, shape) for d, v in out.items()}
+        src = transposed_load_for(self.elem_bits).source_lanes() if self.transposed else None
+        res["lane"] = np.broadcast_to(lane, shape)
+        res["register"] = np.broadcast_to(elem, shape)
+        res["source_lane"] = src if src is not None else res["lane"]
+        return res
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (no addresses)."""
@@ -366,7 +386,8 @@ def lower(
     shape = _shape(shape)
     elem_bits = dtype_bits(dtype) if isinstance(dtype, str) else int(dtype)
     shared_enc, dst_enc = _parse(shared), _parse(dst)
-    cvt = _cvt(_linear(dst_enc, shape), _linear(shared_enc, shape))
+    dst_ll = _linear(dst_enc, shape)
+    cvt = _cvt(dst_ll, _linear(shared_enc, shape))
     if num_warps is not None and num_warps != cvt.in_dim_size("warp"):
         raise LayoutError(
             f"num_warps {num_warps}: the dst layout spans {cvt.in_dim_size('warp')} warps"
@@ -383,7 +404,7 @@ def lower(
         plan = _plan_transposed(cvt, transposed_load_for(elem_bits), min_interval)
     if isinstance(plan, str):
         plan = _plan_plain(cvt, elem_bits, min_interval, plan, eligibility)
-    return _build(plan, cvt, shape, elem_bits, pad, bases)
+    return _build(plan, cvt, shape, elem_bits, pad, bases, dst_ll)
 
 
 def _element_addresses(
@@ -406,7 +427,7 @@ def _element_addresses(
     return offset * elem_bytes + base[np.broadcast_to(part, offset.shape) if base.size > 1 else 0]
 
 
-def _build(plan: _Plan, cvt, shape, elem_bits, pad, bases) -> Lowering:
+def _build(plan: _Plan, cvt, shape, elem_bits, pad, bases, dst_ll) -> Lowering:
     elem = _element_addresses(cvt, elem_bits // 8, pad, bases)
     full = list(range(cvt.num_bases("register")))
     # permuted position -> index in the (broadcast-free) register list -> register index
@@ -432,4 +453,5 @@ def _build(plan: _Plan, cvt, shape, elem_bits, pad, bases) -> Lowering:
         addresses=np.ascontiguousarray(addresses),
         registers=registers,
         broadcast_mask=mask,
+        dst_layout=dst_ll,
     )
