@@ -143,6 +143,38 @@ def test_upstream_partitioned_cases(case):
     assert result.size == total
 
 
+# The same layouts as Triton's test writes them, for wgpsim.layout's real classes.
+SWIZZLED_TEXT = "#ttg.swizzled_shared<{vec = 2, perPhase = 2, maxPhase = 4, order = [1, 0]}>"
+PADDED_TEXT = "#ttg.padded_shared<[256:+8] {order = [1, 0], shape = [16, 32]}>"
+
+
+def layout_text(layout) -> str:
+    if isinstance(layout, Partitioned):
+        return (
+            f"#ttg.partitioned_shared<{{numPartitions = {layout.num_partitions}, "
+            f"numGroups = {layout.num_groups}, partitionDim = {layout.partition_dim}, "
+            f"partitionLayout = {layout_text(layout.partition_layout)}}}>"
+        )
+    return PADDED_TEXT if isinstance(layout, Padded) else SWIZZLED_TEXT
+
+
+@pytest.mark.parametrize("case", sorted(UPSTREAM))
+def test_upstream_cases_with_wgpsim_layouts(case):
+    from wgpsim.layout.notation import parse
+    from wgpsim.layout.shared import PartitionedSharedLayout
+
+    allocs, expected, total = UPSTREAM[case]
+    real = [(name, parse(layout_text(lay)), shape, live) for name, lay, shape, live in allocs]
+    buffers = tensors(*real)
+    assert buffers == tensors(*allocs)
+    for _, lay, shape, _ in real:
+        if isinstance(lay, PartitionedSharedLayout):
+            assert lay.buffer_bytes(shape, F16) in {b.size for b in buffers}
+    result = allocate(buffers)
+    assert {name: result.offsets_of(name) for name in expected} == expected
+    assert result.size == total
+
+
 def test_buffer_sizes_follow_triton_piece_rule():
     # 64x32 f16 [256:+8]: 2104 elements padded, 4208 B, 1052 B per piece (not the 1040 B of a
     # padded piece).
