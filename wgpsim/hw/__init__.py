@@ -4,6 +4,26 @@
 plain functions (bank and partition of an address, passes of an instruction, the arbiter's grant).
 """
 
+from wgpsim.hw.alloc import (
+    Allocation,
+    Buffer,
+    allocate,
+    allocate_on,
+    padded_size,
+    partitioned_buffers,
+    tensor_buffers,
+)
 from wgpsim.hw.config import HardwareConfig, load_hardware, parse_overrides
 
-__all__ = ["HardwareConfig", "load_hardware", "parse_overrides"]
+__all__ = [
+    "Allocation",
+    "Buffer",
+    "HardwareConfig",
+    "allocate",
+    "allocate_on",
+    "load_hardware",
+    "padded_size",
+    "parse_overrides",
+    "partitioned_buffers",
+    "tensor_buffers",
+]
