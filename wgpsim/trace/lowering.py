@@ -58,13 +58,13 @@ PLAIN_LOADS = {
 """Plain load for a vector of ``v * elem_bits`` bits."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Lowering:
     """The lowering of one local_load: the decision, the reason, and every lane's address.
 
     ``addresses[w, k, s]`` is the byte address source lane ``s`` of warp ``w`` reads in its
     ``k``-th instruction; ``registers[k, e]`` is the destination register that element ``e``
-    of that instruction lands in (the same for every warp and lane).
+    of that instruction lands in (the same for every warp and lane). Both arrays are read-only.
     """
 
     instruction: str
@@ -442,6 +442,9 @@ def _build(plan: _Plan, cvt, shape, elem_bits, pad, bases, dst_ll) -> Lowering:
         regs = registers[:, plan.row_reg]  # [instr, source lane]
         addresses = elem[:, plan.row_lane[None, :], regs]
     mask = sum(1 << i for i in full if i not in plan.regs)
+    addresses = np.ascontiguousarray(addresses)
+    for arr in (addresses, registers):
+        arr.flags.writeable = False
     return Lowering(
         instruction=plan.instruction,
         vector_elems=plan.vector_elems,
@@ -450,7 +453,7 @@ def _build(plan: _Plan, cvt, shape, elem_bits, pad, bases, dst_ll) -> Lowering:
         cvt=cvt,
         shape=tuple(shape),
         elem_bits=elem_bits,
-        addresses=np.ascontiguousarray(addresses),
+        addresses=addresses,
         registers=registers,
         broadcast_mask=mask,
         dst_layout=dst_ll,
