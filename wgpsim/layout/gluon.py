@@ -1,0 +1,162 @@
+"""Interop with Triton's Gluon layout classes (only when ``triton`` is installed).
+
+``from_gluon`` turns a Gluon layout object (``triton.experimental.gluon.language`` and its AMD
+``cdna5``/``gfx1250`` module) into our encoding; ``to_gluon`` goes the other way, so a layout
+can be handed to Triton's own ``to_linear_layout`` (see ``gluon_linear_layout``).
+
+>>> lay = SwizzledSharedLayout(1, 1, 1, [0, 1])
+>>> if triton_available():
+...     assert from_gluon(to_gluon(lay)) == lay
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+from wgpsim.errors import LayoutError
+from wgpsim.layout.distributed import (
+    AMDWMMALayout,
+    BlockedLayout,
+    DistributedLinearLayout,
+    DotOperandLayout,
+)
+from wgpsim.layout.shared import (
+    PaddedSharedLayout,
+    PartitionedSharedLayout,
+    SwizzledSharedLayout,
+)
+
+TARGET = "gfx1250"
+
+
+def triton_available() -> bool:
+    return importlib.util.find_spec("triton") is not None
+
+
+def _modules() -> tuple[Any, Any, Any]:
+    if not triton_available():
+        raise LayoutError("Gluon interop needs triton (pip install 'wgpsim[triton]')")
+    import triton.experimental.gluon.language as gl
+    from triton.experimental.gluon.language import amd
+    from triton.experimental.gluon.language.amd import cdna5
+
+    return gl, amd, cdna5
+
+
+def _no_cga(obj: Any) -> None:
+    if getattr(obj, "cga_layout", None):
+        raise LayoutError(f"{type(obj).__name__}: cga_layout {obj.cga_layout}: one CTA is modelled")
+
+
+def from_gluon(obj: Any) -> Any:
+    """Our encoding equal to the Gluon layout ``obj``."""
+    name = type(obj).__name__
+    _no_cga(obj)
+    if name == "BlockedLayout":
+        return BlockedLayout(
+            obj.size_per_thread, obj.threads_per_warp, obj.warps_per_cta, obj.order
+        )
+    if name == "DistributedLinearLayout":
+        return DistributedLinearLayout(
+            obj.reg_bases, obj.lane_bases, obj.warp_bases, obj.block_bases
+        )
+    if name == "AMDWMMALayout":
+        if obj.rank != 2:
+            raise LayoutError(f"AMDWMMALayout: rank {obj.rank}: only rank 2 is modelled")
+        return AMDWMMALayout(
+            obj.version, obj.transposed, obj.warp_bases, obj.reg_bases or (), obj.instr_shape
+        )
+    if name == "DotOperandLayout":
+        return DotOperandLayout(obj.operand_index, from_gluon(obj.parent), obj.k_width)
+    if name == "SwizzledSharedLayout":
+        return SwizzledSharedLayout(obj.vec, obj.per_phase, obj.max_phase, obj.order)
+    if name == "PaddedSharedLayout":
+        return PaddedSharedLayout(
+            obj.interval_padding_pairs, shape=obj.shape, offset_bases=obj.offset_bases
+        )
+    if name == "PartitionedSharedLayout":
+        return PartitionedSharedLayout(
+            obj.num_partitions, obj.num_groups, obj.partition_dim, from_gluon(obj.partition_layout)
+        )
+    raise LayoutError(f"from_gluon: {name} is not a layout wgpsim models")
+
+
+def to_gluon(layout: Any) -> Any:
+    """The Gluon layout object equal to our encoding ``layout``."""
+    gl, amd, cdna5 = _modules()
+    if isinstance(layout, BlockedLayout):
+        return gl.BlockedLayout(
+            list(layout.size_per_thread),
+            list(layout.threads_per_warp),
+            list(layout.warps_per_cta),
+            list(layout.order),
+        )
+    if isinstance(layout, DistributedLinearLayout):
+        raise LayoutError("to_gluon: a linear layout needs its shape; use to_gluon_linear")
+    if isinstance(layout, AMDWMMALayout):
+        return amd.AMDWMMALayout(
+            layout.version,
+            layout.transposed,
+            _lists(layout.warp_bases),
+            _lists(layout.reg_bases),
+            list(layout.instr_shape),
+        )
+    if isinstance(layout, DotOperandLayout):
+        return gl.DotOperandLayout(layout.op_idx, to_gluon(layout.parent), layout.k_width)
+    if isinstance(layout, SwizzledSharedLayout):
+        return gl.SwizzledSharedLayout(
+            layout.vec, layout.per_phase, layout.max_phase, list(layout.order)
+        )
+    if isinstance(layout, PaddedSharedLayout):
+        ll = layout.linear_component()
+        return gl.PaddedSharedLayout(
+            [list(p) for p in layout.interval_padding_pairs],
+            _lists(ll.get_bases("offset")),
+            [],
+            list(layout.shape),
+        )
+    if isinstance(layout, PartitionedSharedLayout):
+        return cdna5.PartitionedSharedLayout(
+            layout.num_partitions,
+            layout.num_groups,
+            layout.partition_dim,
+            to_gluon(layout.partition_layout),
+        )
+    raise LayoutError(f"to_gluon: {type(layout).__name__} is not a layout encoding")
+
+
+def to_gluon_linear(layout: DistributedLinearLayout, shape: Any) -> Any:
+    """Gluon's ``DistributedLinearLayout`` for ``layout`` on ``shape``."""
+    gl, _, _ = _modules()
+    return gl.DistributedLinearLayout(
+        _lists(layout.register),
+        _lists(layout.lane),
+        _lists(layout.warp),
+        _lists(layout.block),
+        list(shape),
+    )
+
+
+def gluon_linear_layout(layout: Any, shape: Any) -> Any:
+    """Triton's own ``to_linear_layout`` of ``layout`` (ours or Gluon's) for ``target``.
+
+    Some conversions abort the process inside Triton 3.9.0 (e.g. swizzled WMMA ctaLayouts,
+    padded layouts); call this in a child process when that can happen.
+    """
+    from triton._C.libtriton import amd as amd_ir
+    from triton._C.libtriton import gluon_ir, ir
+
+    if isinstance(layout, DistributedLinearLayout):
+        layout = to_gluon_linear(layout, shape)
+    elif type(layout).__module__.startswith("wgpsim"):
+        layout = to_gluon(layout)
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    amd_ir.load_dialects(ctx)
+    builder = gluon_ir.GluonOpBuilder(ctx, TARGET)
+    return builder.to_linear_layout(layout._to_ir(builder), list(shape))
+
+
+def _lists(bases: Any) -> list[list[int]]:
+    return [list(b) for b in bases]
