@@ -173,7 +173,7 @@ def test_registry_runs_a_new_kind_and_writes(tmp_path):
         ["results.csv", "results.parquet", "extra.csv", "extra.parquet"]
     )
     assert pd.read_parquet(tmp_path / "out" / "results.parquet")["sq"].tolist() == [0, 1, 4]
-    with pytest.raises(ConfigError, match="<config>: field 'm': unknown field; did you mean 'n'"):
+    with pytest.raises(ConfigError, match="<config>: field 'm': unknown field; valid: kind, n"):
         run_experiment({"kind": "test_echo", "m": 1})
 
 

@@ -1,1 +1,167 @@
-"""See docs/DESIGN.md for what this layer holds."""
+"""Experiments run from YAML: each ``kind`` is a function from a validated config to tables.
+
+A kind registers itself with :func:`register_kind` in its own module of this package; the module
+is imported (discovered) the first time an experiment runs, so adding a kind is adding a module::
+
+    @register_kind("lds_bandwidth")
+    def run(raw, source, *, hw_path=None, progress=None) -> ExperimentResult: ...
+
+The runner gets the raw mapping (``kind`` included, ``--set`` overrides applied) and its
+:class:`~wgpsim.experiments.config.ConfigSource`, validates it with the helpers of
+:mod:`wgpsim.experiments.config` before any heavy work, and returns an :class:`ExperimentResult`.
+``progress`` is a tqdm-like wrapper ``progress(iterable, total=..., desc=...)`` or None.
+
+>>> "lds_bandwidth" in kinds()
+True
+>>> run_experiment({"kind": "lds_bandwidht"})
+Traceback (most recent call last):
+...
+wgpsim.errors.ConfigError: <config>: field 'kind': unknown kind 'lds_bandwidht'; did you mean 'lds_bandwidth'?
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from wgpsim.experiments.config import (
+    ConfigSource,
+    apply_overrides,
+    closest,
+    load_config,
+)
+
+Runner = Callable[..., "ExperimentResult"]
+FileWriter = Callable[[Path, Callable[[Path], None]], Any]
+
+_KINDS: dict[str, Runner] = {}
+_NOT_KINDS = {"config"}
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """What an experiment produced.
+
+    ``tables`` maps a name to a DataFrame (the first is the main one, :attr:`table`);
+    ``summary`` holds what tables do not (fits, peaks, the parsed config); ``display`` is the
+    main table formatted for people (strings, headers as the seed writes them), if the kind
+    gives one. ``figures`` maps a file stem to a ``matplotlib.figure.Figure`` or a callable
+    returning one (built only when written): experiments sit below ``wgpsim.plots``, so the
+    figures are attached above them, with :meth:`with_figures` (``wgpsim run`` does it).
+    """
+
+    kind: str
+    name: str
+    tables: dict[str, pd.DataFrame]
+    summary: dict[str, Any] = field(default_factory=dict)
+    display: pd.DataFrame | None = None
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The main table (the first of :attr:`tables`)."""
+        return next(iter(self.tables.values()))
+
+    def with_figures(self, figures: Mapping[str, Any]) -> ExperimentResult:
+        """A copy with ``figures`` added (name -> Figure or callable returning one)."""
+        return replace(self, figures={**self.figures, **figures})
+
+    def records(self) -> list[dict[str, Any]]:
+        """The main table as a list of plain dicts (what ``--json`` prints)."""
+        return [
+            {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+            for row in self.table.to_dict(orient="records")
+        ]
+
+    def write(
+        self, out_dir: str | Path, parquet: bool = False, *, write_file: FileWriter | None = None
+    ) -> list[Path]:
+        """Write every table as CSV (and Parquet) and every figure as PNG into ``out_dir``.
+
+        ``write_file(path, writer)`` does each write (the CLI passes its ``atomic_write``, so an
+        interrupted run leaves no half-written file); the default calls ``writer(path)``.
+        """
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_file = write_file or _write_in_place
+        written = []
+        for name, df in self.tables.items():
+            written.append(out_dir / f"{name}.csv")
+            write_file(written[-1], lambda p, df=df: df.to_csv(p, index=False))
+            if parquet:
+                written.append(out_dir / f"{name}.parquet")
+                write_file(written[-1], lambda p, df=df: df.to_parquet(p, index=False))
+        for name, make in self.figures.items():
+            written.append(out_dir / f"{name}.png")
+            write_file(written[-1], lambda p, make=make: _save_figure(make, p))
+        return written
+
+
+def _write_in_place(path: Path, writer: Callable[[Path], None]) -> Path:
+    writer(path)
+    return path
+
+
+def _save_figure(make: Callable[[], Any], path: Path) -> None:
+    fig = make() if callable(make) else make
+    fig.savefig(path, format=path.suffix.lstrip(".") or "png", dpi=120, bbox_inches="tight")
+
+
+def register_kind(name: str) -> Callable[[Runner], Runner]:
+    """Decorator: make ``runner`` the experiment for ``kind: name``."""
+
+    def decorate(runner: Runner) -> Runner:
+        _KINDS[name] = runner
+        return runner
+
+    return decorate
+
+
+def _discover() -> None:
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("_") and info.name not in _NOT_KINDS:
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+def kinds() -> list[str]:
+    """Names of every registered experiment kind."""
+    _discover()
+    return sorted(_KINDS)
+
+
+def run_experiment(
+    config: str | Path | Mapping[str, Any],
+    *,
+    hw_path: str | Path | None = None,
+    overrides: Sequence[str] | Mapping[str, Any] | None = None,
+    progress: Callable[..., Iterable] | None = None,
+) -> ExperimentResult:
+    """Load ``config`` (a YAML path or a mapping), apply ``overrides`` and run its kind.
+
+    ``hw_path`` replaces the config's ``hardware`` file. Every config error is raised (as
+    :class:`~wgpsim.errors.ConfigError`) before the experiment does any work.
+    """
+    raw, source = load_config(config)
+    raw = apply_overrides(raw, overrides, source)
+    runner = _runner_for(raw.get("kind"), source)
+    return runner(raw, source, hw_path=hw_path, progress=progress)
+
+
+def _runner_for(kind: Any, source: ConfigSource) -> Runner:
+    known = kinds()
+    if kind is None:
+        raise source.error("kind", f"missing; expected one of {', '.join(known)}")
+    if kind not in _KINDS:
+        guess = closest(str(kind), known)
+        hint = f"did you mean '{guess}'?" if guess else f"expected one of {', '.join(known)}"
+        raise source.error("kind", f"unknown kind '{kind}'; {hint}")
+    return _KINDS[kind]
+
+
+__all__ = ["ExperimentResult", "kinds", "register_kind", "run_experiment"]

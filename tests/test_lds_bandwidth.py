@@ -1,0 +1,214 @@
+"""The seed's LDS bandwidth microbenchmark through the Python API (``run_experiment``).
+
+The numbers come out of the model: the layouts, the allocator and the engine. The seed's table is
+the target; a changed hardware constant moves the rates with it.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from wgpsim.errors import ConfigError
+from wgpsim.experiments import run_experiment
+from wgpsim.experiments.config import load_config
+from wgpsim.experiments.lds_bandwidth import parse_config, prepare, usable_ports
+from wgpsim.hw import load_hardware
+from wgpsim.trace.instructions import INSTRUCTIONS
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "configs" / "lds_bandwidth.yaml"
+
+# The seed's table: layout -> (measured cycles, LDS bytes, raw, steady, peak B/cycle).
+SEED = {
+    "plain": (323, 64 * 1024, 202.9, 255.4, 256),
+    "partitioned": (196, 96 * 1024, 334.4, 509.8, 512),
+}
+
+
+@pytest.fixture(scope="module")
+def result():
+    return run_experiment(CONFIG)
+
+
+def test_seed_table(result):
+    table = result.table.set_index("layout")
+    assert list(table.index) == ["plain", "partitioned"]
+    for layout, (cycles, lds, raw, steady, peak) in SEED.items():
+        row = table.loc[layout]
+        assert row.cycles == pytest.approx(cycles, rel=0.01), layout
+        assert row.raw_bytes_per_cycle == pytest.approx(raw, rel=0.01), layout
+        assert row.steady_bytes_per_cycle == pytest.approx(steady, rel=0.01), layout
+        assert row.lds_bytes == lds
+        assert row.peak_bytes_per_cycle == peak
+    assert table.loc["partitioned", "speedup"] == pytest.approx(1.65, abs=0.02)
+    assert table.loc["plain", "speedup"] == 1
+    fixed = table["fixed_cycles"]
+    assert abs(fixed["plain"] - fixed["partitioned"]) <= 2
+    assert (table["r_squared"] > 0.99).all()
+
+
+def test_table_is_consistent_with_the_sweep(result):
+    sweep, table = result.tables["sweep"], result.table.set_index("layout")
+    assert set(sweep["burst"]) == set(yaml.safe_load(CONFIG.read_text())["burst_lengths"])
+    # Every burst reads the [4, N] fp16 tensor once: 4 warps x burst x 512 B.
+    assert (sweep["bytes"] == 4 * sweep["burst"] * 512).all()
+    at32 = sweep[sweep["burst"] == 32].set_index("layout")
+    assert (at32["cycles"] == table["cycles"]).all()
+    assert np.allclose(at32["bytes"] / at32["cycles"], table["raw_bytes_per_cycle"])
+    # The plain layout's pairs stall on the shared partition; the partitioned one's never do.
+    plain = sweep[sweep["layout"] == "plain"]
+    part = sweep[sweep["layout"] == "partitioned"]
+    assert (plain["partition_conflict_cycles"] > 0).all()
+    assert (part["partition_conflict_cycles"] == 0).all()
+    # "No bank conflicts either way" (seed).
+    assert (sweep["bank_conflict_cycles"] == 0).all()
+
+
+def test_fit_table_and_display(result):
+    fit = result.tables["fit"].set_index("layout")
+    sizes = result.tables["sweep"].groupby("layout").size()
+    assert fit["num_points"].to_dict() == sizes.to_dict()
+    shown = result.display.set_index("layout")
+    assert shown.loc["plain", "LDS"] == "64 KiB"
+    assert shown.loc["partitioned", "LDS"] == "96 KiB"
+    assert set(result.summary["fits"]) == {"plain", "partitioned"}
+
+
+def narrow_ports(port_bytes: int) -> dict:
+    """``hardware_overrides`` for ports of ``port_bytes`` B/cycle: every instruction's lanes
+    split into enough passes that one pass fits the narrower port (the config requires it)."""
+    hw = load_hardware(CONFIG.parent / "mi450.yaml")
+    lane_bits = hw.wgp.warp_size.bit_length() - 1
+    groupings = {}
+    for name, table in hw.to_dict()["passes"]["groupings"].items():
+        groupings[name] = {}
+        for op, bits in table.items():
+            free = [b for b in reversed(range(lane_bits)) if b not in bits]
+            while (hw.wgp.warp_size >> len(bits)) * INSTRUCTIONS[op].bytes_per_lane > port_bytes:
+                bits = sorted([*bits, free.pop(0)])
+            groupings[name][op] = bits
+    return {"ports": {"bytes_per_cycle": port_bytes}, "passes": {"groupings": groupings}}
+
+
+def test_rates_follow_the_port_width():
+    # Halve the port bandwidth: both steady rates halve (the table is not echoed).
+    overrides = {"burst_lengths": [4, 8, 16, 32], "hardware_overrides": narrow_ports(128)}
+    narrow = run_experiment(CONFIG, overrides=overrides).table.set_index("layout")
+    assert narrow.loc["plain", "steady_bytes_per_cycle"] == pytest.approx(128, rel=0.02)
+    assert narrow.loc["partitioned", "steady_bytes_per_cycle"] == pytest.approx(256, rel=0.02)
+    assert narrow.loc["plain", "peak_bytes_per_cycle"] == 128
+    assert narrow.loc["partitioned", "peak_bytes_per_cycle"] == 256
+
+
+def test_a_third_candidate_from_yaml_alone():
+    raw, _ = load_config(CONFIG)
+    raw["layouts"]["quad"] = (
+        "#ttg.partitioned_shared<{numPartitions = 4, numGroups = 1, partitionDim = 0, "
+        "partitionLayout = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, "
+        "order = [1, 0]}>}>"
+    )
+    # Rows 0,1 in one buffer and rows 2,3 in the other: each pair reads both partitions, but
+    # lock-step warps fall into a rhythm where the pairs alternate partitions.
+    raw["layouts"]["halves"] = raw["layouts"]["partitioned"].replace(
+        "numGroups = 2", "numGroups = 1"
+    )
+    # Each row split along dim 1: every warp reads partition 0, then partition 1, in lock step.
+    raw["layouts"]["columns"] = raw["layouts"]["halves"].replace(
+        "partitionDim = 0", "partitionDim = 1"
+    )
+    raw["hardware"] = str(CONFIG.parent / raw["hardware"])
+    raw["burst_lengths"] = [4, 8, 16, 32]
+    result = run_experiment(raw)
+    table = result.table.set_index("layout")
+    assert list(table.index) == ["plain", "partitioned", "quad", "halves", "columns"]
+    # Four 16 KiB buffers, one per 64 KiB partition.
+    assert table.loc["quad", "lds_bytes"] == 3 * 65536 + 16384
+    assert table.loc["quad", "peak_bytes_per_cycle"] == 512
+    assert table.loc["quad", "steady_bytes_per_cycle"] == pytest.approx(512, rel=0.02)
+    # 96 KiB of LDS for nothing: the pairs read the same partition in the same cycles.
+    assert table.loc["columns", "lds_bytes"] == 96 * 1024
+    assert table.loc["columns", "peak_bytes_per_cycle"] == 512
+    assert table.loc["columns", "steady_bytes_per_cycle"] == pytest.approx(256, rel=0.02)
+    sweep = result.tables["sweep"].set_index(["layout", "burst"])
+    assert sweep.loc[("columns", 32), "partition_conflict_cycles"] > 0
+    assert (table["steady_bytes_per_cycle"] <= table["peak_bytes_per_cycle"] * 1.01).all()
+
+
+def test_case_pipeline_pieces():
+    raw, source = load_config(CONFIG)
+    cfg = parse_config(raw, source)
+    assert cfg.shape(32) == (4, 8192) and cfg.vec == 8
+    plain, part = prepare(cfg, "plain", 32), prepare(cfg, "partitioned", 32)
+    assert plain.allocation.offsets_of("plain") == [0]
+    assert part.allocation.offsets_of("partitioned") == [0, 65536]
+    assert plain.bytes * cfg.elem_bytes == part.bytes * cfg.elem_bytes == 65536
+    assert usable_ports(plain.trace, cfg.hw) == 1
+    assert usable_ports(part.trace, cfg.hw) == 2
+    # Warp w's row lands in partition w % 2 when partitioned, partition 0 when plain.
+    lds = part.trace.addr[part.trace.addr[:, 0] >= 0]
+    warps = part.trace.warp[part.trace.addr[:, 0] >= 0]
+    assert ((lds[:, 0] // 65536) == warps % 2).all()
+    assert (plain.trace.addr[plain.trace.addr[:, 0] >= 0] < 65536).all()
+
+
+def _raw(**changes):
+    raw, _ = load_config(CONFIG)
+    raw["hardware"] = str(CONFIG.parent / raw["hardware"])
+    raw.update(changes)
+    return raw
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (
+            {"burst_lenghts": [1, 2]},
+            "field 'burst_lenghts': unknown field; did you mean 'burst_lengths'?",
+        ),
+        ({"burst_lengths": [32]}, "field 'burst_lengths': .*at least 2 distinct"),
+        ({"report_burst": 48}, "field 'report_burst': 48 is not among burst_lengths"),
+        (
+            {"burst_lengths": [1, 256], "report_burst": 256},
+            "field 'burst_lengths': burst 256 .*does not fit in the LDS",
+        ),
+        ({"dtype": "fp61"}, "field 'dtype': unknown value 'fp61'; did you mean 'fp16'?"),
+        (
+            {"instruction": "ds_load_b12"},
+            "field 'instruction': unknown load instruction 'ds_load_b12'; did you mean",
+        ),
+        ({"warps": 8}, "field 'distributed': .*4 warps but warps is 8"),
+        (
+            {"layouts": {"bad": "#ttg.swizzled_shared<{vec = 1, perPhase = 1"}},
+            "field 'layouts.bad': ",
+        ),
+        (
+            {
+                "layouts": {
+                    "too_many": "#ttg.partitioned_shared<{numPartitions = 8, numGroups = 1, partitionDim = 0, partitionLayout = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>}>"
+                }
+            },
+            "field 'layouts.too_many': does not fit in the LDS even at burst 1",
+        ),
+        (
+            {
+                "layouts": {
+                    "dim2": "#ttg.partitioned_shared<{numPartitions = 2, numGroups = 1, partitionDim = 2, partitionLayout = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>}>"
+                }
+            },
+            "field 'layouts.dim2': ",
+        ),
+        (
+            {"burst_lengths": [1, 3, 4], "report_burst": 4},
+            "field 'layouts.plain': shape \\[4, 768\\]: .*power of two",
+        ),
+        ({"layouts": {}}, "field 'layouts': no candidates"),
+        ({"hardware": "nope.yaml"}, "field 'hardware': .*nope.yaml: no such hardware file"),
+        ({"hardware_overrides": {"ports": {"byte_per_cycle": 1}}}, "field 'hardware_overrides': "),
+    ],
+)
+def test_bad_configs_are_one_line_config_errors(changes, message):
+    with pytest.raises(ConfigError, match=f"^<config>: {message}") as err:
+        run_experiment(_raw(**changes))
+    assert "\n" not in str(err.value)

@@ -1,0 +1,375 @@
+"""The seed's LDS bandwidth microbenchmark, from a YAML config (``kind: lds_bandwidth``).
+
+Each warp reads its own row of a ``[warps, N]`` tensor out of LDS with ``burst`` back-to-back
+loads (``N = burst x 32 lanes x elements per lane``), between a barrier + clock read and a wait +
+barrier + clock read. For every shared-layout candidate and burst length the tensor goes through
+the layout engine (per-lane addresses), the allocator (where its buffers live) and the trace
+generator, and a timing engine replays the trace. The measurement is the largest per-warp clock
+difference; the steady-state fit ``cycles = fixed + bytes / rate`` over the bursts separates the
+rate from the fixed cost (seed, "Steady-state bandwidth").
+
+The figure (B/cycle against burst length) is drawn by ``wgpsim.plots.bandwidth`` from
+``result.tables["sweep"]`` and ``result.summary`` (plots sit above this layer).
+
+The peak of a candidate is the port bandwidth times the number of ports its passes could be
+granted on in the same cycle at best: the largest number of SIMD pairs that each have a pass
+whose partitions are disjoint from the other pairs' passes, at most the number of ports (one
+pair alone never gets more than one port). It is a ceiling, whatever the timing: the plain layout
+puts all four rows in partition 0, so any two pairs' passes conflict: one port, 256 B/cycle. The
+partitioned layout puts pair A's rows in one partition and pair B's in another: two ports. A
+layout whose pairs could avoid each other only with the right timing also gets two ports; the
+engine then tells whether lock-step warps do.
+
+>>> from wgpsim.experiments import run_experiment
+>>> result = run_experiment("configs/lds_bandwidth.yaml",
+...                         overrides=["burst_lengths=[8, 16, 32]"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from wgpsim.analysis.fit import SteadyStateFit, fit_steady_state
+from wgpsim.engine import simulate
+from wgpsim.errors import AllocationError, LayoutError, TraceError
+from wgpsim.experiments import ExperimentResult, register_kind
+from wgpsim.experiments.config import (
+    ConfigSource,
+    Field,
+    check_fields,
+    load_hardware_for,
+    unknown_message,
+)
+from wgpsim.hw import HardwareConfig
+from wgpsim.hw.alloc import Allocation, allocate_on, tensor_buffers
+from wgpsim.hw.rules import pass_table
+from wgpsim.layout.addresses import local_load_addresses
+from wgpsim.layout.dtypes import DTYPE_BITS, dtype_bytes
+from wgpsim.layout.notation import parse_any
+from wgpsim.trace.generate import microbenchmark_trace, vector_loads
+from wgpsim.trace.instructions import INSTRUCTIONS, LANES, is_lds
+from wgpsim.trace.trace import Trace
+
+FIELDS = (
+    Field("kind", str),
+    Field("hardware", str, default=None, doc="hardware YAML, relative to the config file"),
+    Field("hardware_overrides", dict, default={}, doc="changes to the hardware YAML"),
+    Field("warps", int, default=4),
+    Field("dtype", str, default="fp16", choices=tuple(DTYPE_BITS)),
+    Field("instruction", str, default="ds_load_b128"),
+    Field("burst_lengths", list, items=int, doc="loads per warp to sweep"),
+    Field("report_burst", int, doc="the burst the table reports"),
+    Field("distributed", (str, dict), doc="distributed layout of the load"),
+    Field("layouts", dict, doc="shared-layout candidates by name"),
+    Field("engine", str, default="des"),
+    Field("seed", int, default=0),
+)
+
+#: Columns of the main table (also the ``--json`` fields).
+TABLE_COLUMNS = (
+    "layout",
+    "cycles",
+    "lds_bytes",
+    "raw_bytes_per_cycle",
+    "steady_bytes_per_cycle",
+    "peak_bytes_per_cycle",
+    "fixed_cycles",
+    "r_squared",
+    "speedup",
+)
+
+
+@dataclass(frozen=True)
+class LdsBandwidthConfig:
+    """A validated ``lds_bandwidth`` config: parsed layouts, loaded hardware, sorted bursts."""
+
+    name: str
+    hw: HardwareConfig
+    warps: int
+    dtype: str
+    elem_bytes: int
+    instruction: str
+    burst_lengths: tuple[int, ...]
+    report_burst: int
+    distributed: Any
+    layouts: dict[str, Any]
+    engine: str
+    seed: int
+
+    @property
+    def vec(self) -> int:
+        """Elements one lane loads per instruction."""
+        return INSTRUCTIONS[self.instruction].bytes_per_lane // self.elem_bytes
+
+    def shape(self, burst: int) -> tuple[int, int]:
+        """``[warps, N]``: one row per warp, ``burst`` loads of 32 lanes x ``vec`` elements."""
+        return (self.warps, burst * LANES * self.vec)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One candidate at one burst length, ready to simulate."""
+
+    layout: str
+    burst: int
+    shape: tuple[int, int]
+    allocation: Allocation
+    trace: Trace
+
+    @property
+    def bytes(self) -> int:
+        """Bytes the warps read together: the tensor, once."""
+        return int(np.prod(self.shape))
+
+
+def parse_config(
+    raw: dict[str, Any], source: ConfigSource, *, hw_path: str | Path | None = None
+) -> LdsBandwidthConfig:
+    """Validate ``raw`` (fields, hardware, instruction, layouts) into a config."""
+    cfg = check_fields(raw, FIELDS, source)
+    hw = load_hardware_for(cfg["hardware"], cfg["hardware_overrides"], source, hw_path=hw_path)
+    if cfg["warps"] < 1:
+        raise source.error("warps", f"{cfg['warps']} must be >= 1")
+    elem_bytes = dtype_bytes(cfg["dtype"])
+    instr = INSTRUCTIONS.get(cfg["instruction"])
+    loads = [n for n, i in INSTRUCTIONS.items() if i.kind == "load"]
+    if instr is None or instr.kind != "load":
+        raise source.error(
+            "instruction",
+            unknown_message(cfg["instruction"], loads, f"load instruction '{cfg['instruction']}'"),
+        )
+    if instr.bytes_per_lane % elem_bytes:
+        raise source.error(
+            "instruction",
+            f"{instr.name} loads {instr.bytes_per_lane} B per lane, not a multiple of "
+            f"{cfg['dtype']} ({elem_bytes} B); pick a wider load or a narrower dtype",
+        )
+    bursts = tuple(sorted(set(cfg["burst_lengths"])))
+    if len(bursts) < 2 or bursts[0] < 1:
+        raise source.error(
+            "burst_lengths",
+            f"{cfg['burst_lengths']}: need at least 2 distinct burst lengths >= 1 for the fit",
+        )
+    if cfg["report_burst"] not in bursts:
+        raise source.error(
+            "report_burst", f"{cfg['report_burst']} is not among burst_lengths {list(bursts)}"
+        )
+    distributed = _parse_layout(cfg["distributed"], "distributed", source)
+    if not cfg["layouts"]:
+        raise source.error("layouts", "no candidates; name at least one shared layout")
+    layouts = {
+        str(name): _parse_layout(spec, f"layouts.{name}", source)
+        for name, spec in cfg["layouts"].items()
+    }
+    return LdsBandwidthConfig(
+        name=Path(source.name).stem,
+        hw=hw,
+        warps=cfg["warps"],
+        dtype=cfg["dtype"],
+        elem_bytes=elem_bytes,
+        instruction=instr.name,
+        burst_lengths=bursts,
+        report_burst=cfg["report_burst"],
+        distributed=distributed,
+        layouts=layouts,
+        engine=cfg["engine"],
+        seed=cfg["seed"],
+    )
+
+
+def _parse_layout(spec: Any, field: str, source: ConfigSource) -> Any:
+    try:
+        return parse_any(spec)
+    except LayoutError as err:
+        raise source.error(field, str(err)) from None
+
+
+def prepare(cfg: LdsBandwidthConfig, layout: str, burst: int) -> Case:
+    """Addresses, allocation and trace of candidate ``layout`` at ``burst`` loads per warp."""
+    shared = cfg.layouts[layout]
+    shape = cfg.shape(burst)
+    buffers = tensor_buffers(layout, shared, shape, cfg.elem_bytes)
+    allocation = allocate_on(cfg.hw, buffers)
+    bases = allocation.offsets_of(layout)
+    addresses = local_load_addresses(
+        cfg.distributed, shared, shape, cfg.elem_bytes, bases if len(bases) > 1 else bases[0]
+    )
+    blocks = vector_loads(addresses, cfg.elem_bytes, cfg.vec, cfg.instruction)
+    trace = microbenchmark_trace(blocks, cfg.instruction, lds_bytes=cfg.hw.partitions.lds_bytes)
+    return Case(layout, burst, shape, allocation, trace)
+
+
+def prepare_all(cfg: LdsBandwidthConfig, source: ConfigSource) -> list[Case]:
+    """Every (candidate, burst) case; a layout or size that cannot work is a ConfigError."""
+    cases = []
+    for layout in cfg.layouts:
+        for burst in cfg.burst_lengths:
+            try:
+                case = prepare(cfg, layout, burst)
+            except AllocationError as err:
+                tensor = _kib(int(np.prod(cfg.shape(burst))) * cfg.elem_bytes)
+                if burst == cfg.burst_lengths[0]:
+                    raise source.error(
+                        f"layouts.{layout}",
+                        f"does not fit in the LDS even at burst {burst} ({tensor} tensor): {err}",
+                    ) from None
+                raise source.error(
+                    "burst_lengths",
+                    f"burst {burst} ({tensor} tensor) does not fit in the LDS with layout "
+                    f"'{layout}': {err}",
+                ) from None
+            except (LayoutError, TraceError) as err:
+                raise source.error(
+                    f"layouts.{layout}", f"shape {list(cfg.shape(burst))}: {err}"
+                ) from None
+            if case.trace.num_warps != cfg.warps:
+                raise source.error(
+                    "distributed",
+                    f"its layout has {case.trace.num_warps} warps but warps is {cfg.warps}; "
+                    f"make warpsPerCTA multiply to {cfg.warps}",
+                )
+            cases.append(case)
+    return cases
+
+
+def usable_ports(trace: Trace, hw: HardwareConfig) -> int:
+    """Ports the trace's passes could be granted on in the same cycle, at best.
+
+    The largest number of SIMD pairs that each have some pass whose partitions are disjoint from
+    the others' chosen passes, at most the number of ports (see the module docstring).
+    """
+    rows = np.flatnonzero(is_lds(trace.op))
+    passes = pass_table(trace.op[rows], trace.addr[rows], hw)
+    pair_of_warp = np.array([hw.pair_of_warp(w) for w in range(trace.num_warps)])
+    pair = pair_of_warp[trace.warp[rows[passes.row]]]
+    masks = [np.unique(passes.partitions[pair == p]).tolist() for p in range(hw.num_pairs)]
+    masks = [m for m in masks if m]
+    best = 1
+    for k in range(2, min(len(masks), hw.num_ports) + 1):
+        if any(_disjoint_choice(group) for group in combinations(masks, k)):
+            best = k
+    return best
+
+
+def _disjoint_choice(groups: tuple[list[int], ...], taken: int = 0) -> bool:
+    """Whether one mask can be picked from each group with no partition picked twice."""
+    if not groups:
+        return True
+    return any(m & taken == 0 and _disjoint_choice(groups[1:], taken | m) for m in groups[0])
+
+
+def measure(cfg: LdsBandwidthConfig, case: Case) -> dict[str, Any]:
+    """Simulate one case: the sweep row (cycles, B/cycle, conflict counters)."""
+    result = simulate(case.trace, cfg.hw, engine=cfg.engine, seed=cfg.seed)
+    cycles = int(result.measurement())
+    nbytes = int(result.bytes)
+    return {
+        "layout": case.layout,
+        "burst": case.burst,
+        "bytes": nbytes,
+        "cycles": cycles,
+        "raw_bytes_per_cycle": nbytes / cycles,
+        "partition_conflict_cycles": int(sum(result.partition_stall_cycles.values())),
+        "bank_conflict_cycles": int(result.bank_conflict_cycles),
+        "lds_bytes": int(case.allocation.size),
+    }
+
+
+def summarize(
+    cfg: LdsBandwidthConfig, sweep: pd.DataFrame, peaks: dict[str, float]
+) -> tuple[pd.DataFrame, dict[str, SteadyStateFit]]:
+    """The seed's table (one row per candidate at ``report_burst``) and the fits behind it."""
+    fits, rows = {}, []
+    for layout, runs in sweep.groupby("layout", sort=False):
+        fit = fits[layout] = fit_steady_state(runs["bytes"], runs["cycles"])
+        at = runs[runs["burst"] == cfg.report_burst].iloc[0]
+        rows.append(
+            {
+                "layout": layout,
+                "cycles": int(at["cycles"]),
+                "lds_bytes": int(at["lds_bytes"]),
+                "raw_bytes_per_cycle": float(at["raw_bytes_per_cycle"]),
+                "steady_bytes_per_cycle": fit.rate,
+                "peak_bytes_per_cycle": float(peaks[layout]),
+                "fixed_cycles": fit.fixed,
+                "r_squared": fit.r_squared,
+            }
+        )
+    table = pd.DataFrame(rows)
+    table["speedup"] = table["cycles"].iloc[0] / table["cycles"]
+    return table[list(TABLE_COLUMNS)], fits
+
+
+def display(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as the seed prints it (strings, human headers)."""
+    return pd.DataFrame(
+        {
+            "layout": table["layout"],
+            "cycles": table["cycles"].map(str),
+            "LDS": table["lds_bytes"].map(_kib),
+            "raw B/cycle": table["raw_bytes_per_cycle"].map("{:.1f}".format),
+            "steady B/cycle": table["steady_bytes_per_cycle"].map("{:.1f}".format),
+            "peak B/cycle": table["peak_bytes_per_cycle"].map("{:g}".format),
+            "fixed cycles": table["fixed_cycles"].map("{:.1f}".format),
+            "R²": table["r_squared"].map("{:.4f}".format),
+            "speedup": table["speedup"].map("{:.2f}x".format),
+        }
+    )
+
+
+def _kib(nbytes: int) -> str:
+    return f"{nbytes / 1024:g} KiB"
+
+
+@register_kind("lds_bandwidth")
+def run(
+    raw: dict[str, Any],
+    source: ConfigSource,
+    *,
+    hw_path: str | Path | None = None,
+    progress: Callable[..., Iterable] | None = None,
+) -> ExperimentResult:
+    """Validate, sweep every candidate over the burst lengths, fit, tabulate and plot."""
+    cfg = parse_config(raw, source, hw_path=hw_path)
+    cases = prepare_all(cfg, source)
+    peaks = {
+        layout: usable_ports(next(c.trace for c in cases if c.layout == layout), cfg.hw)
+        * cfg.hw.ports.bytes_per_cycle
+        for layout in cfg.layouts
+    }
+    wrap = progress or (lambda items, **_: items)
+    rows = [measure(cfg, case) for case in wrap(cases, total=len(cases), desc="lds_bandwidth")]
+    sweep = pd.DataFrame(rows)
+    table, fits = summarize(cfg, sweep, peaks)
+
+    return ExperimentResult(
+        kind="lds_bandwidth",
+        name=cfg.name,
+        tables={
+            "results": table,
+            "sweep": sweep,
+            "fit": pd.DataFrame([{"layout": k, **f.to_dict()} for k, f in fits.items()]),
+        },
+        summary={"fits": fits, "peaks": peaks, "config": cfg},
+        display=display(table),
+    )
+
+
+__all__ = [
+    "Case",
+    "LdsBandwidthConfig",
+    "measure",
+    "parse_config",
+    "prepare",
+    "prepare_all",
+    "run",
+    "summarize",
+    "usable_ports",
+]
