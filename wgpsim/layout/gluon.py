@@ -138,23 +138,31 @@ def to_gluon_linear(layout: DistributedLinearLayout, shape: Any) -> Any:
     )
 
 
-def gluon_linear_layout(layout: Any, shape: Any) -> Any:
-    """Triton's own ``to_linear_layout`` of ``layout`` (ours or Gluon's) for ``target``.
-
-    Some conversions abort the process inside Triton 3.9.0 (e.g. swizzled WMMA ctaLayouts,
-    padded layouts); call this in a child process when that can happen.
-    """
+def gluon_builder() -> Any:
+    """A Gluon op builder for ``TARGET`` (create once; conversions reuse it)."""
+    _modules()
     from triton._C.libtriton import amd as amd_ir
     from triton._C.libtriton import gluon_ir, ir
 
-    if isinstance(layout, DistributedLinearLayout):
-        layout = to_gluon_linear(layout, shape)
-    elif type(layout).__module__.startswith("wgpsim"):
-        layout = to_gluon(layout)
     ctx = ir.context()
     ir.load_dialects(ctx)
     amd_ir.load_dialects(ctx)
     builder = gluon_ir.GluonOpBuilder(ctx, TARGET)
+    builder._wgpsim_context = ctx  # keep the context alive as long as the builder
+    return builder
+
+
+def gluon_linear_layout(layout: Any, shape: Any, builder: Any = None) -> Any:
+    """Triton's own ``to_linear_layout`` of ``layout`` (ours or Gluon's) for ``TARGET``.
+
+    Some conversions abort the process inside Triton 3.9.0 (e.g. swizzled WMMA ctaLayouts,
+    padded layouts); call this in a child process when that can happen.
+    """
+    if isinstance(layout, DistributedLinearLayout):
+        layout = to_gluon_linear(layout, shape)
+    elif type(layout).__module__.startswith("wgpsim"):
+        layout = to_gluon(layout)
+    builder = builder or gluon_builder()
     return builder.to_linear_layout(layout._to_ir(builder), list(shape))
 
 
