@@ -42,7 +42,7 @@ def bandwidth_vs_burst(
 
     ``sweep`` needs columns ``layout``, ``burst``, ``bytes`` and ``raw_bytes_per_cycle``.
     """
-    fig = Figure(figsize=(7, 4.5))
+    fig = Figure(figsize=(10, 4.5), layout="constrained")
     ax = fig.add_subplot()
     for i, (name, rows) in enumerate(sweep.groupby("layout", sort=False)):
         color = f"C{i % 10}"
@@ -72,7 +72,7 @@ def bandwidth_vs_burst(
     ax.set_title(title)
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small", loc="lower right")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
     return fig
 
 

@@ -1,0 +1,178 @@
+"""``wgpsim run``: the seed's table from the shipped config, files, errors, atomic writes."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from wgpsim.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "configs" / "lds_bandwidth.yaml"
+FAST = ["--set", "burst_lengths=[4, 16, 32]"]
+
+
+def _run(capsys, *argv):
+    code = main(["run", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory):
+    """The shipped config, as a user runs it (module-scoped: the full sweep runs once)."""
+    import contextlib
+    import io
+    import os
+
+    out_dir = tmp_path_factory.mktemp("lds")
+    stdout = io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(stdout):
+            code = main(["run", "configs/lds_bandwidth.yaml", "--json", "--out", str(out_dir)])
+    finally:
+        os.chdir(cwd)
+    return code, json.loads(stdout.getvalue()), out_dir
+
+
+def test_json_rows_match_the_seed(full_run):
+    code, rows, _ = full_run
+    assert code == 0
+    assert [r["layout"] for r in rows] == ["plain", "partitioned"]
+    assert set(rows[0]) == {
+        "layout",
+        "cycles",
+        "lds_bytes",
+        "raw_bytes_per_cycle",
+        "steady_bytes_per_cycle",
+        "peak_bytes_per_cycle",
+        "fixed_cycles",
+        "r_squared",
+        "speedup",
+    }
+    plain, part = rows
+    for row, (cycles, lds, raw, steady, peak) in [
+        (plain, (323, 65536, 202.9, 255.4, 256)),
+        (part, (196, 98304, 334.4, 509.8, 512)),
+    ]:
+        assert row["cycles"] == pytest.approx(cycles, rel=0.01)
+        assert row["lds_bytes"] == lds
+        assert row["raw_bytes_per_cycle"] == pytest.approx(raw, rel=0.01)
+        assert row["steady_bytes_per_cycle"] == pytest.approx(steady, rel=0.01)
+        assert row["peak_bytes_per_cycle"] == peak
+    assert part["speedup"] == pytest.approx(1.65, abs=0.02)
+    assert abs(plain["fixed_cycles"] - part["fixed_cycles"]) <= 2
+
+
+def test_files_written(full_run):
+    _, rows, out_dir = full_run
+    names = sorted(p.name for p in out_dir.iterdir())
+    assert names == ["bandwidth_vs_burst.png", "fit.csv", "results.csv", "sweep.csv"]
+    results = pd.read_csv(out_dir / "results.csv")
+    assert results["cycles"].tolist() == [r["cycles"] for r in rows]
+    sweep = pd.read_csv(out_dir / "sweep.csv")
+    assert {
+        "layout",
+        "burst",
+        "bytes",
+        "cycles",
+        "raw_bytes_per_cycle",
+        "partition_conflict_cycles",
+        "bank_conflict_cycles",
+    } <= set(sweep.columns)
+    assert (out_dir / "bandwidth_vs_burst.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_rich_table_parquet_and_default_out_dir(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "160")
+    code, out, err = _run(capsys, CONFIG, "--parquet", *FAST)
+    assert code == 0, err
+    assert "steady B/cycle" in out and "64 KiB" in out and "96 KiB" in out
+    out_dir = tmp_path / "results" / "lds_bandwidth"
+    assert (out_dir / "results.parquet").is_file() and (out_dir / "sweep.parquet").is_file()
+    assert pd.read_parquet(out_dir / "sweep.parquet")["burst"].unique().tolist() == [4, 16, 32]
+
+
+def test_set_and_hw_change_the_model(capsys, tmp_path):
+    from test_lds_bandwidth import narrow_ports
+
+    from wgpsim.hw import load_hardware
+
+    narrow = narrow_ports(128)
+    hw = load_hardware(ROOT / "configs" / "mi450.yaml").with_overrides(**narrow)
+    (tmp_path / "narrow.yaml").write_text(yaml.safe_dump(hw.to_dict()))
+    runs = {}
+    for name, extra in {
+        "hw": ["--hw", tmp_path / "narrow.yaml"],
+        "set": ["--set", "hardware_overrides=" + yaml.safe_dump(narrow, default_flow_style=True)],
+    }.items():
+        code, out, err = _run(capsys, CONFIG, "--json", "--out", tmp_path / name, *FAST, *extra)
+        assert code == 0, err
+        runs[name] = {r["layout"]: r for r in json.loads(out)}
+    for rows in runs.values():
+        assert rows["plain"]["steady_bytes_per_cycle"] == pytest.approx(128, rel=0.02)
+        assert rows["partitioned"]["steady_bytes_per_cycle"] == pytest.approx(256, rel=0.02)
+    assert runs["hw"] == runs["set"]
+
+
+def _bad_config(tmp_path, **changes):
+    raw = yaml.safe_load(CONFIG.read_text())
+    raw["hardware"] = str(CONFIG.parent / raw["hardware"])
+    raw.update(changes)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (
+            {"burst_lenghts": [1, 2]},
+            "field 'burst_lenghts': unknown field; did you mean 'burst_lengths'?",
+        ),
+        ({"kind": "lds_bandwith"}, "field 'kind': unknown kind 'lds_bandwith'"),
+        ({"burst_lengths": [1, 512], "report_burst": 512}, "does not fit in the LDS"),
+        ({"layouts": {"x": "#ttg.nonsense<{}>"}}, "field 'layouts.x': "),
+    ],
+)
+def test_bad_config_is_one_line_exit_2_and_writes_nothing(capsys, tmp_path, changes, message):
+    path = _bad_config(tmp_path, **changes)
+    out_dir = tmp_path / "out"
+    code, out, err = _run(capsys, path, "--out", out_dir)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert err.startswith(f"wgpsim: error: {path}: ")
+    assert message in err
+    assert not out_dir.exists()
+
+
+def test_bad_set_and_missing_files(capsys, tmp_path):
+    code, _, err = _run(capsys, CONFIG, "--out", tmp_path / "o", "--set", "warps")
+    assert code == 2 and "--set 'warps': expected key=value" in err
+    code, _, err = _run(capsys, tmp_path / "nope.yaml")
+    assert code == 2 and "nope.yaml: no such file" in err
+    code, _, err = _run(capsys, CONFIG, "--hw", tmp_path / "nohw.yaml")
+    assert code == 2 and "nohw.yaml: no such hardware file" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_interrupted_write_leaves_no_half_written_file(capsys, tmp_path, monkeypatch):
+    import wgpsim.plots.bandwidth as plots
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plots, "bandwidth_vs_burst", interrupted)
+    out_dir = tmp_path / "out"
+    code, _, err = _run(capsys, CONFIG, "--out", out_dir, *FAST)
+    assert code == 130 and "interrupted" in err
+    # The tables written before the interruption are whole; the figure and no temp file exist.
+    assert sorted(p.name for p in out_dir.iterdir()) == ["fit.csv", "results.csv", "sweep.csv"]
+    assert pd.read_csv(out_dir / "sweep.csv")["burst"].nunique() == 3

@@ -1,0 +1,109 @@
+"""``wgpsim run CONFIG``: run an experiment from YAML and write its tables and figures.
+
+::
+
+    wgpsim run configs/lds_bandwidth.yaml                 # table on stdout, files in results/
+    wgpsim run configs/lds_bandwidth.yaml --json          # the table as JSON rows, for scripts
+    wgpsim run configs/lds_bandwidth.yaml --set warps=8 --set hardware_overrides.ports.bytes_per_cycle=128
+
+Files go to ``--out DIR`` (default ``results/<config stem>/``): every table as CSV (and Parquet
+with ``--parquet``) and every figure as PNG, each written atomically. The config is validated
+before anything runs or is written; a bad one is one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from wgpsim.cli._common import atomic_write, print_json
+from wgpsim.experiments import ExperimentResult, run_experiment
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run an experiment from a YAML config",
+        description=__doc__.split("\n\n")[0].split(": ", 1)[1],
+    )
+    parser.add_argument(
+        "config", type=Path, help="experiment YAML (its `kind` picks the experiment)"
+    )
+    parser.add_argument(
+        "--out", type=Path, help="directory for the results (default: results/<config stem>/)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the main table as JSON rows")
+    parser.add_argument("--parquet", action="store_true", help="also write tables as Parquet")
+    parser.add_argument("--hw", type=Path, help="hardware YAML replacing the config's `hardware`")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config field (dotted keys reach nested fields; VALUE is YAML)",
+    )
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    show_progress = not args.json and sys.stderr.isatty()
+    progress = _progress_bar if show_progress else None
+    result = run_experiment(
+        args.config, hw_path=args.hw, overrides=args.overrides, progress=progress
+    )
+    result = result.with_figures(figures_for(result))
+    out = args.out if args.out is not None else Path("results") / args.config.stem
+    written = result.write(out, parquet=args.parquet, write_file=atomic_write)
+    if args.json:
+        print_json(result.records())
+    else:
+        _print_table(result, written)
+    return 0
+
+
+def _progress_bar(items, *, total: int, desc: str = ""):
+    from tqdm import tqdm
+
+    return tqdm(items, total=total, desc=desc, file=sys.stderr, leave=False)
+
+
+def figures_for(result: ExperimentResult) -> dict[str, Any]:
+    """Figures every ``wgpsim.plots`` module draws for ``result.kind`` (its ``KINDS``)."""
+    import wgpsim.plots as plots
+
+    figures: dict[str, Any] = {}
+    for info in sorted(pkgutil.iter_modules(plots.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{plots.__name__}.{info.name}")
+        if result.kind in getattr(module, "KINDS", ()) and hasattr(module, "result_figures"):
+            figures.update(module.result_figures(result))
+    return figures
+
+
+def _print_table(result: ExperimentResult, written: list[Path]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    shown = result.display if result.display is not None else result.table
+    table = Table(title=f"{result.kind}: {result.name}")
+    for i, column in enumerate(shown.columns):
+        table.add_column(str(column), justify="left" if i == 0 else "right", no_wrap=True)
+    for row in shown.itertuples(index=False):
+        table.add_row(*(_cell(v) for v in row))
+    console = Console()
+    if not console.is_terminal:  # a pipe or a file: do not squeeze the table into 80 columns
+        console = Console(width=200)
+    console.print(table)
+    for path in written:
+        console.print(f"wrote {path}", style="dim", highlight=False)
+
+
+def _cell(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+__all__ = ["figures_for", "handle", "register"]
