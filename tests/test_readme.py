@@ -1,0 +1,47 @@
+"""The README's commands work as the README writes them."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wgpsim.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def _console_commands() -> list[str]:
+    blocks = re.findall(r"```console\n(.*?)```", README, flags=re.S)
+    return [line[2:] for block in blocks for line in block.splitlines() if line.startswith("$ ")]
+
+
+def test_readme_opens_with_the_two_setup_commands():
+    first_block = re.search(r"```bash\n(.*?)```", README, flags=re.S).group(1).splitlines()
+    assert first_block[0].endswith("wgpsim run configs/lds_bandwidth.yaml")
+    assert first_block[1] == "python -m pip install -e '.[dev,triton]' && python -m pytest"
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert first_block[1] in ci
+
+
+@pytest.mark.parametrize("command", _console_commands(), ids=lambda c: " ".join(c.split()[:2]))
+def test_readme_command_runs(command, tmp_path, monkeypatch, capsys):
+    argv = shlex.split(command)
+    assert argv[0] == "wgpsim"
+    monkeypatch.chdir(ROOT)
+    if argv[1] == "run":
+        argv += ["--out", str(tmp_path)]
+    assert main(argv[1:]) == 0
+    assert capsys.readouterr().out.strip()
+
+
+def test_console_script_is_installed():
+    out = subprocess.run(
+        [sys.executable, "-m", "wgpsim", "--help"], capture_output=True, text=True, check=True
+    )
+    assert "layout" in out.stdout and "run" in out.stdout
