@@ -41,6 +41,7 @@ def atomic_write(path: str | Path, writer) -> Path:
     os.close(fd)
     try:
         writer(Path(tmp))
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; results are ordinary files
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
