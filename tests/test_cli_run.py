@@ -176,3 +176,21 @@ def test_interrupted_write_leaves_no_half_written_file(capsys, tmp_path, monkeyp
     # The tables written before the interruption are whole; the figure and no temp file exist.
     assert sorted(p.name for p in out_dir.iterdir()) == ["fit.csv", "results.csv", "sweep.csv"]
     assert pd.read_csv(out_dir / "sweep.csv")["burst"].nunique() == 3
+
+
+def test_progress_bar_on_a_terminal_only(capsys, tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    code, _, err = _run(capsys, CONFIG, "--out", tmp_path / "a", *FAST)
+    assert code == 0 and "lds_bandwidth:" in err and "/6 " in err
+    code, _, err = _run(capsys, CONFIG, "--out", tmp_path / "b", "--json", *FAST)
+    assert code == 0 and err == ""
+
+
+def test_help_lists_the_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    out = capsys.readouterr().out
+    for option in ("--out", "--json", "--parquet", "--hw", "--set"):
+        assert option in out

@@ -21,8 +21,12 @@ layout whose pairs could avoid each other only with the right timing also gets t
 engine then tells whether lock-step warps do.
 
 >>> from wgpsim.experiments import run_experiment
->>> result = run_experiment("configs/lds_bandwidth.yaml",
-...                         overrides=["burst_lengths=[8, 16, 32]"])  # doctest: +SKIP
+>>> config = Path(__file__).parents[2] / "configs" / "lds_bandwidth.yaml"
+>>> result = run_experiment(config, overrides=["burst_lengths=[8, 16, 32]"])
+>>> result.display[["layout", "cycles", "LDS", "steady B/cycle", "peak B/cycle"]]
+        layout cycles     LDS steady B/cycle peak B/cycle
+0        plain    323  64 KiB          256.0          256
+1  partitioned    195  96 KiB          512.0          512
 """
 
 from __future__ import annotations
