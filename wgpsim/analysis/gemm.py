@@ -1,0 +1,251 @@
+"""One GEMM layout candidate, analysed end to end: layouts -> allocation -> local_load
+lowering -> trace -> simulated LDS cycles of one K step.
+
+A candidate is a WMMA ctaLayout and a shared-layout spec per operand. ``analyse`` builds the
+shared layouts (``partitioned: auto`` derives its parameters from the ctaLayout), places A and B
+together with the partition-aware allocator, finds who reads which band in each WMMA instruction
+(``wgpsim.analysis.candidates``) and in which physical partitions those bytes lie
+(``wgpsim.analysis.pieces``), lowers each operand's ``local_load`` as Triton does, and simulates
+one K step: every warp issues A's loads then B's, then waits (the seed's lock step: the engine
+starts all warps together after a barrier and they issue the same sequence).
+
+Spec forms (`build_shared`): ``{"swizzled": {vec, per_phase, max_phase}}``, ``{"padded":
+[[interval, padding], ...]}`` (identity for the operand's shape and order), ``{"partitioned":
+{num_partitions, num_groups, partition_dim, partition_layout}}``, ``{"partitioned": "auto",
+"partition_layout": spec}`` (inner default swizzled), or an encoding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from wgpsim.analysis.candidates import (
+    OPERANDS,
+    AutoPartition,
+    Gemm,
+    auto_partition,
+    cross_pair_bands,
+    instruction_tiles,
+)
+from wgpsim.analysis.pieces import (
+    PieceInfo,
+    band_partitions,
+    band_pieces,
+    element_addresses,
+    lockstep_partition_overlaps,
+    piece_info,
+)
+from wgpsim.engine import Result, simulate
+from wgpsim.errors import LayoutError
+from wgpsim.hw import HardwareConfig
+from wgpsim.hw.alloc import Allocation, allocate_on, tensor_buffers
+from wgpsim.layout.distributed import AMDWMMALayout
+from wgpsim.layout.shared import (
+    PaddedSharedLayout,
+    PartitionedSharedLayout,
+    SwizzledSharedLayout,
+)
+from wgpsim.trace.lowering import Lowering, lower
+from wgpsim.trace.trace import Trace, TraceBuilder
+
+
+@dataclass(frozen=True)
+class CandidateSpec:
+    """One candidate: ctaLayout bases (instruction-tile units) and the shared-layout spec of A
+    and of B (an encoding, or a mapping `build_shared` reads)."""
+
+    name: str
+    warp: tuple[tuple[int, int], ...]
+    register: tuple[tuple[int, int], ...]
+    shared: tuple[Any, Any]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class OperandAnalysis:
+    """One operand of one candidate: its layouts, pieces, who reads what, and its loads."""
+
+    op: int
+    shared: Any
+    auto: AutoPartition | None
+    pieces: PieceInfo
+    bases: tuple[int, ...]
+    co_located: tuple[int, ...]  # WMMA instructions where cross-pair warps read the same band
+    same_partition: tuple[int, ...]  # ... where their bands share a physical partition
+    band_pieces: tuple[tuple[int, ...], ...]
+    band_partitions: tuple[tuple[int, ...], ...]
+    lowering: Lowering = field(repr=False)
+    lockstep_overlaps: tuple[int, ...] = ()
+    result: Result | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class CandidateAnalysis:
+    """Everything about one candidate: ctaLayout, C tiles per instruction and warp, the SIMD
+    pair of each warp, both operands, the allocation and one K step's loads, simulated."""
+
+    spec: CandidateSpec
+    wmma: AMDWMMALayout
+    tiles: Any = field(repr=False)  # [instruction, warp, 2] C tiles
+    pairs: tuple[int, ...]
+    operands: tuple[OperandAnalysis, OperandAnalysis]
+    allocation: Allocation
+    trace: Trace = field(repr=False)
+    result: Result = field(repr=False)
+
+
+def build_shared(
+    spec: Any, shape: tuple[int, int], order: tuple[int, int], auto: Callable[[], AutoPartition]
+) -> tuple[Any, AutoPartition | None]:
+    """The shared encoding a spec means for an operand of ``shape`` and ``order``, and the
+    derived parameters if it was ``partitioned: auto`` (``auto()`` derives them).
+
+    >>> spec = {"partitioned": "auto", "partition_layout": {"padded": [[128, 8]]}}
+    >>> auto = lambda: AutoPartition(0, 2, 2, (32, 128), 1)
+    >>> shared, _ = build_shared(spec, (128, 128), (1, 0), auto)
+    >>> shared.num_groups, shared.partition_layout.shape
+    (2, (32, 128))
+    """
+    if not isinstance(spec, dict):
+        return spec, None
+    if "swizzled" in spec:
+        p = spec["swizzled"] or {}
+        return SwizzledSharedLayout(
+            p.get("vec", 1), p.get("per_phase", 1), p.get("max_phase", 1), order
+        ), None
+    if "padded" in spec:
+        return PaddedSharedLayout.with_identity_for(spec["padded"], shape, order), None
+    p = spec["partitioned"]
+    inner_spec = spec.get("partition_layout") if p == "auto" else p.get("partition_layout")
+    derived = auto() if p == "auto" else None
+    if derived is not None:
+        parts, groups, dim = derived.num_partitions, derived.num_groups, derived.partition_dim
+    else:
+        parts, groups, dim = (int(p[k]) for k in ("num_partitions", "num_groups", "partition_dim"))
+    if not 0 <= dim < len(shape) or shape[dim] % (parts * groups):
+        raise LayoutError(
+            f"partition_dim {dim} of shape {list(shape)} must be 0 or 1 and divisible into "
+            f"num_partitions x num_groups = {parts * groups} pieces"
+        )
+    piece = tuple(s // (parts * groups) if d == dim else s for d, s in enumerate(shape))
+    inner, _ = build_shared(inner_spec or {"swizzled": {}}, piece, order, auto)
+    return PartitionedSharedLayout(parts, groups, dim, inner), derived
+
+
+def analyse(
+    gemm: Gemm,
+    hw: HardwareConfig,
+    spec: CandidateSpec,
+    *,
+    cacheline_bytes: int,
+    engine: str = "des",
+    seed: int = 0,
+) -> CandidateAnalysis:
+    """Every number of one candidate (LayoutError / AllocationError if it cannot work)."""
+    sim = {"engine": engine, "seed": seed}
+    wmma = gemm.wmma(spec.warp, spec.register)
+    tiles = instruction_tiles(wmma, gemm.block_mn)
+    pairs = tuple(hw.pair_of_warp(w) for w in range(gemm.num_warps))
+    layouts = []
+    for op in range(2):
+        shape = gemm.operand_shape(op)
+        layouts.append(
+            build_shared(
+                spec.shared[op],
+                shape,
+                gemm.order(op),
+                lambda op=op: auto_partition(gemm, tiles, op, pairs),
+            )
+        )
+    buffers = [
+        b
+        for op, (shared, _) in enumerate(layouts)
+        for b in tensor_buffers(
+            OPERANDS[op].upper(), shared, gemm.operand_shape(op), gemm.elem_bytes
+        )
+    ]
+    allocation = allocate_on(hw, buffers)
+    operands = tuple(
+        _operand(gemm, hw, op, shared, derived, wmma, tiles, allocation, cacheline_bytes, sim)
+        for op, (shared, derived) in enumerate(layouts)
+    )
+    trace = k_step_trace([o.lowering for o in operands])
+    result = simulate(trace, hw, **sim)
+    return CandidateAnalysis(spec, wmma, tiles, pairs, operands, allocation, trace, result)
+
+
+def _operand(
+    gemm, hw, op, shared, derived, wmma, tiles, allocation, cacheline_bytes, sim
+) -> OperandAnalysis:
+    pairs = tuple(hw.pair_of_warp(w) for w in range(gemm.num_warps))
+    shape, dim, extent = gemm.operand_shape(op), gemm.non_k_dim(op), gemm.band_extent(op)
+    bases = tuple(allocation.offsets_of(OPERANDS[op].upper()))
+    addresses = element_addresses(shared, shape, gemm.elem_bytes, bases)
+    parts = band_partitions(addresses, dim, extent, hw.partitions.size)
+    colocated, _ = cross_pair_bands(tiles, op, pairs)
+    band = tiles[..., op]
+    same_partition = [
+        r
+        for r in range(band.shape[0])
+        if _cross_pair_overlap([set(parts[b]) for b in band[r]], pairs)
+    ]
+    lowering = lower(
+        shared,
+        gemm.dot_operand(wmma, op),
+        shape,
+        gemm.dtype,
+        bases=bases if len(bases) > 1 else bases[0],
+    )
+    info = piece_info(
+        shared, shape, gemm.contiguous_dim(op), gemm.elem_bytes, gemm.num_warps, cacheline_bytes
+    )
+    alone = simulate(k_step_trace([lowering]), hw, **sim)
+    return OperandAnalysis(
+        op,
+        shared,
+        derived,
+        info,
+        bases,
+        tuple(colocated),
+        tuple(same_partition),
+        tuple(band_pieces(shared, shape, dim, extent)),
+        tuple(parts),
+        lowering,
+        tuple(lockstep_partition_overlaps(lowering.addresses, pairs, hw.partitions.size)),
+        alone,
+    )
+
+
+def _cross_pair_overlap(sets: list[set[int]], pairs: tuple[int, ...]) -> bool:
+    by_pair: dict[int, set[int]] = {}
+    for s, p in zip(sets, pairs, strict=True):
+        by_pair.setdefault(p, set()).update(s)
+    groups = list(by_pair.values())
+    return any(groups[i] & groups[j] for i in range(len(groups)) for j in range(i + 1, len(groups)))
+
+
+def k_step_trace(lowerings: Iterable[Lowering]) -> Trace:
+    """One K step's operand loads: barrier, clock, every operand's loads, wait, clock (each
+    warp issues the same sequence; the engine's lock step is the seed's assumption)."""
+    lowerings = list(lowerings)
+    b = TraceBuilder(num_warps=lowerings[0].num_warps)
+    b.barrier()
+    for w in range(b.num_warps):
+        b.clock(w, "start")
+        for low in lowerings:
+            b.loads(w, low.instruction, low.addresses[w])
+        b.wait_ds(w, 0)
+        b.clock(w, "end")
+    return b.build()
+
+
+__all__ = [
+    "CandidateAnalysis",
+    "CandidateSpec",
+    "OperandAnalysis",
+    "analyse",
+    "build_shared",
+    "k_step_trace",
+]

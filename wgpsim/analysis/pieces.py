@@ -1,0 +1,216 @@
+"""Operand pieces in LDS: how many, their TDM cost, their cacheline use, their partitions.
+
+A PartitionedSharedLayout cuts an operand along ``partition_dim`` into ``num_partitions x
+num_groups`` pieces (a plain layout is one piece). Each TDM instruction moves at most one piece
+per warp (seed, "Choosing the ctaLayout to Reduce TDM Traffic"), so
+
+* seed:   TDM instructions = ceil(pieces / warps);
+* Triton: ``warpsAlongPartition = gcd(warps, pieces)``, ceil(pieces / warpsAlongPartition)
+  (TDMUtility.cpp; the same number whenever both are powers of two).
+
+The seed's B operand, N-contiguous fp16, K = 128: eight [K, 16] pieces take 2 TDM instructions
+with 4 warps and each piece row (32 B) fills a quarter of a 128-byte cacheline; two [K, 64]
+pieces take one and fill whole lines:
+
+>>> from wgpsim.layout.shared import PartitionedSharedLayout, SwizzledSharedLayout
+>>> inner = SwizzledSharedLayout(1, 1, 1, (1, 0))
+>>> p = piece_info(PartitionedSharedLayout(2, 4, 1, inner), (128, 128), 1, 2, 4, 128)
+>>> p.num_pieces, p.piece_shape, p.tdm_instructions, p.row_bytes, p.cacheline_use
+(8, (128, 16), 2, 32, 0.25)
+>>> piece_info(PartitionedSharedLayout(2, 1, 1, inner), (128, 128), 1, 2, 4, 128).cacheline_use
+1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import ceil, gcd
+from typing import Any
+
+import numpy as np
+
+from wgpsim.errors import LayoutError
+from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout
+
+
+@dataclass(frozen=True)
+class PieceInfo:
+    """Pieces of one operand in its shared layout (``partition_dim`` None: not partitioned)."""
+
+    num_pieces: int
+    num_partitions: int
+    num_groups: int
+    partition_dim: int | None
+    piece_shape: tuple[int, ...]
+    tdm_instructions: int
+    tdm_instructions_triton: int
+    row_bytes: int
+    cacheline_use: float
+
+
+def tdm_instructions(num_pieces: int, num_warps: int) -> int:
+    """The seed's formula: ceil(pieces / warps).
+
+    >>> tdm_instructions(4, 4), tdm_instructions(8, 4), tdm_instructions(2, 4)
+    (1, 2, 1)
+    """
+    return ceil(num_pieces / num_warps)
+
+
+def tdm_instructions_triton(num_pieces: int, num_warps: int) -> int:
+    """Triton's ``distributeTDMWarpsAlignToPartition``: ceil(pieces / gcd(warps, pieces)).
+
+    >>> tdm_instructions_triton(8, 4), tdm_instructions_triton(6, 4)
+    (2, 3)
+    """
+    return ceil(num_pieces / gcd(num_warps, num_pieces))
+
+
+def cacheline_use(row_bytes: int, line_bytes: int) -> float:
+    """Fraction of the cachelines a contiguous row of ``row_bytes`` touches that it fills
+    (row aligned to a line).
+
+    >>> cacheline_use(32, 128), cacheline_use(256, 128), cacheline_use(192, 128)
+    (0.25, 1.0, 0.75)
+    """
+    return row_bytes / (ceil(row_bytes / line_bytes) * line_bytes)
+
+
+def piece_info(
+    shared: Any,
+    shape: Sequence[int],
+    contiguous_dim: int,
+    elem_bytes: int,
+    num_warps: int,
+    line_bytes: int,
+) -> PieceInfo:
+    """Pieces, TDM instructions and cacheline use of an operand of ``shape`` in ``shared``.
+
+    A piece row is the piece's extent along the contiguous dim, in bytes (what one strided
+    TDM row reads from global memory).
+    """
+    shape = tuple(int(s) for s in shape)
+    if isinstance(shared, PartitionedSharedLayout):
+        piece = shared.piece_shape(shape)
+        parts, groups, dim = shared.num_partitions, shared.num_groups, shared.partition_dim
+    else:
+        piece, parts, groups, dim = shape, 1, 1, None
+    pieces = parts * groups
+    row = piece[contiguous_dim] * elem_bytes
+    return PieceInfo(
+        pieces,
+        parts,
+        groups,
+        dim,
+        piece,
+        tdm_instructions(pieces, num_warps),
+        tdm_instructions_triton(pieces, num_warps),
+        row,
+        cacheline_use(row, line_bytes),
+    )
+
+
+def element_addresses(
+    shared: Any, shape: Sequence[int], elem_bytes: int, bases: int | Sequence[int] = 0
+) -> np.ndarray:
+    """LDS byte address of every element of a ``shape`` tensor in ``shared`` (int64[shape]).
+
+    ``bases``: the buffer's address, or one per partition buffer (``Allocation.offsets_of``).
+
+    >>> from wgpsim.layout.shared import SwizzledSharedLayout
+    >>> element_addresses(SwizzledSharedLayout(1, 1, 1, (1, 0)), (2, 4), 2, 64).tolist()
+    [[64, 66, 68, 70], [72, 74, 76, 78]]
+    """
+    shape = tuple(int(s) for s in shape)
+    ll = shared.to_linear_layout(shape)
+    offset = np.arange(ll.in_dim_size("offset"))[:, None]
+    parts = ll.in_dim_size("partition") if ll.has_in_dim("partition") else 1
+    part = np.arange(parts)[None, :]
+    inputs = {"offset": offset}
+    if ll.has_in_dim("partition"):
+        inputs["partition"] = part
+    out = ll.apply(inputs)
+    grid = (offset.size, parts)
+    coords = tuple(np.broadcast_to(out[f"dim{d}"], grid).ravel() for d in range(len(shape)))
+    padded = offset
+    if isinstance(shared, PaddedSharedLayout | PartitionedSharedLayout):
+        padded = np.asarray(shared.pad(offset), dtype=np.int64)
+    base = np.asarray(bases, dtype=np.int64).reshape(-1)
+    if base.size != parts:
+        raise LayoutError(
+            f"bases {base.tolist()}: the layout has {parts} buffer(s), give one address each"
+        )
+    addr = np.broadcast_to(base[part] + padded * elem_bytes, grid).ravel()
+    result = np.full(shape, -1, dtype=np.int64)
+    result[coords] = addr
+    if (result < 0).any():
+        raise LayoutError(f"shared layout does not hold every element of shape {list(shape)}")
+    return result
+
+
+def band_partitions(
+    addresses: np.ndarray, dim: int, extent: int, partition_size: int
+) -> list[tuple[int, ...]]:
+    """Physical LDS partitions of each band of ``extent`` rows along ``dim`` (all of the other
+    dim), from the element address map.
+
+    >>> band_partitions(np.array([[0, 2], [65536, 65538]]), 0, 1, 65536)
+    [(0,), (1,)]
+    """
+    moved = np.moveaxis(addresses, dim, 0)
+    bands = moved.reshape(moved.shape[0] // extent, -1)
+    return [tuple(int(p) for p in np.unique(b // partition_size)) for b in bands]
+
+
+def band_pieces(shared: Any, shape: Sequence[int], dim: int, extent: int) -> list[tuple[int, ...]]:
+    """Logical pieces (``j``: partition ``j % num_partitions``, group ``j // num_partitions``)
+    each band of ``extent`` along ``dim`` lies in; a plain layout is piece 0."""
+    num_bands = shape[dim] // extent
+    if not isinstance(shared, PartitionedSharedLayout):
+        return [(0,)] * num_bands
+    pdim, piece = shared.partition_dim, shared.piece_shape(shape)[shared.partition_dim]
+    if pdim != dim:
+        return [tuple(range(shared.num_logical_pieces))] * num_bands
+    return [
+        tuple(sorted({(b * extent + i) // piece for i in range(extent)})) for b in range(num_bands)
+    ]
+
+
+def lockstep_partition_overlaps(
+    addresses: np.ndarray, pairs: Sequence[int], partition_size: int
+) -> list[int]:
+    """Instructions ``k`` of a lowering (``addresses[warp, k, lane]``) in which warps of
+    different SIMD pairs touch a common physical partition, issuing together (lock step).
+
+    >>> a = np.array([[[0] * 32], [[65536] * 32], [[16] * 32], [[65552] * 32]])
+    >>> lockstep_partition_overlaps(a, [0, 1, 0, 1], 65536)
+    []
+    """
+    pairs = np.asarray(pairs)
+    hits = []
+    for k in range(addresses.shape[1]):
+        seen: dict[int, set[int]] = {}
+        for w in range(addresses.shape[0]):
+            lanes = addresses[w, k]
+            parts = set((lanes[lanes >= 0] // partition_size).tolist())
+            seen.setdefault(int(pairs[w]), set()).update(parts)
+        groups = list(seen.values())
+        if any(
+            groups[i] & groups[j] for i in range(len(groups)) for j in range(i + 1, len(groups))
+        ):
+            hits.append(k)
+    return hits
+
+
+__all__ = [
+    "PieceInfo",
+    "band_partitions",
+    "band_pieces",
+    "cacheline_use",
+    "element_addresses",
+    "lockstep_partition_overlaps",
+    "piece_info",
+    "tdm_instructions",
+    "tdm_instructions_triton",
+]
