@@ -1,15 +1,17 @@
-"""Helpers shared by the CLI verbs: JSON output and atomic file writes."""
+"""Helpers shared by the CLI verbs: JSON output, and atomic file writes (from ``wgpsim.files``)."""
 
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from wgpsim.files import atomic_write
+
+__all__ = ["atomic_write", "print_json"]
 
 
 def _default(obj: Any) -> Any:
@@ -28,22 +30,3 @@ def print_json(payload: Any) -> None:
     """Print ``payload`` as JSON on stdout (numpy scalars and arrays become plain values)."""
     json.dump(payload, sys.stdout, indent=2, default=_default)
     sys.stdout.write("\n")
-
-
-def atomic_write(path: str | Path, writer) -> Path:
-    """Call ``writer(tmp_path)`` then rename the temporary file onto ``path``.
-
-    An interrupted write leaves no half-written ``path`` behind.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        writer(Path(tmp))
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; results are ordinary files
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wgpsim.cli._common import atomic_write, print_json
+from wgpsim.cli._common import print_json
 from wgpsim.experiments import ExperimentResult, run_experiment
 
 
@@ -58,7 +58,7 @@ def handle(args: argparse.Namespace) -> int:
     )
     result = result.with_figures(figures_for(result))
     out = args.out if args.out is not None else Path("results") / args.config.stem
-    written = result.write(out, parquet=args.parquet, write_file=atomic_write)
+    written = result.write(out, parquet=args.parquet)
     if args.json:
         print_json(result.records())
     else:

@@ -36,9 +36,9 @@ from wgpsim.experiments.config import (
     closest,
     load_config,
 )
+from wgpsim.files import atomic_write
 
 Runner = Callable[..., "ExperimentResult"]
-FileWriter = Callable[[Path, Callable[[Path], None]], Any]
 
 _KINDS: dict[str, Runner] = {}
 _NOT_KINDS = {"config"}
@@ -79,33 +79,25 @@ class ExperimentResult:
             for row in self.table.to_dict(orient="records")
         ]
 
-    def write(
-        self, out_dir: str | Path, parquet: bool = False, *, write_file: FileWriter | None = None
-    ) -> list[Path]:
+    def write(self, out_dir: str | Path, parquet: bool = False) -> list[Path]:
         """Write every table as CSV (and Parquet) and every figure as PNG into ``out_dir``.
 
-        ``write_file(path, writer)`` does each write (the CLI passes its ``atomic_write``, so an
-        interrupted run leaves no half-written file); the default calls ``writer(path)``.
+        Each file is written atomically (``wgpsim.files.atomic_write``): an interrupted run leaves
+        no half-written file.
         """
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        write_file = write_file or _write_in_place
         written = []
         for name, df in self.tables.items():
             written.append(out_dir / f"{name}.csv")
-            write_file(written[-1], lambda p, df=df: df.to_csv(p, index=False))
+            atomic_write(written[-1], lambda p, df=df: df.to_csv(p, index=False))
             if parquet:
                 written.append(out_dir / f"{name}.parquet")
-                write_file(written[-1], lambda p, df=df: df.to_parquet(p, index=False))
+                atomic_write(written[-1], lambda p, df=df: df.to_parquet(p, index=False))
         for name, make in self.figures.items():
             written.append(out_dir / f"{name}.png")
-            write_file(written[-1], lambda p, make=make: _save_figure(make, p))
+            atomic_write(written[-1], lambda p, make=make: _save_figure(make, p))
         return written
-
-
-def _write_in_place(path: Path, writer: Callable[[Path], None]) -> Path:
-    writer(path)
-    return path
 
 
 def _save_figure(make: Callable[[], Any], path: Path) -> None:

@@ -34,9 +34,6 @@ True
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +41,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from wgpsim.errors import TraceError
+from wgpsim.files import atomic_write
 from wgpsim.trace.instructions import (
     BARRIER,
     CLOCK,
@@ -254,21 +252,6 @@ def _jsonl_lines(trace: Trace):
         i += 1
 
 
-def _atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
-    """``write(tmp)`` into a temporary file next to ``path``, then rename it onto ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
 def write_jsonl(trace: Trace, path: str | Path) -> Path:
     """Write ``trace`` as JSON Lines (header, then one op a line), atomically."""
 
@@ -277,7 +260,7 @@ def write_jsonl(trace: Trace, path: str | Path) -> Path:
             for line in _jsonl_lines(trace):
                 f.write(line + "\n")
 
-    return _atomic_write(path, write)
+    return atomic_write(path, write)
 
 
 def write_parquet(trace: Trace, path: str | Path) -> Path:
@@ -296,7 +279,7 @@ def write_parquet(trace: Trace, path: str | Path) -> Path:
             "wgpsim.labels": json.dumps(list(trace.labels)),
         }
     )
-    return _atomic_write(path, lambda tmp: pq.write_table(table, tmp))
+    return atomic_write(path, lambda tmp: pq.write_table(table, tmp))
 
 
 def read_parquet(

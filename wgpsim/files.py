@@ -1,0 +1,33 @@
+"""Writing files safely: every file wgpsim writes goes through :func:`atomic_write`.
+
+A writer fills a temporary file beside the target, which is then renamed onto it, so an
+interrupted run never leaves a half-written trace, table or figure behind.
+
+>>> import tempfile, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> atomic_write(d / "hello.txt", lambda tmp: tmp.write_text("hi")).read_text()
+'hi'
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+
+def atomic_write(path: str | Path, writer: Callable[[Path], object]) -> Path:
+    """Call ``writer(tmp_path)``, then rename the temporary file onto ``path``; return ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        writer(Path(tmp))
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; results are ordinary files
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
