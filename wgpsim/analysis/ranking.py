@@ -60,7 +60,8 @@ def _best(row, runner_up, criteria, name) -> str:
                 f"then fewest {words} ({mine} vs {theirs})"
             )
         ties.append((field, words))
-    return f"ties with {runner_up[name]} on every criterion"
+    field, words = criteria[0]
+    return f"fewest {words} ({row[field]}), tied with {runner_up[name]} on every criterion"
 
 
 def _behind(row, above, criteria, name) -> str:

@@ -278,39 +278,40 @@ def _frame(rows: list[dict[str, Any]], nullable: tuple[str, ...]) -> pd.DataFram
 
 
 def display(table: pd.DataFrame) -> pd.DataFrame:
-    """The main table for people."""
+    """The main table for people: per operand, whether the SIMD pairs read the same bytes, the
+    same physical partition, or neither (``apart``), and its pieces (count [shape] groups)."""
 
-    def yes(v: bool) -> str:
-        return "yes" if v else "no"
+    def pairs(row: pd.Series, op: str) -> str:
+        if row[f"{op}_co_located"]:
+            return "same bytes"
+        return "same partition" if row[f"{op}_same_partition"] else "apart"
 
+    def pieces(row: pd.Series, op: str) -> str:
+        shape = "x".join(str(s) for s in row[f"{op}_piece_shape"])
+        return f"{row[f'{op}_pieces']} [{shape}] g{row[f'{op}_num_groups']}"
+
+    def loads(row: pd.Series) -> str:
+        return "+".join(
+            f"{row[f'{op}_loads_per_warp']} {row[f'{op}_load'].removeprefix('ds_load_')}"
+            for op in OPERANDS
+        )
+
+    rows = [r for _, r in table.iterrows()]
     out = {
         "candidate": table["candidate"],
-        "#": table["rank"].map(str),
-        "LDS cycles": table["cycles"].map(str),
-        "B/cycle": table["bytes_per_cycle"].map("{:.1f}".format),
-        "part. stalls": table["partition_conflict_cycles"].map(str),
-        "bank confl.": table["bank_conflict_cycles"].map(str),
-        "TDM": table["tdm_instructions"].map(str),
-        "LDS": table["lds_bytes"].map(lambda b: f"{b / 1024:g} KiB"),
+        "#": table["rank"],
+        "cycles": table["cycles"],
+        "part. stalls": table["partition_conflict_cycles"],
+        "bank confl.": table["bank_conflict_cycles"],
+        "TDM": table["tdm_instructions"],
+        "LDS KiB": table["lds_bytes"].map(lambda b: f"{b / 1024:.1f}"),
+        "A pairs": [pairs(r, "a") for r in rows],
+        "A pieces": [pieces(r, "a") for r in rows],
+        "B pairs": [pairs(r, "b") for r in rows],
+        "B pieces": [pieces(r, "b") for r in rows],
+        "loads/warp": [loads(r) for r in rows],
+        "why": table["rank_reason"],
     }
-    for op in OPERANDS:
-        big = op.upper()
-        out[f"{big} same bytes"] = table[f"{op}_co_located"].map(yes)
-        out[f"{big} same part."] = table[f"{op}_same_partition"].map(yes)
-        out[f"{big} pieces"] = [
-            f"{n}x{shape} g{g}"
-            for n, shape, g in zip(
-                table[f"{op}_pieces"],
-                table[f"{op}_piece_shape"],
-                table[f"{op}_num_groups"],
-                strict=True,
-            )
-        ]
-        out[f"{big} load"] = [
-            f"{n} {name.removeprefix('ds_load_')}"
-            for n, name in zip(table[f"{op}_loads_per_warp"], table[f"{op}_load"], strict=True)
-        ]
-    out["why"] = table["rank_reason"]
     return pd.DataFrame(out)
 
 
