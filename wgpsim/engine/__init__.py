@@ -26,7 +26,7 @@ from wgpsim.errors import ConfigError
 from wgpsim.hw.config import HardwareConfig, load_hardware
 from wgpsim.trace.validate import validate
 
-ENGINES = ("des",)
+ENGINES = ("des", "fast")
 """Engines known to this package (a module ``wgpsim.engine.<name>`` may add more)."""
 
 __all__ = ["ENGINES", "Result", "simulate"]
