@@ -156,29 +156,47 @@ def instruction_tiles(wmma: AMDWMMALayout, block_mn: Sequence[int]) -> np.ndarra
     )
 
 
+def issue_rounds(num_warps: int, simds: int) -> tuple[int, ...]:
+    """The issue round of each warp: warps w and w + simds share a SIMD and take turns, so in
+    lock step only the warps of one round (w // simds) meet at the arbiter together.
+
+    >>> issue_rounds(8, 4)
+    (0, 0, 0, 0, 1, 1, 1, 1)
+    """
+    return tuple(w // simds for w in range(num_warps))
+
+
 def cross_pair_bands(
-    tiles: np.ndarray, op: int, pairs: Sequence[int]
+    tiles: np.ndarray, op: int, pairs: Sequence[int], rounds: Sequence[int] | None = None
 ) -> tuple[list[int], list[tuple[int, int, int]]]:
-    """Instructions in which warps of different SIMD pairs read the same band of operand
-    ``op`` (the same bytes), and the (instruction, warp, warp) pairs that do."""
+    """Instructions in which warps of different SIMD pairs (of one issue round) read the same
+    band of operand ``op`` (the same bytes), and the (instruction, warp, warp) that do."""
     band = tiles[..., BAND_AXIS[op]]
     pairs = np.asarray(pairs)
+    rounds = np.zeros(len(pairs), dtype=np.int64) if rounds is None else np.asarray(rounds)
     hits: list[tuple[int, int, int]] = []
     for r in range(band.shape[0]):
         for w in range(band.shape[1]):
             for v in range(w + 1, band.shape[1]):
-                if pairs[w] != pairs[v] and band[r, w] == band[r, v]:
+                meet = pairs[w] != pairs[v] and rounds[w] == rounds[v]
+                if meet and band[r, w] == band[r, v]:
                     hits.append((r, w, v))
     return sorted({r for r, _, _ in hits}), hits
 
 
-def auto_partition(gemm: Gemm, tiles: np.ndarray, op: int, pairs: Sequence[int]) -> AutoPartition:
+def auto_partition(
+    gemm: Gemm,
+    tiles: np.ndarray,
+    op: int,
+    pairs: Sequence[int],
+    rounds: Sequence[int] | None = None,
+) -> AutoPartition:
     """The seed's derivation: slice the operand along its non-K dim, where the ctaLayout
     spreads the pairs; one partition per pair; num_groups = how often the [P0, P1] cycle
     repeats along that dim.
 
     A bit ``j`` of the band index separates the pairs if, in every instruction, it differs
-    between two warps exactly when their pairs differ; pieces are then ``2**j`` tiles and
+    between two warps of one issue round exactly when their pairs differ; pieces are then ``2**j`` tiles and
     partition = bit ``j``. The highest such bit is taken (the largest pieces, fewest TDM
     instructions). LayoutError if no bit does (the pairs co-locate, seed Figure 8).
     """
@@ -195,15 +213,17 @@ def auto_partition(gemm: Gemm, tiles: np.ndarray, op: int, pairs: Sequence[int])
     shape = gemm.operand_shape(op)
     extent = gemm.band_extent(op)
     num_bands = shape[dim] // extent
-    differ = (pairs[None, :] != pairs[None, :1]).astype(np.int64)
+    rounds = np.zeros(len(pairs), dtype=np.int64) if rounds is None else np.asarray(rounds)
+    lead = np.array([np.flatnonzero(rounds == rounds[w])[0] for w in range(len(pairs))])
+    differ = (pairs != pairs[lead]).astype(np.int64)[None, :]
     for j in reversed(range(max(num_bands.bit_length() - 1, 0))):
         bit = (band >> j) & 1
-        if np.array_equal(bit ^ bit[:, :1], np.broadcast_to(differ, bit.shape)):
+        if np.array_equal(bit ^ bit[:, lead], np.broadcast_to(differ, bit.shape)):
             piece = list(shape)
             piece[dim] = extent << j
             pieces = shape[dim] // piece[dim]
             return AutoPartition(dim, 2, pieces // 2, (piece[0], piece[1]), j)
-    colocated, hits = cross_pair_bands(tiles, op, pairs)
+    colocated, hits = cross_pair_bands(tiles, op, pairs, rounds)
     why = (
         f"warps {hits[0][1]} and {hits[0][2]} read the same {name}-band in instruction "
         f"{hits[0][0]} (co-located)"
@@ -226,4 +246,5 @@ __all__ = [
     "auto_partition",
     "cross_pair_bands",
     "instruction_tiles",
+    "issue_rounds",
 ]

@@ -28,11 +28,13 @@ from wgpsim.analysis.candidates import (
     auto_partition,
     cross_pair_bands,
     instruction_tiles,
+    issue_rounds,
 )
 from wgpsim.analysis.pieces import (
     PieceInfo,
     band_partitions,
     band_pieces,
+    cross_pair_overlap,
     element_addresses,
     lockstep_partition_overlaps,
     piece_info,
@@ -148,6 +150,7 @@ def analyse(
     wmma = gemm.wmma(spec.warp, spec.register)
     tiles = instruction_tiles(wmma, gemm.block_mn)
     pairs = tuple(hw.pair_of_warp(w) for w in range(gemm.num_warps))
+    rounds = issue_rounds(gemm.num_warps, hw.wgp.simds)
     layouts = []
     for op in range(2):
         shape = gemm.operand_shape(op)
@@ -156,7 +159,7 @@ def analyse(
                 spec.shared[op],
                 shape,
                 gemm.order(op),
-                lambda op=op: auto_partition(gemm, tiles, op, pairs),
+                lambda op=op: auto_partition(gemm, tiles, op, pairs, rounds),
             )
         )
     buffers = [
@@ -180,16 +183,17 @@ def _operand(
     gemm, hw, op, shared, derived, wmma, tiles, allocation, cacheline_bytes, sim
 ) -> OperandAnalysis:
     pairs = tuple(hw.pair_of_warp(w) for w in range(gemm.num_warps))
+    rounds = issue_rounds(gemm.num_warps, hw.wgp.simds)
     shape, dim, extent = gemm.operand_shape(op), gemm.non_k_dim(op), gemm.band_extent(op)
     bases = tuple(allocation.offsets_of(OPERANDS[op].upper()))
     addresses = element_addresses(shared, shape, gemm.elem_bytes, bases)
     parts = band_partitions(addresses, dim, extent, hw.partitions.size)
-    colocated, _ = cross_pair_bands(tiles, op, pairs)
+    colocated, _ = cross_pair_bands(tiles, op, pairs, rounds)
     band = tiles[..., op]
     same_partition = [
         r
         for r in range(band.shape[0])
-        if _cross_pair_overlap([set(parts[b]) for b in band[r]], pairs)
+        if cross_pair_overlap([set(parts[b]) for b in band[r]], pairs, rounds)
     ]
     lowering = lower(
         shared,
@@ -213,17 +217,9 @@ def _operand(
         tuple(band_pieces(shared, shape, dim, extent)),
         tuple(parts),
         lowering,
-        tuple(lockstep_partition_overlaps(lowering.addresses, pairs, hw.partitions.size)),
+        tuple(lockstep_partition_overlaps(lowering.addresses, pairs, hw.partitions.size, rounds)),
         alone,
     )
-
-
-def _cross_pair_overlap(sets: list[set[int]], pairs: tuple[int, ...]) -> bool:
-    by_pair: dict[int, set[int]] = {}
-    for s, p in zip(sets, pairs, strict=True):
-        by_pair.setdefault(p, set()).update(s)
-    groups = list(by_pair.values())
-    return any(groups[i] & groups[j] for i in range(len(groups)) for j in range(i + 1, len(groups)))
 
 
 def k_step_trace(lowerings: Iterable[Lowering]) -> Trace:

@@ -178,29 +178,48 @@ def band_pieces(shared: Any, shape: Sequence[int], dim: int, extent: int) -> lis
 
 
 def lockstep_partition_overlaps(
-    addresses: np.ndarray, pairs: Sequence[int], partition_size: int
+    addresses: np.ndarray,
+    pairs: Sequence[int],
+    partition_size: int,
+    rounds: Sequence[int] | None = None,
 ) -> list[int]:
     """Instructions ``k`` of a lowering (``addresses[warp, k, lane]``) in which warps of
-    different SIMD pairs touch a common physical partition, issuing together (lock step).
+    different SIMD pairs touch a common physical partition, issuing together (lock step; with
+    ``rounds``, only warps of one issue round meet).
 
     >>> a = np.array([[[0] * 32], [[65536] * 32], [[16] * 32], [[65552] * 32]])
     >>> lockstep_partition_overlaps(a, [0, 1, 0, 1], 65536)
     []
     """
-    pairs = np.asarray(pairs)
+    rounds = [0] * len(pairs) if rounds is None else list(rounds)
     hits = []
     for k in range(addresses.shape[1]):
-        seen: dict[int, set[int]] = {}
+        sets = []
         for w in range(addresses.shape[0]):
             lanes = addresses[w, k]
-            parts = set((lanes[lanes >= 0] // partition_size).tolist())
-            seen.setdefault(int(pairs[w]), set()).update(parts)
-        groups = list(seen.values())
-        if any(
-            groups[i] & groups[j] for i in range(len(groups)) for j in range(i + 1, len(groups))
-        ):
+            sets.append(set((lanes[lanes >= 0] // partition_size).tolist()))
+        if cross_pair_overlap(sets, pairs, rounds):
             hits.append(k)
     return hits
+
+
+def cross_pair_overlap(
+    sets: Sequence[set[int]], pairs: Sequence[int], rounds: Sequence[int] | None = None
+) -> bool:
+    """Whether, within one issue round, warps of different pairs have intersecting sets.
+
+    >>> cross_pair_overlap([{0}, {1}, {0}, {0}], [0, 1, 0, 1])
+    True
+    >>> cross_pair_overlap([{0}, {1}, {1}, {0}], [0, 1, 0, 1], [0, 0, 1, 1])
+    False
+    """
+    rounds = [0] * len(pairs) if rounds is None else list(rounds)
+    by_key: dict[tuple[int, int], set[int]] = {}
+    for s, p, r in zip(sets, pairs, rounds, strict=True):
+        by_key.setdefault((int(r), int(p)), set()).update(s)
+    return any(
+        by_key[a] & by_key[b] for a in by_key for b in by_key if a[0] == b[0] and a[1] < b[1]
+    )
 
 
 __all__ = [
@@ -208,6 +227,7 @@ __all__ = [
     "band_partitions",
     "band_pieces",
     "cacheline_use",
+    "cross_pair_overlap",
     "element_addresses",
     "lockstep_partition_overlaps",
     "piece_info",

@@ -1,0 +1,189 @@
+"""``wgpsim run configs/gemm_128x128.yaml``: the seed's Part II worked example, end to end
+through the CLI's JSON (C[128, 128] = A[128, K] x B[K, 128], 4 warps, fp16, K = 128)."""
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from wgpsim.cli import main
+from wgpsim.errors import ConfigError
+from wgpsim.experiments import run_experiment
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "configs" / "gemm_128x128.yaml"
+
+
+def _main(*argv):
+    stdout, stderr = io.StringIO(), io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = main(["run", *map(str, argv)])
+    finally:
+        os.chdir(cwd)
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """The shipped config as a user runs it, once for the module."""
+    out = tmp_path_factory.mktemp("gemm")
+    code, stdout, _ = _main("configs/gemm_128x128.yaml", "--json", "--out", out)
+    assert code == 0
+    return {r["candidate"]: r for r in json.loads(stdout)}, out
+
+
+def test_rows_have_snake_case_fields_and_ranks(run):
+    rows, _ = run
+    assert set(rows) == {
+        "standard",
+        "swizzled",
+        "swizzled_partitioned",
+        "swizzled_auto",
+        "coarse_auto",
+    }
+    for row in rows.values():
+        assert all(k == k.lower() and " " not in k for k in row)
+        assert row["rank_reason"]
+    assert sorted(r["rank"] for r in rows.values()) == [1, 2, 3, 4, 5]
+
+
+def test_standard_layout_colocates_a_not_b(run):
+    std = run[0]["standard"]
+    assert std["a_co_located"] is True
+    assert std["a_co_located_instructions"] == 16
+    assert std["b_co_located"] is False
+
+
+def test_swizzle_separates_a_but_one_partition_still_conflicts(run):
+    swz = run[0]["swizzled"]
+    assert swz["a_co_located"] is False and swz["b_co_located"] is False
+    assert swz["a_same_partition"] is True  # A (32 KiB) sits in one physical partition
+    assert len(swz["a_offsets"]) == 1 and swz["a_pieces"] == 1
+    assert swz["a_lockstep_conflict_loads"] == swz["a_loads_per_warp"]
+    assert swz["partition_conflict_cycles"] > 0
+
+
+def test_partitioned_layouts_remove_partition_conflicts_and_cost_fewer_cycles(run):
+    rows, _ = run
+    part = rows["swizzled_partitioned"]
+    assert (part["a_partition_dim"], part["a_num_groups"], part["a_pieces"]) == (0, 2, 4)
+    assert part["a_tdm_instructions"] == 1
+    assert (part["b_partition_dim"], part["b_num_groups"], part["b_pieces"]) == (1, 4, 8)
+    assert part["b_tdm_instructions"] == 2
+    assert part["b_piece_shape"] == [128, 16] and part["b_cacheline_use"] == 0.25
+    assert part["partition_conflict_cycles"] == 0
+    assert part["a_same_partition"] is False and part["b_same_partition"] is False
+    assert part["a_lockstep_conflict_loads"] == part["b_lockstep_conflict_loads"] == 0
+    for other in ("standard", "swizzled"):
+        assert part["cycles"] < rows[other]["cycles"]
+        assert part["bytes"] == rows[other]["bytes"]
+    # the allocator puts each operand's two buffers in different 64 KiB partitions
+    for op in "ab":
+        p0, p1 = part[f"{op}_offsets"]
+        assert p0 // 65536 != p1 // 65536
+    assert part["lds_bytes"] > rows["swizzled"]["lds_bytes"]
+
+
+def test_auto_derives_the_explicit_parameters(run):
+    rows, _ = run
+    auto, explicit = rows["swizzled_auto"], rows["swizzled_partitioned"]
+    assert auto["a_partitioned_auto"] and not explicit["a_partitioned_auto"]
+    for key in ("shared", "partition_dim", "num_groups", "pieces", "num_partitions", "offsets"):
+        for op in "ab":
+            assert auto[f"{op}_{key}"] == explicit[f"{op}_{key}"], (op, key)
+    assert auto["cycles"] == explicit["cycles"]
+
+
+def test_coarse_layout_makes_b_two_full_cacheline_pieces(run):
+    rows, _ = run
+    coarse, fine = rows["coarse_auto"], rows["swizzled_auto"]
+    for key in ("pieces", "num_groups", "piece_shape", "tdm_instructions", "partition_dim"):
+        assert coarse[f"a_{key}"] == fine[f"a_{key}"]  # A unchanged
+    assert coarse["b_pieces"] == 2 and coarse["b_num_groups"] == 1
+    assert coarse["b_piece_shape"] == [128, 64]
+    assert coarse["b_tdm_instructions"] == 1 and coarse["b_cacheline_use"] == 1.0
+    assert coarse["b_piece_row_bytes"] == 128
+    assert coarse["partition_conflict_cycles"] == 0
+    # same cycles as the fine partitioned candidates, one TDM instruction fewer: ranked first
+    assert coarse["rank"] == 1 and "TDM" in coarse["rank_reason"]
+
+
+def test_files_and_figures_are_written(run):
+    rows, out = run
+    for table in ("results", "operands", "instructions", "allocation"):
+        assert (out / f"{table}.csv").stat().st_size > 0
+    assert (out / "candidates_cycles.png").stat().st_size > 0
+    for name in rows:
+        assert (out / f"ownership_{name}.png").exists()
+        assert (out / f"pieces_{name}.png").exists()
+    instr = pd.read_csv(out / "instructions.csv")
+    assert len(instr) == len(rows) * 2 * 16 * 4  # candidates x operands x instructions x warps
+    ops = pd.read_csv(out / "operands.csv")
+    assert set(ops["load"]) == {"ds_load_b128", "ds_load_tr16_b128"}
+
+
+def test_table_on_stdout(tmp_path):
+    code, out, _ = _main(CONFIG, "--out", tmp_path, "--set", "block=[128, 128, 64]")
+    assert code == 0
+    assert "coarse_auto" in out and "gemm_candidates" in out
+
+
+def _with(tmp_path, **changes):
+    raw = yaml.safe_load(CONFIG.read_text())
+    for key, value in changes.items():
+        node = raw
+        *path, last = key.split(".")
+        for part in path:
+            node = node[part]
+        node[last] = value
+    path = tmp_path / "gemm.yaml"
+    raw["hardware"] = str(ROOT / "configs" / "mi450.yaml")
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_auto_on_a_colocated_operand_is_one_line_error(tmp_path):
+    path = _with(tmp_path, **{"candidates.standard.a": {"partitioned": "auto"}})
+    code, _, err = _main(path, "--out", tmp_path / "o")
+    assert code == 2
+    assert "candidates.standard" in err and "co-located" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"warps": 2}, "warps"),
+        ({"candidates.standard.cta_layout": {"warp": [[0, 1]]}}, "candidates.standard"),
+        ({"candidates.standard.b": {"padded": [[128, 8]], "vec": 2}}, "candidates.standard.b"),
+        ({"candidates.standard.note": 3}, "candidates.standard.note"),
+        ({"block": [128, 128]}, "block"),
+    ],
+)
+def test_config_errors_name_the_field(tmp_path, change, field):
+    with pytest.raises(ConfigError, match=f"field '{field}"):
+        run_experiment(_with(tmp_path, **change))
+
+
+def test_eight_warps_auto(tmp_path):
+    """Gluon's 8-warp rule: a third warp basis takes the M-group step ([4, 0]); w4 shares SIMD 0
+    with w0 and takes turns with it, so only warps of one issue round must be apart."""
+    cand = {
+        "cta_layout": {"register": [[0, 1], [0, 2], [1, 0]], "warp": [[4, 4], [2, 0], [4, 0]]},
+        "a": {"partitioned": "auto"},
+        "b": {"partitioned": "auto"},
+    }
+    path = _with(tmp_path, warps=8, block=[128, 128, 64], candidates={"g8": cand})
+    row = run_experiment(path).records()[0]
+    assert (row["a_num_groups"], row["b_num_groups"]) == (1, 1)
+    assert row["a_tdm_instructions"] == row["b_tdm_instructions"] == 1
+    assert row["partition_conflict_cycles"] == 0
+    assert not row["a_same_partition"] and not row["b_same_partition"]
