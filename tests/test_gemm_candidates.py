@@ -118,7 +118,7 @@ def test_coarse_layout_makes_b_two_full_cacheline_pieces(run):
 
 def test_files_and_figures_are_written(run):
     rows, out = run
-    for table in ("results", "operands", "instructions", "allocation"):
+    for table in ("results", "operands", "instructions", "loads", "allocation"):
         assert (out / f"{table}.csv").stat().st_size > 0
     assert (out / "candidates_cycles.png").stat().st_size > 0
     for name in rows:
@@ -128,6 +128,10 @@ def test_files_and_figures_are_written(run):
     assert len(instr) == len(rows) * 2 * 16 * 4  # candidates x operands x instructions x warps
     ops = pd.read_csv(out / "operands.csv")
     assert set(ops["load"]) == {"ds_load_b128", "ds_load_tr16_b128"}
+    loads = pd.read_csv(out / "loads.csv")
+    assert len(loads) == 4 * ops["loads_per_warp"].sum()  # every load of every warp
+    per = loads.groupby(["candidate", "operand"])["lockstep_conflict"].any()
+    assert per["swizzled", "a"] and not per["swizzled_partitioned", "a"]
 
 
 def test_table_on_stdout(tmp_path):

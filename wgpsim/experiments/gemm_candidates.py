@@ -18,10 +18,19 @@ the seed does (``wgpsim.analysis.candidates.auto_partition``). Shared-layout spe
 * ``{partitioned: auto, partition_layout: SPEC}`` (inner layout default ``swizzled``);
 * any ``#ttg.*`` text or ``{kind: ...}`` mapping (``wgpsim.layout.notation``).
 
+The seed's swizzled ctaLayout, B partitioned automatically (8 pieces of [K, 16], 2 TDM
+instructions with 4 warps):
+
 >>> from wgpsim.experiments import run_experiment
->>> res = run_experiment("configs/gemm_128x128.yaml")                # doctest: +SKIP
->>> res.table.set_index("candidate").loc["swizzled_partitioned", "b_tdm_instructions"]  # doctest: +SKIP
-2
+>>> swizzled = {"register": [[2, 0]], "warp": [[2, 1], [1, 0]]}
+>>> res = run_experiment({"kind": "gemm_candidates", "block": [128, 128, 32], "warps": 4,
+...     "instr_shape": [16, 16, 32], "cacheline_bytes": 128, "candidates": {"swz": {
+...     "cta_layout": swizzled, "a": "swizzled", "b": {"partitioned": "auto"}}}})
+>>> row = res.records()[0]
+>>> row["b_pieces"], row["b_num_groups"], row["b_tdm_instructions"], row["b_cacheline_use"]
+(8, 4, 2, 0.25)
+>>> row["a_co_located"], row["a_same_partition"]
+(False, True)
 """
 
 from __future__ import annotations
@@ -144,31 +153,46 @@ def _candidate(name: str, raw: Any, source: ConfigSource) -> CandidateSpec:
     )
 
 
-def _shared_spec(value: Any, where: str, source: ConfigSource) -> Any:
+PARTITIONED_FIELDS = (
+    Field("num_partitions", int),
+    Field("num_groups", int),
+    Field("partition_dim", int),
+    Field("partition_layout", (str, dict), default={"swizzled": {}}),
+)
+
+
+def _shared_spec(value: Any, where: str, source: ConfigSource, *, inner: bool = False) -> Any:
     """Check a shared-layout spec's form (building it needs the shape, see `build_shared`)."""
-    if isinstance(value, str) and value in SHARED_KINDS[:1]:
+    if value == "swizzled":
         return {"swizzled": {}}
-    if isinstance(value, dict) and len(set(value) & set(SHARED_KINDS)) == 1:
-        kind = next(k for k in SHARED_KINDS if k in value)
-        extra = set(value) - {kind, "partition_layout"}
-        if extra or ("partition_layout" in value and value[kind] != "auto"):
-            raise source.error(where, f"unexpected keys {sorted(extra) or ['partition_layout']}")
-        if kind == "partitioned" and value[kind] != "auto" and not isinstance(value[kind], dict):
+    kinds = set(value) & set(SHARED_KINDS) if isinstance(value, dict) else set()
+    if len(kinds) != 1:
+        try:
+            return parse_any(value)
+        except LayoutError as err:
             raise source.error(
-                where, f"partitioned: expected 'auto' or a mapping, got {value[kind]!r}"
-            )
-        inner = value.get("partition_layout")
-        if inner is None and isinstance(value[kind], dict):
-            inner = value[kind].get("partition_layout")
-        if inner is not None:
-            _shared_spec(inner, f"{where}.partition_layout", source)
+                where, f"{err}; or use swizzled, {{padded: [[I, P]]}}, {{partitioned: auto}}"
+            ) from None
+    kind = kinds.pop()
+    extra = set(value) - {kind} - ({"partition_layout"} if value[kind] == "auto" else set())
+    if extra:
+        raise source.error(where, f"unexpected keys {sorted(extra)} next to '{kind}'")
+    if kind != "partitioned":
         return value
-    try:
-        return parse_any(value)
-    except LayoutError as err:
-        raise source.error(
-            where, f"{err}; or use swizzled, {{padded: [[I, P]]}}, {{partitioned: auto}}"
-        ) from None
+    if inner:
+        raise source.error(where, "a partition layout must be swizzled or padded")
+    if value[kind] == "auto":
+        layout = value.get("partition_layout", {"swizzled": {}})
+        return {kind: "auto", "partition_layout": _inner(layout, where, source)}
+    if not isinstance(value[kind], dict):
+        raise source.error(where, f"partitioned: expected 'auto' or a mapping, got {value[kind]!r}")
+    fields = check_fields(value[kind], PARTITIONED_FIELDS, source, prefix=f"{where}.partitioned.")
+    fields["partition_layout"] = _inner(fields["partition_layout"], where, source)
+    return {kind: fields}
+
+
+def _inner(value: Any, where: str, source: ConfigSource) -> Any:
+    return _shared_spec(value, f"{where}.partition_layout", source, inner=True)
 
 
 # ------------------------------------------------------------------------------ tables
@@ -216,8 +240,10 @@ def operand_row(c: CandidateAnalysis, o: OperandAnalysis) -> dict[str, Any]:
 
 
 def tables(analyses: list[CandidateAnalysis]) -> dict[str, pd.DataFrame]:
-    """``results`` (one row per candidate, ranked), ``operands``, ``instructions``, ``allocation``."""
-    main, ops, instr, alloc = [], [], [], []
+    """``results`` (one row per candidate, ranked), ``operands``, ``instructions`` (who reads
+    which band, piece and partitions in each WMMA instruction), ``loads`` (every local_load
+    instruction of one K step: warp, pair, LDS partitions, lowest address) and ``allocation``."""
+    main, ops, instr, alloc, loads = [], [], [], [], []
     for c in analyses:
         row: dict[str, Any] = {
             "candidate": c.spec.name,
@@ -249,6 +275,7 @@ def tables(analyses: list[CandidateAnalysis]) -> dict[str, pd.DataFrame]:
                             "partitions": list(o.band_partitions[b]),
                         }
                     )
+            loads.extend(_loads(c, o))
         main.append(row)
         frame = c.allocation.to_frame()
         frame.insert(0, "candidate", c.spec.name)
@@ -265,8 +292,32 @@ def tables(analyses: list[CandidateAnalysis]) -> dict[str, pd.DataFrame]:
         "results": table,
         "operands": _frame(ops, ("partition_dim",)),
         "instructions": pd.DataFrame(instr),
+        "loads": pd.DataFrame(loads),
         "allocation": pd.concat(alloc, ignore_index=True),
     }
+
+
+def _loads(c: CandidateAnalysis, o: OperandAnalysis) -> list[dict[str, Any]]:
+    low, size = o.lowering, c.allocation.partition_size
+    rows = []
+    for w in range(low.num_warps):
+        for k in range(low.num_instructions):
+            lanes = low.addresses[w, k]
+            lanes = lanes[lanes >= 0]
+            rows.append(
+                {
+                    "candidate": c.spec.name,
+                    "operand": OPERANDS[o.op],
+                    "warp": w,
+                    "pair": c.pairs[w],
+                    "load": k,
+                    "instruction": low.instruction,
+                    "partitions": sorted({int(p) for p in lanes // size}),
+                    "min_address": int(lanes.min()),
+                    "lockstep_conflict": k in o.lockstep_overlaps,
+                }
+            )
+    return rows
 
 
 def _frame(rows: list[dict[str, Any]], nullable: tuple[str, ...]) -> pd.DataFrame:
