@@ -71,7 +71,13 @@ def test_json_rows_match_the_seed(full_run):
 def test_files_written(full_run):
     _, rows, out_dir = full_run
     names = sorted(p.name for p in out_dir.iterdir())
-    assert names == ["bandwidth_vs_burst.png", "fit.csv", "results.csv", "sweep.csv"]
+    assert names == [
+        "bandwidth_vs_burst.png",
+        "checkpoint.jsonl",
+        "fit.csv",
+        "results.csv",
+        "sweep.csv",
+    ]
     results = pd.read_csv(out_dir / "results.csv")
     assert results["cycles"].tolist() == [r["cycles"] for r in rows]
     sweep = pd.read_csv(out_dir / "sweep.csv")
@@ -174,7 +180,8 @@ def test_interrupted_write_leaves_no_half_written_file(capsys, tmp_path, monkeyp
     code, _, err = _run(capsys, CONFIG, "--out", out_dir, *FAST)
     assert code == 130 and "interrupted" in err
     # The tables written before the interruption are whole; the figure and no temp file exist.
-    assert sorted(p.name for p in out_dir.iterdir()) == ["fit.csv", "results.csv", "sweep.csv"]
+    names = sorted(p.name for p in out_dir.iterdir())
+    assert names == ["checkpoint.jsonl", "fit.csv", "results.csv", "sweep.csv"]
     assert pd.read_csv(out_dir / "sweep.csv")["burst"].nunique() == 3
 
 
@@ -192,5 +199,67 @@ def test_help_lists_the_options(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--help"])
     out = capsys.readouterr().out
-    for option in ("--out", "--json", "--parquet", "--hw", "--set"):
+    for option in ("--out", "--json", "--parquet", "--hw", "--set", "--workers", "--scheduler"):
         assert option in out
+    assert "--resume" in out
+
+
+def test_resume_computes_only_the_missing_points(capsys, tmp_path, monkeypatch):
+    import wgpsim.experiments.lds_bandwidth as lds
+
+    out_dir = tmp_path / "out"
+    code, first, err = _run(capsys, CONFIG, "--json", "--out", out_dir, *FAST, "--workers", "1")
+    assert code == 0, err
+    sweep = (out_dir / "sweep.csv").read_text()
+    checkpoint = out_dir / "checkpoint.jsonl"
+    lines = checkpoint.read_text().splitlines()
+    assert len(lines) == 6  # 2 layouts x 3 bursts, one line per finished point
+    checkpoint.write_text("\n".join(lines[:2]) + "\n" + lines[2][:10])  # interrupted mid-line
+    (out_dir / "sweep.csv").unlink()
+
+    ran = []
+    real = lds.measure_point
+    monkeypatch.setattr(lds, "measure_point", lambda cfg, p: ran.append(p) or real(cfg, p))
+    code, again, err = _run(capsys, CONFIG, "--json", "--out", out_dir, *FAST, "--resume")
+    assert code == 0, err
+    assert again == first and (out_dir / "sweep.csv").read_text() == sweep
+    assert len(ran) == 4
+    # Without --resume everything runs again.
+    ran.clear()
+    code, _, err = _run(capsys, CONFIG, "--json", "--out", out_dir, *FAST)
+    assert code == 0 and len(ran) == 6
+
+
+def test_workers_and_scheduler_errors(capsys, tmp_path):
+    import time
+
+    from wgpsim.experiments.executor import CONNECT_TIMEOUT
+
+    out_dir = tmp_path / "out"
+    start = time.perf_counter()
+    code, out, err = _run(capsys, CONFIG, "--out", out_dir, "--scheduler", "tcp://127.0.0.1:1")
+    assert time.perf_counter() - start < CONNECT_TIMEOUT + 10
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("wgpsim: error: scheduler tcp://127.0.0.1:1: cannot connect within")
+    code, _, err = _run(capsys, CONFIG, "--out", out_dir, "--set", "execution.scheduler=nohost")
+    assert code == 2 and "scheduler nohost: not an address" in err and err.count("\n") == 1
+    code, _, err = _run(capsys, CONFIG, "--out", out_dir, "--set", "execution.workers=0")
+    assert code == 2 and "field 'execution.workers': 0 must be >= 1" in err
+    assert not out_dir.exists()
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", str(CONFIG), "--workers", "0"])
+    assert exit_.value.code == 2 and "--workers: '0': expected a whole number >= 1" in (
+        capsys.readouterr().err
+    )
+
+
+def test_workers_do_not_change_the_results(capsys, tmp_path):
+    rows = {}
+    for workers in ("1", "2"):
+        out_dir = tmp_path / workers
+        code, out, err = _run(
+            capsys, CONFIG, "--json", "--out", out_dir, *FAST, "--workers", workers
+        )
+        assert code == 0, err
+        rows[workers] = (json.loads(out), (out_dir / "sweep.csv").read_text())
+    assert rows["1"] == rows["2"]

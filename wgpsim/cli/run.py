@@ -6,9 +6,18 @@
     wgpsim run configs/lds_bandwidth.yaml --json          # the table as JSON rows, for scripts
     wgpsim run configs/lds_bandwidth.yaml --set warps=8 --set hardware_overrides.ports.bytes_per_cycle=128
 
+    wgpsim run configs/lds_bandwidth.yaml --workers 2     # two local processes (default: all cores)
+    wgpsim run configs/lds_bandwidth.yaml --scheduler tcp://host:8786   # on a Dask cluster
+    wgpsim run configs/lds_bandwidth.yaml --resume        # after an interruption: only what is missing
+
 Files go to ``--out DIR`` (default ``results/<config stem>/``): every table as CSV (and Parquet
 with ``--parquet``) and every figure as PNG, each written atomically. The config is validated
 before anything runs or is written; a bad one is one line on stderr and exit code 2.
+
+Each finished sweep point is appended to ``DIR/checkpoint.jsonl`` as it completes; ``--resume``
+computes only the points missing from it, and the tables are the same as an uninterrupted run's.
+Where the points run (``--workers``, ``--scheduler``, or the config's ``execution:`` section) is
+described in ``wgpsim.experiments.executor``; the results do not depend on it.
 """
 
 from __future__ import annotations
@@ -22,6 +31,9 @@ from typing import Any
 
 from wgpsim.cli._common import print_json
 from wgpsim.experiments import ExperimentResult, run_experiment
+
+CHECKPOINT = "checkpoint.jsonl"
+"""The file in the output directory that records every finished sweep point."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,17 +59,50 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="KEY=VALUE",
         help="override a config field (dotted keys reach nested fields; VALUE is YAML)",
     )
+    parser.add_argument(
+        "--workers",
+        type=_positive,
+        metavar="N",
+        help="local worker processes (default: every core; 1 = in this process)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDR",
+        help="run the points on this Dask scheduler (tcp://host:8786) instead of locally",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help=f"reuse the points in DIR/{CHECKPOINT} and compute only the missing ones",
+    )
     parser.set_defaults(handler=handle)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number >= 1")
+    return value
 
 
 def handle(args: argparse.Namespace) -> int:
     show_progress = not args.json and sys.stderr.isatty()
     progress = _progress_bar if show_progress else None
+    out = args.out if args.out is not None else Path("results") / args.config.stem
     result = run_experiment(
-        args.config, hw_path=args.hw, overrides=args.overrides, progress=progress
+        args.config,
+        hw_path=args.hw,
+        overrides=args.overrides,
+        progress=progress,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        checkpoint=out / CHECKPOINT,
+        resume=args.resume,
     )
     result = result.with_figures(figures_for(result))
-    out = args.out if args.out is not None else Path("results") / args.config.stem
     written = result.write(out, parquet=args.parquet)
     if args.json:
         print_json(result.records())

@@ -4,12 +4,21 @@ A kind registers itself with :func:`register_kind` in its own module of this pac
 is imported (discovered) the first time an experiment runs, so adding a kind is adding a module::
 
     @register_kind("lds_bandwidth")
-    def run(raw, source, *, hw_path=None, progress=None) -> ExperimentResult: ...
+    def run(raw, source, *, hw_path=None, progress=None, execution=None) -> ExperimentResult: ...
 
-The runner gets the raw mapping (``kind`` included, ``--set`` overrides applied) and its
-:class:`~wgpsim.experiments.config.ConfigSource`, validates it with the helpers of
-:mod:`wgpsim.experiments.config` before any heavy work, and returns an :class:`ExperimentResult`.
-``progress`` is a tqdm-like wrapper ``progress(iterable, total=..., desc=...)`` or None.
+The runner gets the raw mapping (``kind`` included, ``--set`` overrides applied, the
+``execution`` section taken out) and its :class:`~wgpsim.experiments.config.ConfigSource`,
+validates it with the helpers of :mod:`wgpsim.experiments.config` before any heavy work, and
+returns an :class:`ExperimentResult`. ``progress`` is a tqdm-like wrapper ``progress(iterable,
+total=..., desc=...)`` or None.
+
+Sweeps run through one executor (:mod:`wgpsim.experiments.executor`): a runner that takes
+``execution`` (an :class:`~wgpsim.experiments.executor.Execution`: workers, Dask scheduler,
+checkpoint, progress) runs each sweep with one call, ``execution.map(fn, points, desc=...)``,
+where ``fn`` is a module-level function of one point (bind the config with
+``functools.partial``) returning a row dict. Every config may hold an ``execution`` section,
+``{workers: N, scheduler: tcp://host:8786}``; the arguments of :func:`run_experiment` (the CLI's
+``--workers``/``--scheduler``) take precedence over it.
 
 >>> "lds_bandwidth" in kinds()
 True
@@ -22,6 +31,7 @@ wgpsim.errors.ConfigError: <config>: field 'kind': unknown kind 'lds_bandwidht';
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -30,18 +40,27 @@ from typing import Any
 
 import pandas as pd
 
+from wgpsim.errors import ConfigError
 from wgpsim.experiments.config import (
     ConfigSource,
+    Field,
     apply_overrides,
+    check_fields,
     closest,
     load_config,
 )
+from wgpsim.experiments.executor import Checkpoint, Execution
 from wgpsim.files import atomic_write
 
 Runner = Callable[..., "ExperimentResult"]
 
 _KINDS: dict[str, Runner] = {}
-_NOT_KINDS = {"config"}
+_NOT_KINDS = {"config", "executor"}
+
+EXECUTION_FIELDS = (
+    Field("workers", int, default=None, doc="local worker processes (default: every core)"),
+    Field("scheduler", str, default=None, doc="Dask scheduler address, e.g. tcp://host:8786"),
+)
 
 
 @dataclass(frozen=True)
@@ -133,16 +152,50 @@ def run_experiment(
     hw_path: str | Path | None = None,
     overrides: Sequence[str] | Mapping[str, Any] | None = None,
     progress: Callable[..., Iterable] | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    checkpoint: str | Path | None = None,
+    resume: bool = False,
 ) -> ExperimentResult:
     """Load ``config`` (a YAML path or a mapping), apply ``overrides`` and run its kind.
 
     ``hw_path`` replaces the config's ``hardware`` file. Every config error is raised (as
-    :class:`~wgpsim.errors.ConfigError`) before the experiment does any work.
+    :class:`~wgpsim.errors.ConfigError`) before the experiment does any work. ``workers`` and
+    ``scheduler`` choose where the sweep's points run (they override the config's
+    ``execution`` section; see :mod:`wgpsim.experiments.executor`); ``checkpoint`` is a JSON
+    Lines file that records each finished point, and ``resume`` reuses the points already in it.
     """
     raw, source = load_config(config)
     raw = apply_overrides(raw, overrides, source)
+    execution = _execution(raw.pop("execution", None), source, workers, scheduler)
     runner = _runner_for(raw.get("kind"), source)
+    execution = replace(
+        execution,
+        progress=progress,
+        checkpoint=None if checkpoint is None else Checkpoint(checkpoint, resume=resume),
+    )
+    if "execution" in inspect.signature(runner).parameters:
+        return runner(raw, source, hw_path=hw_path, progress=progress, execution=execution)
     return runner(raw, source, hw_path=hw_path, progress=progress)
+
+
+def _execution(
+    section: Any, source: ConfigSource, workers: int | None, scheduler: str | None
+) -> Execution:
+    """The config's ``execution`` section, validated, with the explicit arguments on top."""
+    if section is not None and not isinstance(section, Mapping):
+        raise source.error("execution", f"expected a mapping, got {section!r}")
+    fields = check_fields(section or {}, EXECUTION_FIELDS, source, prefix="execution.")
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers {workers}: must be >= 1 (leave it out for every core)")
+    if fields["workers"] is not None and fields["workers"] < 1:
+        raise source.error(
+            "execution.workers", f"{fields['workers']} must be >= 1 (leave it out for every core)"
+        )
+    return Execution(
+        workers=workers if workers is not None else fields["workers"],
+        scheduler=scheduler if scheduler is not None else fields["scheduler"],
+    )
 
 
 def _runner_for(kind: Any, source: ConfigSource) -> Runner:
@@ -156,4 +209,4 @@ def _runner_for(kind: Any, source: ConfigSource) -> Runner:
     return _KINDS[kind]
 
 
-__all__ = ["ExperimentResult", "kinds", "register_kind", "run_experiment"]
+__all__ = ["Execution", "ExperimentResult", "kinds", "register_kind", "run_experiment"]

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
+from importlib.util import find_spec
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -41,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from wgpsim.analysis.fit import SteadyStateFit, fit_steady_state
-from wgpsim.engine import simulate
+from wgpsim.engine import ENGINES, simulate
 from wgpsim.errors import AllocationError, LayoutError, TraceError
 from wgpsim.experiments import ExperimentResult, register_kind
 from wgpsim.experiments.config import (
@@ -51,6 +53,7 @@ from wgpsim.experiments.config import (
     load_hardware_for,
     unknown_message,
 )
+from wgpsim.experiments.executor import Execution, fingerprint
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.alloc import Allocation, allocate_on, tensor_buffers
 from wgpsim.hw.rules import pass_table
@@ -60,6 +63,9 @@ from wgpsim.layout.notation import parse_any
 from wgpsim.trace.generate import microbenchmark_trace, vector_loads
 from wgpsim.trace.instructions import INSTRUCTIONS, LANES, is_lds
 from wgpsim.trace.trace import Trace
+
+DEFAULT_ENGINE = "fast" if find_spec("wgpsim.engine.fast") else "des"
+"""The compiled engine when it is installed (it matches ``des`` cycle for cycle), else ``des``."""
 
 FIELDS = (
     Field("kind", str),
@@ -72,7 +78,7 @@ FIELDS = (
     Field("report_burst", int, doc="the burst the table reports"),
     Field("distributed", (str, dict), doc="distributed layout of the load"),
     Field("layouts", dict, doc="shared-layout candidates by name"),
-    Field("engine", str, default="des"),
+    Field("engine", str, default=DEFAULT_ENGINE, choices=ENGINES),
     Field("seed", int, default=0),
 )
 
@@ -210,15 +216,25 @@ def prepare(cfg: LdsBandwidthConfig, layout: str, burst: int) -> Case:
     return Case(layout, burst, shape, allocation, trace)
 
 
-def prepare_all(cfg: LdsBandwidthConfig, source: ConfigSource) -> list[Case]:
-    """Every (candidate, burst) case; a layout or size that cannot work is a ConfigError."""
-    cases = []
-    for layout in cfg.layouts:
+def check_cases(cfg: LdsBandwidthConfig, source: ConfigSource) -> dict[str, Case]:
+    """Check every (candidate, burst) before the sweep; return each candidate's smallest case.
+
+    A layout or size that cannot work is a ConfigError naming the field, raised before any point
+    runs: the allocation and both layouts are checked at every burst (cheap), and the smallest
+    burst of each candidate is prepared whole (its trace gives the warp count and the peak).
+    """
+    first = {}
+    for layout, shared in cfg.layouts.items():
         for burst in cfg.burst_lengths:
+            shape = cfg.shape(burst)
             try:
-                case = prepare(cfg, layout, burst)
+                allocate_on(cfg.hw, tensor_buffers(layout, shared, shape, cfg.elem_bytes))
+                shared.to_linear_layout(shape)
+                cfg.distributed.to_linear_layout(shape)
+                if burst == cfg.burst_lengths[0]:
+                    first[layout] = prepare(cfg, layout, burst)
             except AllocationError as err:
-                tensor = _kib(int(np.prod(cfg.shape(burst))) * cfg.elem_bytes)
+                tensor = _kib(int(np.prod(shape)) * cfg.elem_bytes)
                 if burst == cfg.burst_lengths[0]:
                     raise source.error(
                         f"layouts.{layout}",
@@ -230,17 +246,14 @@ def prepare_all(cfg: LdsBandwidthConfig, source: ConfigSource) -> list[Case]:
                     f"'{layout}': {err}",
                 ) from None
             except (LayoutError, TraceError) as err:
-                raise source.error(
-                    f"layouts.{layout}", f"shape {list(cfg.shape(burst))}: {err}"
-                ) from None
-            if case.trace.num_warps != cfg.warps:
-                raise source.error(
-                    "distributed",
-                    f"its layout has {case.trace.num_warps} warps but warps is {cfg.warps}; "
-                    f"make warpsPerCTA multiply to {cfg.warps}",
-                )
-            cases.append(case)
-    return cases
+                raise source.error(f"layouts.{layout}", f"shape {list(shape)}: {err}") from None
+        if first[layout].trace.num_warps != cfg.warps:
+            raise source.error(
+                "distributed",
+                f"its layout has {first[layout].trace.num_warps} warps but warps is "
+                f"{cfg.warps}; make warpsPerCTA multiply to {cfg.warps}",
+            )
+    return first
 
 
 def usable_ports(trace: Trace, hw: HardwareConfig) -> int:
@@ -284,6 +297,12 @@ def measure(cfg: LdsBandwidthConfig, case: Case) -> dict[str, Any]:
         "bank_conflict_cycles": int(result.bank_conflict_cycles),
         "lds_bytes": int(case.allocation.size),
     }
+
+
+def measure_point(cfg: LdsBandwidthConfig, point: tuple[str, int]) -> dict[str, Any]:
+    """One sweep point, ``(layout, burst)``: prepare and simulate it (the executor's ``fn``)."""
+    layout, burst = point
+    return measure(cfg, prepare(cfg, layout, burst))
 
 
 def summarize(
@@ -339,17 +358,23 @@ def run(
     *,
     hw_path: str | Path | None = None,
     progress: Callable[..., Iterable] | None = None,
+    execution: Execution | None = None,
 ) -> ExperimentResult:
-    """Validate, sweep every candidate over the burst lengths, fit, tabulate and plot."""
+    """Validate, sweep every candidate over the burst lengths, fit, tabulate and plot.
+
+    The sweep's points, ``(layout, burst)``, run through ``execution`` (default: every core,
+    in-process when the sweep is small; see :mod:`wgpsim.experiments.executor`).
+    """
     cfg = parse_config(raw, source, hw_path=hw_path)
-    cases = prepare_all(cfg, source)
+    first = check_cases(cfg, source)
     peaks = {
-        layout: usable_ports(next(c.trace for c in cases if c.layout == layout), cfg.hw)
-        * cfg.hw.ports.bytes_per_cycle
-        for layout in cfg.layouts
+        layout: usable_ports(case.trace, cfg.hw) * cfg.hw.ports.bytes_per_cycle
+        for layout, case in first.items()
     }
-    wrap = progress or (lambda items, **_: items)
-    rows = [measure(cfg, case) for case in wrap(cases, total=len(cases), desc="lds_bandwidth")]
+    execution = execution or Execution(progress=progress)
+    points = [(layout, burst) for layout in cfg.layouts for burst in cfg.burst_lengths]
+    fn = partial(measure_point, cfg)
+    rows = execution.map(fn, points, desc="lds_bandwidth", fp=fingerprint(cfg))
     sweep = pd.DataFrame(rows)
     table, fits = summarize(cfg, sweep, peaks)
 
@@ -369,10 +394,11 @@ def run(
 __all__ = [
     "Case",
     "LdsBandwidthConfig",
+    "check_cases",
     "measure",
+    "measure_point",
     "parse_config",
     "prepare",
-    "prepare_all",
     "run",
     "summarize",
     "usable_ports",
