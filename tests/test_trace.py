@@ -178,3 +178,19 @@ def test_memory_of_a_million_instruction_trace():
     assert total == n * (128 + 4 + 2 + 8)
     assert total < 200 * 2**20
     assert t.lds_bytes() == n * 512
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("warp", 2**32), ("warp", -(2**31) - 1), ("op", 2**15), ("addr", 2**40)],
+)
+def test_out_of_range_column_values_are_refused_not_wrapped(column, value):
+    cols = {"warp": [0], "op": [0], "arg": [0], "addr": np.full((1, 32), -1, dtype=np.int64)}
+    cols[column] = np.full_like(np.asarray(cols[column], dtype=np.int64), value)
+    with pytest.raises(TraceError, match=rf"field '{column}': value {value} does not fit"):
+        Trace(**cols)
+
+
+def test_columns_already_of_the_right_dtype_are_kept():
+    t = Trace(np.array([5], np.int32), np.array([0], np.int16), [0], np.zeros((1, 32), np.int32))
+    assert t.warp.tolist() == [5] and t.addr.dtype == np.int32

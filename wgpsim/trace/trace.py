@@ -56,6 +56,15 @@ def _frozen(values, dtype, name: str, shape_tail: tuple[int, ...] = ()) -> np.nd
     arr = np.asarray(values)
     if arr.size and arr.dtype.kind not in "iu":
         raise TraceError(f"field {name!r}: expected integers, got dtype {arr.dtype}")
+    if arr.size and arr.dtype != dtype:
+        info = np.iinfo(dtype)
+        lo, hi = int(arr.min()), int(arr.max())
+        if lo < info.min or hi > info.max:
+            bad = lo if lo < info.min else hi
+            raise TraceError(
+                f"field {name!r}: value {bad} does not fit {np.dtype(dtype).name} "
+                f"(valid: {info.min}..{info.max})"
+            )
     arr = arr.astype(dtype, copy=False).view()
     if arr.shape[1:] != shape_tail:
         want = ", ".join(["n", *map(str, shape_tail)])
