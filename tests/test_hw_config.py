@@ -131,6 +131,14 @@ def _raw() -> dict:
             lambda d: d["wgp"]["pairs"].update(B=[1]),
             "'wgp.pairs' must be a partition of SIMDs 0..3",
         ),
+        (
+            lambda d: d["wgp"].update(warp_size=64),
+            "'wgp.warp_size' must be 32 (traces hold 32 lanes per warp",
+        ),
+        (
+            lambda d: d["partitions"].update(lds=[1, 2, 3, 4, 5], l0=[0]),
+            "'partitions.lds' must be partitions 0..4 in order",
+        ),
     ],
 )
 def test_validation_errors(tmp_path, mutate, message):
@@ -157,9 +165,16 @@ def test_missing_and_malformed_files(tmp_path):
     with pytest.raises(ConfigError, match="no such hardware config"):
         HardwareConfig.from_yaml(tmp_path / "nope.yaml")
     bad = tmp_path / "bad.yaml"
-    bad.write_text("ports: [unclosed")
-    with pytest.raises(ConfigError, match="not valid YAML"):
+    bad.write_text("name: x\nports: [unclosed\nbanks: 3\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: not valid YAML \(.* at line \d+\)$") as err:
         HardwareConfig.from_yaml(bad)
+    assert "\n" not in str(err.value)
+    with pytest.raises(ConfigError, match=r"is a directory, expected a hardware YAML file"):
+        HardwareConfig.from_yaml(tmp_path)
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"\xff\xfe\x00\x81")
+    with pytest.raises(ConfigError, match=r"binary.yaml: cannot read the hardware config"):
+        HardwareConfig.from_yaml(binary)
 
 
 def test_overrides_round_trip(hw):

@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from wgpsim.errors import ConfigError
+from wgpsim.trace.instructions import LANES
 
 _PACKAGED = Path(__file__).with_name("mi450.yaml")
 _REPO = Path(__file__).resolve().parents[2] / "configs" / "mi450.yaml"
@@ -139,10 +140,15 @@ class HardwareConfig:
             text = path.read_text()
         except FileNotFoundError:
             raise ConfigError(f"{path}: no such hardware config file") from None
+        except IsADirectoryError:
+            raise ConfigError(f"{path}: is a directory, expected a hardware YAML file") from None
+        except (OSError, UnicodeDecodeError) as err:
+            reason = err.strerror if isinstance(err, OSError) else "not a text file"
+            raise ConfigError(f"{path}: cannot read the hardware config ({reason})") from None
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as err:
-            raise ConfigError(f"{_display(path)}: not valid YAML ({err})") from None
+            raise ConfigError(f"{_display(path)}: not valid YAML ({_yaml_problem(err)})") from None
         return cls.from_dict(data, source=_display(path))
 
     @classmethod
@@ -271,6 +277,13 @@ def parse_overrides(items: list[str] | tuple[str, ...], source: str = "--set") -
     return changes
 
 
+def _yaml_problem(err: yaml.YAMLError) -> str:
+    """One line for a YAML syntax error: the problem and its line (PyYAML's text spans lines)."""
+    problem = getattr(err, "problem", None) or type(err).__name__
+    mark = getattr(err, "problem_mark", None)
+    return f"{problem} at line {mark.line + 1}" if mark is not None else problem
+
+
 def _display(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd()))
@@ -380,8 +393,10 @@ class _Reader:
         d = self.section(data, "wgp", ("simds", "warp_size", "pairs"))
         simds = self.positive(d["simds"], "wgp.simds")
         warp_size = self.positive(d["warp_size"], "wgp.warp_size")
-        if warp_size & (warp_size - 1):
-            raise self.fail("wgp.warp_size", "a power of two", warp_size)
+        if warp_size != LANES:
+            raise self.fail(
+                "wgp.warp_size", f"{LANES} (traces hold {LANES} lanes per warp, wave32)", warp_size
+            )
         if not isinstance(d["pairs"], dict) or not d["pairs"]:
             raise self.fail("wgp.pairs", "a mapping of pair name -> SIMD list", d["pairs"])
         pairs = tuple((str(n), self.ints(s, f"wgp.pairs.{n}")) for n, s in d["pairs"].items())
@@ -408,6 +423,12 @@ class _Reader:
         if set(lds) & set(l0) or any(p >= count for p in lds + l0):
             raise self.fail(
                 "partitions.lds", f"disjoint from 'l0' and within 0..{count - 1}", d["lds"]
+            )
+        if list(lds) != list(range(len(lds))):
+            raise self.fail(
+                "partitions.lds",
+                f"partitions 0..{len(lds) - 1} in order (LDS byte a lies in partition a // size)",
+                d["lds"],
             )
         lds_bytes = self.positive(d["lds_bytes"], "partitions.lds_bytes")
         if lds_bytes != len(lds) * size:
