@@ -105,7 +105,7 @@ def test_show(capsys):
 
 @pytest.mark.parametrize("suffix", [".png", ".svg"])
 def test_plot_writes_the_file(capsys, tmp_path, suffix):
-    out_file = tmp_path / "sub" / f"owners{suffix}"
+    out_file = tmp_path / f"owners{suffix}"
     code, out, _ = run(
         capsys,
         "layout",

@@ -81,7 +81,7 @@ def test_set_and_hw_overrides(capsys, conflict, tmp_path):
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_events_file(capsys, conflict, tmp_path, suffix):
-    out = tmp_path / "sub" / f"events{suffix}"
+    out = tmp_path / f"events{suffix}"
     d = _json(capsys, conflict, "--events", out)
     events = pd.read_csv(out) if suffix == ".csv" else pd.read_parquet(out)
     assert (events.status == "granted").sum() == d["passes"]
@@ -116,3 +116,18 @@ def test_bad_trace_is_one_line_exit_2(capsys, tmp_path):
     assert err.startswith("wgpsim: error: ") and "aligned" in err and err.count("\n") == 1
     assert main(["replay", str(tmp_path / "missing.jsonl")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_unwritable_outputs_are_one_line_exit_2(capsys, conflict, tmp_path):
+    typo = tmp_path / "typo" / "events.csv"
+    assert main(["replay", str(conflict), "--events", str(typo)]) == 2
+    err = capsys.readouterr().err
+    assert f"{typo.parent}: no such file or directory" in err and err.count("\n") == 1
+    assert not typo.parent.exists()  # no directory is created for a typo
+    (tmp_path / "dir.csv").mkdir()
+    assert main(["replay", str(conflict), "--events", str(tmp_path / "dir.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("wgpsim: error: ") and err.count("\n") == 1
+    (tmp_path / "dir.jsonl").mkdir()
+    assert main(["replay", str(tmp_path / "dir.jsonl")]) == 2
+    assert "is a directory" in capsys.readouterr().err

@@ -240,3 +240,95 @@ def test_parquet_with_plain_string_ops_and_null_lanes(tmp_path):
         TraceError, match=r"bad.parquet: row 1: field 'op': unknown op 'nop' \(valid: ds_load_b32,"
     ):
         read_parquet(tmp_path / "bad.parquet")
+
+
+@pytest.mark.parametrize(("op", "field"), [("wait_ds", "n"), ("delay", "cycles")])
+def test_jsonl_operands_beyond_int64_are_refused(tmp_path, op, field):
+    path = tmp_path / "big.jsonl"
+    path.write_text(json.dumps({"warp": 0, "op": op, field: 2**63}) + "\n")
+    with pytest.raises(TraceError, match=rf"big.jsonl:1: field '{field}': {2**63} is too large"):
+        read_jsonl(path)
+    path.write_text(json.dumps({"warp": 0, "op": op, field: 2**63 - 1}) + "\n")
+    assert read_jsonl(path).arg.tolist() == [2**63 - 1]
+
+
+def test_unreadable_trace_paths_are_trace_errors(tmp_path):
+    (tmp_path / "dir.jsonl").mkdir()
+    (tmp_path / "dir.parquet").mkdir()
+    for name in ("dir.jsonl", "dir.parquet"):
+        with pytest.raises(TraceError, match=rf"{name}: is a directory, expected a trace file"):
+            read_trace(tmp_path / name)
+    binary = tmp_path / "bin.jsonl"
+    binary.write_bytes(b'{"op": "barrier"}\n\xff\xfe\x00\x81\n')
+    with pytest.raises(TraceError, match=r"bin.jsonl: not UTF-8 text"):
+        read_trace(binary)
+
+
+def _plain_table():
+    return pa.table(
+        {
+            "warp": pa.array([0, 1], pa.int32()),
+            "op": pa.array(["ds_load_b32", "wait_ds"]),
+            "arg": pa.array([0, 0], pa.int64()),
+            "addr": pa.array([list(range(0, 128, 4)), [None] * 32], pa.list_(pa.int32(), 32)),
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda t: t.set_column(0, "warp", pa.array(["0", "1"])),
+            r"field 'warp': expected an integer column, got string",
+        ),
+        (
+            lambda t: t.set_column(0, "warp", pa.array([0, None], pa.int32())),
+            r"row 1: field 'warp' is null",
+        ),
+        (
+            lambda t: t.set_column(2, "arg", pa.array([None, 0], pa.int64())),
+            r"row 0: field 'arg' is null",
+        ),
+        (
+            lambda t: t.set_column(1, "op", pa.array(["wait_ds", None])),
+            r"row 1: field 'op' is null",
+        ),
+        (
+            lambda t: t.set_column(1, "op", pa.array([1, 2], pa.int16())),
+            r"field 'op': expected op names \(strings\), got int16",
+        ),
+        (
+            lambda t: t.set_column(
+                3,
+                "addr",
+                pa.array(
+                    [[2**40 + 16 * lane for lane in range(32)], [-1] * 32], pa.list_(pa.int64(), 32)
+                ),
+            ),
+            r"field 'addr': value 10995116\d+ does not fit int32",
+        ),
+        (
+            lambda t: t.replace_schema_metadata({"wgpsim.num_warps": "two"}),
+            r"metadata 'wgpsim.num_warps': 'two', expected an integer in 1\.\.",
+        ),
+        (
+            lambda t: t.replace_schema_metadata({"wgpsim.num_warps": "0"}),
+            r"metadata 'wgpsim.num_warps': '0'",
+        ),
+        (
+            lambda t: t.replace_schema_metadata({"wgpsim.labels": "{not json"}),
+            r"metadata 'wgpsim.labels': .*expected a JSON list of clock label strings",
+        ),
+        (
+            lambda t: t.replace_schema_metadata({"wgpsim.labels": "[1, 2]"}),
+            r"metadata 'wgpsim.labels'",
+        ),
+    ],
+)
+def test_parquet_columns_and_metadata_are_checked(tmp_path, change, message):
+    pq.write_table(_plain_table(), tmp_path / "good.parquet")
+    assert read_parquet(tmp_path / "good.parquet").num_warps == 2
+    pq.write_table(change(_plain_table()), tmp_path / "bad.parquet")
+    with pytest.raises(TraceError, match=rf"^bad.parquet: {message}"):
+        read_parquet(tmp_path / "bad.parquet")

@@ -11,6 +11,7 @@ interrupted run never leaves a half-written trace, table or figure behind.
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Callable
@@ -18,9 +19,14 @@ from pathlib import Path
 
 
 def atomic_write(path: str | Path, writer: Callable[[Path], object]) -> Path:
-    """Call ``writer(tmp_path)``, then rename the temporary file onto ``path``; return ``path``."""
+    """Call ``writer(tmp_path)``, then rename the temporary file onto ``path``; return ``path``.
+
+    The directory of ``path`` must exist (a typo in it is an error, not a new directory):
+    callers that write into an output directory create it first.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "no such directory", str(path.parent))
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
     os.close(fd)
     try:

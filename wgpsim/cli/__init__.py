@@ -4,8 +4,8 @@ Each verb lives in its own module in this package and exposes ``register(subpars
 its sub-parser and sets ``handler`` (a function of the parsed ``argparse.Namespace`` returning an
 exit code). Verbs are discovered automatically, so adding a verb is adding a module.
 
-Errors a user can cause (``wgpsim.errors.WgpsimError``, a missing file) become one line on
-stderr and exit code 2, never a traceback.
+Errors a user can cause (``wgpsim.errors.WgpsimError``, a missing or unreadable file, any
+other ``OSError``) become one line on stderr and exit code 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -44,7 +44,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wgpsim: error: {err}", file=sys.stderr)
         return 2
     except FileNotFoundError as err:
-        print(f"wgpsim: error: {err.filename}: no such file", file=sys.stderr)
+        print(f"wgpsim: error: {err.filename}: no such file or directory", file=sys.stderr)
+        return 2
+    except OSError as err:  # a directory where a file was expected, no permission, disk full
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"wgpsim: error: {where}{err.strerror or err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("wgpsim: interrupted", file=sys.stderr)

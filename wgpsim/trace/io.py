@@ -56,6 +56,7 @@ from wgpsim.trace.trace import Trace, affine_rows
 from wgpsim.trace.validate import DEFAULT_LDS_BYTES, validate
 
 _INT32_MAX = int(np.iinfo(np.int32).max)
+_INT64_MAX = int(np.iinfo(np.int64).max)
 _ARG_FIELD = {WAIT_DS: "n", DELAY: "cycles", CLOCK: "label"}
 _ALL_WARPS = -1  # marker for a barrier line without "warp"
 MAX_WARPS = 1 << 16
@@ -116,6 +117,28 @@ def _lane_row(addr, where: str) -> list[int]:
     return row
 
 
+def _open_text(path: Path):
+    """``path`` opened for reading text; a directory or unreadable file is a TraceError."""
+    if path.is_dir():
+        raise TraceError(f"{path}: is a directory, expected a trace file")
+    try:
+        return path.open(encoding="utf-8")
+    except FileNotFoundError:
+        raise
+    except OSError as err:
+        raise TraceError(f"{path}: cannot read the trace ({err.strerror})") from None
+
+
+def _numbered_lines(f, path: Path):
+    """``(line number, text)`` of a text file; bytes that are not UTF-8 are a TraceError."""
+    try:
+        yield from enumerate(f, start=1)
+    except UnicodeDecodeError:
+        raise TraceError(
+            f"{path.name}: not UTF-8 text (a JSON Lines trace is text; binary traces are .parquet)"
+        ) from None
+
+
 def read_jsonl(
     path: str | Path, lds_bytes: int = DEFAULT_LDS_BYTES, *, check: bool = True
 ) -> Trace:
@@ -124,8 +147,8 @@ def read_jsonl(
     num_warps: int | None = None
     labels: dict[str, int] = {}
     lines, warps, codes, args, addr_rows = [], [], [], [], []
-    with path.open() as f:
-        for number, text in enumerate(f, start=1):
+    with _open_text(path) as f:
+        for number, text in _numbered_lines(f, path):
             text = text.strip()
             if not text or text.startswith("#"):
                 continue
@@ -180,7 +203,7 @@ def read_jsonl(
                     )
                 arg = labels.setdefault(rec["label"], len(labels))
             elif code in _ARG_FIELD:
-                arg = _int(rec[_ARG_FIELD[code]], where, _ARG_FIELD[code], 0)
+                arg = _int(rec[_ARG_FIELD[code]], where, _ARG_FIELD[code], 0, _INT64_MAX)
             if code < len(INSTRUCTIONS):
                 addr_rows.append((len(lines), _lane_row(rec["addr"], where)))
             lines.append(number)
@@ -287,8 +310,12 @@ def read_parquet(
 ) -> Trace:
     """Read a Parquet trace; errors name the file, the row and the field."""
     path = Path(path)
+    if path.is_dir():
+        raise TraceError(f"{path}: is a directory, expected a trace file")
     try:
         table = pq.read_table(path)
+    except FileNotFoundError:
+        raise
     except (OSError, pa.ArrowException) as e:
         raise TraceError(f"{path.name}: not a readable Parquet file ({e})") from None
     missing = [c for c in ("warp", "op", "arg", "addr") if c not in table.column_names]
@@ -296,32 +323,98 @@ def read_parquet(
         raise TraceError(
             f"{path.name}: column {missing[0]!r} missing (expected warp, op, arg, addr)"
         )
-    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
-    op = table.column("op").combine_chunks()
+    warp = _int_column(table, "warp", path.name)
+    arg = _int_column(table, "arg", path.name)
+    codes = _op_codes(table.column("op").combine_chunks(), path.name)
+    addr_col = table.column("addr").combine_chunks()
+    if (
+        not pa.types.is_fixed_size_list(addr_col.type)
+        or addr_col.type.list_size != LANES
+        or not pa.types.is_integer(addr_col.type.value_type)
+    ):
+        raise TraceError(
+            f"{path.name}: field 'addr': expected fixed_size_list<int32>[{LANES}], got {addr_col.type}"
+        )
+    if addr_col.null_count:
+        raise TraceError(
+            f"{path.name}: row {_first_null(addr_col)}: field 'addr' is null "
+            f"(expected {LANES} lane addresses; null or -1 for an inactive lane)"
+        )
+    addr = addr_col.flatten().fill_null(-1).to_numpy(zero_copy_only=False).reshape(-1, LANES)
+    num_warps, labels = _metadata(table, warp, path.name)
+    try:
+        trace = Trace(warp, codes, arg, addr, labels, num_warps)
+    except TraceError as err:
+        raise TraceError(f"{path.name}: {err}") from None
+    if check:
+        validate(trace, lds_bytes, source=path.name)
+    return trace
+
+
+def _first_null(column: pa.Array) -> int:
+    return int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+
+
+def _int_column(table: pa.Table, name: str, source: str) -> np.ndarray:
+    """An integer column without nulls, as numpy."""
+    column = table.column(name).combine_chunks()
+    if not pa.types.is_integer(column.type):
+        raise TraceError(f"{source}: field {name!r}: expected an integer column, got {column.type}")
+    if column.null_count:
+        raise TraceError(f"{source}: row {_first_null(column)}: field {name!r} is null")
+    return column.to_numpy(zero_copy_only=False)
+
+
+def _op_codes(op: pa.Array, source: str) -> np.ndarray:
+    """Op names (strings, or a dictionary of strings) -> op codes."""
     if not pa.types.is_dictionary(op.type):
+        if not (pa.types.is_string(op.type) or pa.types.is_large_string(op.type)):
+            raise TraceError(f"{source}: field 'op': expected op names (strings), got {op.type}")
         op = op.dictionary_encode()
+    elif not pa.types.is_string(op.type.value_type):
+        raise TraceError(f"{source}: field 'op': expected op names (strings), got {op.type}")
+    if op.null_count:
+        raise TraceError(
+            f"{source}: row {_first_null(op)}: field 'op' is null (valid: {', '.join(OPS)})"
+        )
     names = op.dictionary.to_pylist()
     for name in names:
         if name not in OPS:
             row = op.to_pylist().index(name)
             raise TraceError(
-                f"{path.name}: row {row}: field 'op': unknown op {name!r} (valid: {', '.join(OPS)})"
+                f"{source}: row {row}: field 'op': unknown op {name!r} (valid: {', '.join(OPS)})"
             )
     remap = np.array([op_code(name) for name in names] or [0], dtype=np.int16)
-    codes = remap[op.indices.to_numpy(zero_copy_only=False)]
-    addr_col = table.column("addr").combine_chunks()
-    if not pa.types.is_fixed_size_list(addr_col.type) or addr_col.type.list_size != LANES:
-        raise TraceError(
-            f"{path.name}: field 'addr': expected fixed_size_list<int32>[{LANES}], got {addr_col.type}"
-        )
-    addr = addr_col.flatten().fill_null(-1).to_numpy(zero_copy_only=False).reshape(-1, LANES)
-    warp = table.column("warp").to_numpy()
-    num_warps = int(meta.get("wgpsim.num_warps", max(int(warp.max(initial=-1)) + 1, 1)))
-    labels = tuple(json.loads(meta.get("wgpsim.labels", "[]")))
-    trace = Trace(warp, codes, table.column("arg").to_numpy(), addr, labels, num_warps)
-    if check:
-        validate(trace, lds_bytes, source=path.name)
-    return trace
+    return remap[op.indices.to_numpy(zero_copy_only=False)]
+
+
+def _metadata(table: pa.Table, warp: np.ndarray, source: str) -> tuple[int, tuple[str, ...]]:
+    """``wgpsim.num_warps`` and ``wgpsim.labels`` of the schema (defaults when absent)."""
+    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+    num_warps = max(int(warp.max(initial=-1)) + 1, 1)
+    if "wgpsim.num_warps" in meta:
+        text = meta["wgpsim.num_warps"]
+        try:
+            num_warps = int(text)
+        except ValueError:
+            num_warps = 0
+        if not 1 <= num_warps <= MAX_WARPS:
+            raise TraceError(
+                f"{source}: metadata 'wgpsim.num_warps': {text!r}, expected an integer "
+                f"in 1..{MAX_WARPS}"
+            )
+    labels: object = []
+    if "wgpsim.labels" in meta:
+        try:
+            labels = json.loads(meta["wgpsim.labels"])
+        except json.JSONDecodeError:
+            labels = None
+        if not isinstance(labels, list) or not all(isinstance(s, str) for s in labels):
+            raise TraceError(
+                f"{source}: metadata 'wgpsim.labels': {meta['wgpsim.labels'][:40]!r}, expected "
+                "a JSON list of clock label strings"
+            )
+    return num_warps, tuple(labels)
 
 
 _READERS = {".jsonl": read_jsonl, ".parquet": read_parquet}
