@@ -1,0 +1,145 @@
+"""The fast engine: the des reference's model, compiled, with the same ``Result`` cycle for cycle.
+
+``simulate(trace, hw, engine="fast")`` splits every instruction into passes in one compiled
+sweep over the trace (``_fast_rules.pass_table``, the rule of ``wgpsim.hw.rules``) and replays
+the warps, SIMDs, queues and arbiter in one compiled event loop (``_fast_loop.run_loop``) that
+skips the cycles in which the LDS can only wait (docs/DESIGN.md, "Engines").
+
+The seed's microbenchmark with all four rows in one partition, as in ``des``:
+
+>>> from wgpsim.trace.trace import TraceBuilder
+>>> b = TraceBuilder(num_warps=4)
+>>> b.barrier()
+>>> for w in range(4):
+...     b.clock(w, "start")
+...     b.loads(w, "ds_load_b128", w * 16384 + 512 * np.arange(32)[:, None] + 16 * np.arange(32))
+...     b.wait_ds(w, 0)
+>>> b.barrier()
+>>> for w in range(4):
+...     b.clock(w, "end")
+>>> r = run(b.build(), load_hardware())
+>>> r.measurement(), r.passes, r.port_busy_cycles, r.engine
+(323, 256, {'L': 256, 'C': 0}, 'fast')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from wgpsim.engine._fast_loop import run_loop
+from wgpsim.engine._fast_rules import pass_table
+from wgpsim.engine.des import _jitter, instruction_counts, partition_accesses
+from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, Result
+from wgpsim.errors import TraceError
+from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
+from wgpsim.trace.instructions import BARRIER, CLOCK, DELAY, NUM_LDS_OPS, OPS, WAIT_DS
+
+
+def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False) -> Result:
+    """Simulate ``trace`` (already validated) on ``hw``; see ``wgpsim.engine.simulate``."""
+    lds_rows = np.flatnonzero(trace.op < NUM_LDS_OPS)
+    table = pass_table(trace.op, trace.addr, hw, lds_rows)
+    pass_start = np.zeros(len(trace) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(table.row, minlength=len(trace)), out=pass_start[1:])
+    warp_rows = np.argsort(trace.warp, kind="stable")
+    warp_first = np.searchsorted(trace.warp[warp_rows], np.arange(trace.num_warps + 1))
+    jitter = _jitter(len(trace), hw, seed)
+    loop_trace = (
+        warp_rows,
+        warp_first.astype(np.int64),
+        trace.op,
+        trace.arg,
+        pass_start,
+        table.partitions,
+        table.bank_cycles,
+        np.zeros(0, dtype=np.int64) if jitter is None else np.asarray(jitter, dtype=np.int64),
+    )
+    clocks, log, port_busy, stalls, total, finished = run_loop(
+        loop_trace, _loop_hw(hw, trace.num_warps), record_events
+    )
+    if not finished.all():
+        stuck = np.flatnonzero(~finished).tolist()
+        raise TraceError(
+            f"warps {stuck} never finished (a barrier or wait_ds that cannot complete)"
+        )
+    return Result(
+        clocks=_clocks(clocks, trace.labels),
+        total_cycles=int(total),
+        bytes=int(table.bytes.sum(dtype=np.int64)),
+        passes=len(table),
+        bank_cycles=int(table.bank_cycles.sum(dtype=np.int64)),
+        port_busy_cycles=dict(zip(hw.ports.names, port_busy.tolist(), strict=True)),
+        partition_stall_cycles=dict(zip(hw.pair_names, stalls.tolist(), strict=True)),
+        partition_accesses=partition_accesses(table, hw),
+        instructions=instruction_counts(trace),
+        engine="fast",
+        seed=seed,
+        hardware=hw.name,
+        event_log=_events(log, trace, table, hw) if record_events else None,
+    )
+
+
+def _loop_hw(hw: HardwareConfig, num_warps: int) -> tuple:
+    """The hardware as ``run_loop`` takes it: SIMD -> warps and pair -> SIMDs (padded), ports,
+    op codes and timing constants."""
+    simd_of = np.array([hw.simd_of_warp(w) for w in range(num_warps)], dtype=np.int64)
+    simd_warps = _padded([np.flatnonzero(simd_of == s) for s in range(hw.wgp.simds)])
+    pair_simds = _padded([np.array(simds) for _, simds in hw.wgp.pairs])
+    t = hw.timing
+    codes = (NUM_LDS_OPS, WAIT_DS, BARRIER, CLOCK, DELAY)
+    timing = (
+        t.lds_latency,
+        t.queue_depth,
+        t.issue_interval,
+        t.dscnt_max,
+        t.clock_latency,
+        t.barrier_latency,
+    )
+    return (
+        *simd_warps,
+        *pair_simds,
+        hw.num_ports,
+        np.array(codes, dtype=np.int64),
+        np.array(timing, dtype=np.int64),
+    )
+
+
+def _padded(groups: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Ragged int lists as (array [n, longest] padded with -1, lengths)."""
+    lengths = np.array([len(g) for g in groups], dtype=np.int64)
+    out = np.full((len(groups), max(lengths.max(initial=0), 1)), -1, dtype=np.int64)
+    for i, g in enumerate(groups):
+        out[i, : len(g)] = g
+    return out, lengths
+
+
+def _clocks(clocks: np.ndarray, labels: tuple[str, ...]) -> pd.DataFrame:
+    """The clock reads as des reports them (warp, label, cycle)."""
+    names = np.array(labels, dtype=object)
+    rows = zip(
+        clocks[:, 0].tolist(), names[clocks[:, 1]].tolist(), clocks[:, 2].tolist(), strict=True
+    )
+    return pd.DataFrame(list(rows), columns=list(CLOCK_COLUMNS)).astype(
+        {"warp": "int64", "cycle": "int64"}
+    )
+
+
+def _events(log: np.ndarray, trace, table, hw: HardwareConfig) -> pd.DataFrame:
+    """The arbiter log with des's columns and dtypes."""
+    if len(log) == 0:
+        return pd.DataFrame([], columns=list(EVENT_COLUMNS))
+    cycle, pair, port, warp, row, k, status = log.T
+    pick = {
+        "cycle": cycle,
+        "pair": np.array(hw.pair_names, dtype=object)[pair],
+        "port": np.array([*hw.ports.names, ""], dtype=object)[port],  # -1 (stalled) -> ""
+        "warp": warp,
+        "row": row,
+        "instruction": np.array(OPS, dtype=object)[trace.op[row]],
+        "pass_index": table.index[k].astype(np.int64),
+        "partitions": table.partitions[k].astype(np.int64),
+        "bank_cycles": table.bank_cycles[k].astype(np.int64),
+        "status": np.array(["granted", "stalled"], dtype=object)[status],
+    }
+    return pd.DataFrame(pick, columns=list(EVENT_COLUMNS))
