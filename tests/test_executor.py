@@ -35,6 +35,19 @@ def fail_at(point):
     return {"point": index}
 
 
+def interrupt_at(point):
+    """Ctrl-C while running point ``bad``."""
+    index, bad = point
+    if index == bad:
+        raise KeyboardInterrupt
+    time.sleep(0.01)
+    return {"point": index}
+
+
+def first_of(point):
+    return {"point": point[0]}
+
+
 @pytest.fixture
 def pool_always(monkeypatch):
     """Send every sweep to the pool after the two probe points, one point per task."""
@@ -239,5 +252,31 @@ def test_execution_section_of_the_config(monkeypatch):
         run_experiment(CONFIG, workers=0)
 
 
-def test_execution_map_is_run_points():
+def test_execution_map_is_run_points(tmp_path):
     assert Execution(workers=1).map(slow_square, [(1, 1)], desc="x")[0]["square"] == 1
+    execution = Execution(workers=1, checkpoint=Checkpoint(tmp_path / "c.jsonl"))
+    assert execution.map(abs, [-1], desc="x", save=False) == [1]  # results that are not JSON
+    assert not (tmp_path / "c.jsonl").exists()
+    with pytest.raises(
+        TypeError, match="sweep 'y': result of point \"1\" cannot go in the checkpoint"
+    ):
+        execution.map(Path, ["1"], desc="y")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_interrupted_sweep_keeps_what_it_finished(tmp_path, pool_always, workers):
+    path = tmp_path / "checkpoint.jsonl"
+    points = [(i, 30) for i in range(60)]
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        run_points(interrupt_at, points, workers=workers, checkpoint=Checkpoint(path), fp="x")
+    assert time.perf_counter() - start < 10  # the workers are stopped, not drained
+    kept = {line["result"]["point"] for line in _lines(path)}
+    assert 30 not in kept and len(kept) >= 2
+    if workers == 1:
+        assert kept == set(range(30))
+    # Resuming (same fingerprint) computes only the rest and gives the uninterrupted result.
+    checkpoint = Checkpoint(path, resume=True)
+    rows = run_points(first_of, points, workers=1, checkpoint=checkpoint, fp="x")
+    assert rows == [{"point": i} for i in range(60)]
+    assert sorted(line["result"]["point"] for line in _lines(path)) == list(range(60))

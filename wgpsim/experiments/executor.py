@@ -152,7 +152,8 @@ class Checkpoint:
                 lines.append(json.dumps(entry, default=_plain))
             except TypeError as err:
                 raise TypeError(
-                    f"sweep {sweep!r}: result of point {key} cannot be saved: {err}"
+                    f"sweep {sweep!r}: result of point {key} cannot go in the checkpoint ({err}); "
+                    "return a row of numbers and strings, or map(..., save=False)"
                 ) from None
         with self.path.open("a") as f:
             f.write("".join(line + "\n" for line in lines))
@@ -286,6 +287,7 @@ def _on_pool(fn: Fn, points: list[Any], todo: list[int], workers: int, pace: flo
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    complete = False
     try:
         chunk_of = {
             pool.submit(_run_chunk, fn, [points[i] for i in chunk]): chunk
@@ -297,8 +299,12 @@ def _on_pool(fn: Fn, points: list[Any], todo: list[int], workers: int, pace: flo
                 future.cancel()
 
         yield from _collect(futures_completed(chunk_of), chunk_of, lambda f: f.result(), cancel)
+        complete = True
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        if not complete:  # an error or an interruption: stop the workers now, not after the queue
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
+        pool.shutdown(wait=complete, cancel_futures=True)
 
 
 def connect(scheduler: str) -> Any:
@@ -361,15 +367,24 @@ class Execution:
     checkpoint: Checkpoint | None = None
     progress: Progress | None = None
 
-    def map(self, fn: Fn, points: Iterable[Any], *, desc: str, fp: str | None = None) -> list:
-        """:func:`run_points` with these settings; ``desc`` names the sweep."""
+    def map(
+        self,
+        fn: Fn,
+        points: Iterable[Any],
+        *,
+        desc: str,
+        fp: str | None = None,
+        save: bool = True,
+    ) -> list:
+        """:func:`run_points` with these settings; ``desc`` names the sweep. ``save=False``
+        keeps this sweep out of the checkpoint (for results that are not JSON values)."""
         return run_points(
             fn,
             points,
             workers=self.workers,
             scheduler=self.scheduler,
             progress=self.progress,
-            checkpoint=self.checkpoint,
+            checkpoint=self.checkpoint if save else None,
             desc=desc,
             fp=fp,
         )
