@@ -324,3 +324,22 @@ def test_input_errors():
         lower(SHARED, LL_VALID, "64by16", "bf16")
     fp32 = lower(SHARED, LL_VALID, (64, 16), "fp32")
     assert fp32.eligibility == "unsupported" and fp32.instruction == "ds_load_b32"
+
+
+def test_addresses_are_local_load_addresses_and_bases_are_checked():
+    from wgpsim.layout.addresses import local_load_addresses
+
+    low = lower(SHARED, LL_VALID, (64, 16), "bf16", bases=4096)
+    elem = local_load_addresses(LL_VALID, SHARED, (64, 16), 2, 4096)
+    # every address a lane reads is the address of one of its destination elements
+    for w in range(low.num_warps):
+        for lane in range(32):
+            assert set(low.addresses[w, :, lane].tolist()) <= set(elem[w].ravel().tolist())
+    assert low.addresses.min() == 4096
+    with pytest.raises(LayoutError, match="an unpartitioned layout has one buffer"):
+        lower(SHARED, LL_VALID, (64, 16), "bf16", bases=[0, 65536])
+
+
+def test_swapped_dst_and_shared_say_so():
+    with pytest.raises(LayoutError, match=r"dst must be a distributed .* got swizzled_shared"):
+        lower(LL_VALID, SHARED, (64, 16), "bf16")

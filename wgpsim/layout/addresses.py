@@ -17,10 +17,9 @@ LinearLayout(register=[[32, 0], [64, 0], [128, 0]], lane=[[1, 0], [2, 0], [4, 0]
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from wgpsim.errors import LayoutError
 from wgpsim.layout.distributed import (
@@ -30,36 +29,80 @@ from wgpsim.layout.distributed import (
     DotOperandLayout,
 )
 from wgpsim.layout.linear_layout import LinearLayout
-from wgpsim.layout.notation import parse_any, to_text
+from wgpsim.layout.notation import kind_of, parse_any, to_text
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
     SwizzledSharedLayout,
 )
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 _DISTRIBUTED = (BlockedLayout, DistributedLinearLayout, AMDWMMALayout, DotOperandLayout)
 _SHARED = (SwizzledSharedLayout, PaddedSharedLayout, PartitionedSharedLayout)
 
 
-def _encodings(dst: Any, shared: Any) -> tuple[Any, Any]:
-    dst, shared = parse_any(dst), parse_any(shared)
-    if not isinstance(dst, _DISTRIBUTED):
-        raise LayoutError(f"dst {to_text(dst)}: must be a distributed (register) layout")
-    if not isinstance(shared, _SHARED):
-        raise LayoutError(f"shared {to_text(shared)}: must be a shared-memory layout")
+def _kind(layout: Any) -> str:
+    return "LinearLayout" if isinstance(layout, LinearLayout) else kind_of(layout)
+
+
+def local_load_encodings(
+    dst: Any, shared: Any, names: tuple[str, str] = ("dst", "shared")
+) -> tuple[Any, Any]:
+    """``(dst, shared)`` read with ``parse_any`` and checked to be a distributed and a shared
+    layout; ``names`` are what the errors call them (``("--dst", "--shared")`` in the CLI).
+    A ``LinearLayout`` passes as dst if it has a ``lane`` in dim, as shared if an ``offset`` one.
+
+    >>> local_load_encodings("#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, "
+    ...     "order = [1, 0]}>", "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], "
+    ...     "warpsPerCTA = [1, 1], order = [1, 0]}>", ("--dst", "--shared"))
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.LayoutError: --dst must be a distributed (register) layout, got swizzled_shared (are --dst and --shared swapped?)
+    """
+    dst = dst if isinstance(dst, LinearLayout) else parse_any(dst)
+    shared = shared if isinstance(shared, LinearLayout) else parse_any(shared)
+    dst_ok = (
+        dst.has_in_dim("lane") if isinstance(dst, LinearLayout) else isinstance(dst, _DISTRIBUTED)
+    )
+    shared_ok = (
+        shared.has_in_dim("offset")
+        if isinstance(shared, LinearLayout)
+        else isinstance(shared, _SHARED)
+    )
+    swapped = f" (are {names[0]} and {names[1]} swapped?)" if not (dst_ok or shared_ok) else ""
+    if not dst_ok:
+        raise LayoutError(
+            f"{names[0]} must be a distributed (register) layout, got {_kind(dst)}{swapped}"
+        )
+    if not shared_ok:
+        raise LayoutError(
+            f"{names[1]} must be a shared-memory layout, got {_kind(shared)}{swapped}"
+        )
     return dst, shared
+
+
+def _linear(layout: Any, shape: Sequence[int]) -> LinearLayout:
+    if isinstance(layout, LinearLayout):
+        return layout
+    return layout.to_linear_layout(list(shape))
+
+
+def _show(layout: Any) -> str:
+    return repr(layout) if isinstance(layout, LinearLayout) else to_text(layout)
 
 
 def conversion(dst: Any, shared: Any, shape: Sequence[int]) -> LinearLayout:
     """``cvt``: (register, lane, warp, block) -> (offset, block[, partition]) of a local_load."""
-    dst, shared = _encodings(dst, shared)
-    shared_ll = shared.to_linear_layout(shape)
+    dst, shared = local_load_encodings(dst, shared)
+    shared_ll = _linear(shared, shape)
     if not shared_ll.is_surjective():
         raise LayoutError(
-            f"shared {to_text(shared)}: does not hold every element of shape {list(shape)} "
+            f"shared {_show(shared)}: does not hold every element of shape {list(shape)} "
             "(its layout is not surjective), so some elements have no LDS offset"
         )
-    return dst.to_linear_layout(shape).invert_and_compose(shared_ll)
+    return _linear(dst, shape).invert_and_compose(shared_ll)
 
 
 def element_offsets(
@@ -67,9 +110,10 @@ def element_offsets(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Unpadded element offset (and partition, or None) per ``[warp, lane, register]``."""
     cvt = conversion(dst, shared, shape)
-    shape3 = tuple(cvt.in_dim_size(d) for d in ("warp", "lane", "register"))
+    dims = ("warp", "lane", "register")
+    shape3 = tuple(cvt.in_dim_size(d) if cvt.has_in_dim(d) else 1 for d in dims)
     grid = np.ix_(*(np.arange(n) for n in shape3))
-    out = cvt.apply(dict(zip(("warp", "lane", "register"), grid, strict=True)))
+    out = cvt.apply({d: g for d, g in zip(dims, grid, strict=True) if cvt.has_in_dim(d)})
     offset = np.broadcast_to(out["offset"], shape3).astype(np.int64)
     part = out.get("partition")
     return offset, None if part is None else np.broadcast_to(part, shape3).astype(np.int64)
@@ -96,7 +140,7 @@ def local_load_addresses(
     >>> a[:, 0, 0].tolist()
     [0, 65536, 512, 66048]
     """
-    dst, shared = _encodings(dst, shared)
+    dst, shared = local_load_encodings(dst, shared)
     if elem_bytes not in (1, 2, 4, 8):
         raise LayoutError(f"elem_bytes {elem_bytes}: must be 1, 2, 4 or 8")
     offset, part = element_offsets(dst, shared, shape)
@@ -110,9 +154,14 @@ def local_load_addresses(
                 f"bases {list(base)}: an unpartitioned layout has one buffer, give one base address"
             )
         return byte + base[0]
-    if base.size != shared.num_partitions:
+    num = (
+        _linear(shared, shape).out_dim_size("partition")
+        if isinstance(shared, LinearLayout)
+        else shared.num_partitions
+    )
+    if base.size != num:
         raise LayoutError(
-            f"bases {list(base)}: the partitioned layout has {shared.num_partitions} buffers, "
+            f"bases {list(base)}: the partitioned layout has {num} buffers, "
             f"give one base address per buffer (e.g. Allocation.offsets_of)"
         )
     return byte + base[part]
@@ -123,9 +172,14 @@ def conversion_table(
 ) -> pd.DataFrame:
     """One row per input basis of ``cvt`` (the seed's table): ``in_dim``, ``input`` (1, 2, 4..),
     ``offset`` (element, before padding), ``partition`` if partitioned, ``bytes`` if
-    ``elem_bytes`` is given. Broadcast (zero) bases are rows too.
+    ``elem_bytes`` is given: the byte offset in the buffer of that input alone, padding
+    applied (``pad(offset) * elem_bytes``). Broadcast (zero) bases are rows too.
     """
+    import pandas as pd  # only here: keeps `import wgpsim.layout` (and `wgpsim --help`) fast
+
     cvt = conversion(dst, shared, shape)
+    _, shared = local_load_encodings(dst, shared)
+    pad = getattr(shared, "pad", None) or (lambda offset: offset)
     rows = []
     for d in ("register", "lane", "warp"):
         for k, b in enumerate(cvt.get_bases(d)):
@@ -134,7 +188,7 @@ def conversion_table(
             if "partition" in row:
                 entry["partition"] = row["partition"]
             if elem_bytes is not None:
-                entry["bytes"] = row["offset"] * elem_bytes
+                entry["bytes"] = int(pad(row["offset"])) * elem_bytes
             rows.append(entry)
     columns = ["in_dim", "input", "offset"]
     columns += [c for c in ("partition", "bytes") if any(c in r for r in rows)]

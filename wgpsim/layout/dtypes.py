@@ -1,4 +1,5 @@
-"""Element types by name: how many bits (and bytes) one element of a tensor takes.
+"""Tensor types as users type them: element types by name (how many bits and bytes one element
+takes) and shapes (``--shape 32x8``).
 
 The names are the ones users type (``--dtype bf16``) and Triton's spellings of the same types.
 
@@ -7,6 +8,8 @@ The names are the ones users type (``--dtype bf16``) and Triton's spellings of t
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from wgpsim.errors import LayoutError
 
@@ -52,3 +55,23 @@ def dtype_bits(name: str) -> int:
 def dtype_bytes(name: str) -> int:
     """Bytes of one element of type ``name`` (every supported type is a whole number of bytes)."""
     return dtype_bits(name) // 8
+
+
+def parse_shape(shape: str | Sequence[int]) -> tuple[int, ...]:
+    """A tensor shape as users type it (``"32x8"``) or as a sequence -> a tuple of sizes.
+
+    >>> parse_shape("128x256"), parse_shape([32, 8])
+    ((128, 256), (32, 8))
+    >>> parse_shape("32by8")
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.LayoutError: shape '32by8': expected positive sizes joined by 'x', e.g. 128x256
+    """
+    parts = shape.lower().split("x") if isinstance(shape, str) else list(shape)
+    try:
+        sizes = tuple(int(s) for s in parts)
+    except (TypeError, ValueError):
+        sizes = ()
+    if not sizes or any(s <= 0 for s in sizes):
+        raise LayoutError(f"shape {shape!r}: expected positive sizes joined by 'x', e.g. 128x256")
+    return sizes

@@ -31,14 +31,15 @@ The seed's toy (tensor<32x8xbf16>, one warp) becomes one ``ds_load_tr16_b128``:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from wgpsim.errors import LayoutError
-from wgpsim.layout.dtypes import dtype_bits
+from wgpsim.layout.addresses import local_load_addresses, local_load_encodings
+from wgpsim.layout.dtypes import dtype_bits, parse_shape
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.trace.emulate import emulate
 from wgpsim.trace.instructions import LANES
@@ -170,36 +171,15 @@ class Lowering:
 
 
 # ------------------------------------------------------------------------------ inputs
-def _parse(layout: Any) -> Any:
-    if isinstance(layout, str):
-        from wgpsim.layout.notation import parse
-
-        return parse(layout)
-    return layout
-
-
 def _linear(layout: Any, shape: tuple[int, ...]) -> LinearLayout:
     return layout if isinstance(layout, LinearLayout) else layout.to_linear_layout(list(shape))
 
 
-def _padding(shared: Any) -> tuple[Callable[[np.ndarray], np.ndarray] | None, int | None]:
-    """(pad function, smallest padding interval) of a padded (or partitioned-padded) layout."""
+def _min_interval(shared: Any) -> int | None:
+    """Smallest padding interval of a padded (or partitioned-padded) layout, else None."""
     inner = getattr(shared, "partition_layout", shared)
     pairs = getattr(inner, "interval_padding_pairs", None)
-    if not pairs:
-        return None, None
-    return shared.pad, min(interval for interval, _ in pairs)
-
-
-def _shape(shape: str | Sequence[int]) -> tuple[int, ...]:
-    if isinstance(shape, str):
-        try:
-            return tuple(int(s) for s in shape.lower().split("x"))
-        except ValueError:
-            raise LayoutError(
-                f"shape {shape!r}: expected sizes joined by 'x', e.g. 128x256"
-            ) from None
-    return tuple(int(s) for s in shape)
+    return min(interval for interval, _ in pairs) if pairs else None
 
 
 def _cvt(dst_ll: LinearLayout, shared_ll: LinearLayout) -> LinearLayout:
@@ -383,16 +363,16 @@ def lower(
     (``fp16``) or a bit width; ``bases`` the LDS byte address of the buffer (one per partition
     for a partitioned layout). ``allow_transpose=False`` models disabling transposed loads.
     """
-    shape = _shape(shape)
+    shape = parse_shape(shape)
     elem_bits = dtype_bits(dtype) if isinstance(dtype, str) else int(dtype)
-    shared_enc, dst_enc = _parse(shared), _parse(dst)
+    dst_enc, shared_enc = local_load_encodings(dst, shared)
     dst_ll = _linear(dst_enc, shape)
     cvt = _cvt(dst_ll, _linear(shared_enc, shape))
     if num_warps is not None and num_warps != cvt.in_dim_size("warp"):
         raise LayoutError(
             f"num_warps {num_warps}: the dst layout spans {cvt.in_dim_size('warp')} warps"
         )
-    pad, min_interval = _padding(shared_enc)
+    min_interval = _min_interval(shared_enc)
     eligibility = "invalid"
     if not allow_transpose:
         plan: _Plan | str = "transposed loads disabled"
@@ -404,31 +384,12 @@ def lower(
         plan = _plan_transposed(cvt, transposed_load_for(elem_bits), min_interval)
     if isinstance(plan, str):
         plan = _plan_plain(cvt, elem_bits, min_interval, plan, eligibility)
-    return _build(plan, cvt, shape, elem_bits, pad, bases, dst_ll)
+    elem = local_load_addresses(dst_enc, shared_enc, shape, elem_bits // 8, bases)
+    return _build(plan, cvt, shape, elem_bits, elem, dst_ll)
 
 
-def _element_addresses(
-    cvt: LinearLayout, elem_bytes: int, pad: Callable | None, bases: int | Sequence[int]
-) -> np.ndarray:
-    """Byte address of every (warp, lane, register) element: pad(offset) + partition base."""
-    w = np.arange(cvt.in_dim_size("warp"))[:, None, None]
-    lane = np.arange(cvt.in_dim_size("lane"))[None, :, None]
-    reg = np.arange(cvt.in_dim_size("register"))[None, None, :]
-    out = cvt.apply({"register": reg, "lane": lane, "warp": w})
-    offset = np.broadcast_to(out["offset"], (w.size, lane.size, reg.size)).astype(np.int64)
-    if pad is not None:
-        offset = np.asarray(pad(offset), dtype=np.int64)
-    base = np.asarray(bases, dtype=np.int64).reshape(-1)
-    part = out.get("partition", 0)
-    if cvt.has_out_dim("partition") and base.size != cvt.out_dim_size("partition"):
-        raise LayoutError(
-            f"bases: {base.size} given, the layout has {cvt.out_dim_size('partition')} partitions"
-        )
-    return offset * elem_bytes + base[np.broadcast_to(part, offset.shape) if base.size > 1 else 0]
-
-
-def _build(plan: _Plan, cvt, shape, elem_bits, pad, bases, dst_ll) -> Lowering:
-    elem = _element_addresses(cvt, elem_bits // 8, pad, bases)
+def _build(plan: _Plan, cvt, shape, elem_bits, elem: np.ndarray, dst_ll) -> Lowering:
+    """The Lowering of ``plan``; ``elem`` is the byte address of every [warp, lane, register]."""
     full = list(range(cvt.num_bases("register")))
     # permuted position -> index in the (broadcast-free) register list -> register index
     perm = [plan.regs.index(i) for i in plan.order]
