@@ -106,6 +106,22 @@ def test_plot_panels_show_the_transpose():
         (["--dtype", "fp7"], "dtype"),
         (["--warps", "4"], "num_warps 4"),
         (["--base", "zero"], "--base"),
+        (
+            ["--base", "0,65536"],
+            "--base 0,65536: 2 address(es) given, the shared layout has one buffer",
+        ),
+        (["--base", "-16"], "--base -16: -16 is not a byte address aligned to 16"),
+        (["--base", "8"], "--base 8: 8 is not a byte address aligned to 16"),
+        (["--base", "327680"], "ends past the 327680 B LDS"),
+        (
+            ["--shared", TOY, "--dst", SHARED_M],
+            "--dst must be a distributed (register) layout, got swizzled_shared (are --dst and --shared swapped?)",
+        ),
+        (["--dst", SHARED_M], "--dst must be a distributed (register) layout, got swizzled_shared"),
+        (
+            ["--set", "timing.lds_latency=-1"],
+            "--set timing.lds_latency=-1: field 'timing.lds_latency' must be a positive integer",
+        ),
         (["--shared", "#ttg.swizzled_shared<{vec = 3}>"], "swizzled_shared"),
     ],
 )
@@ -116,3 +132,40 @@ def test_errors_are_one_line_exit_2(capsys, argv, msg):
     code, out, err = _run(capsys, *[x for kv in base.items() for x in kv])
     assert code == 2
     assert err.startswith("wgpsim: error:") and msg in err and err.count("\n") == 1
+
+
+BLOCKED = (
+    "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], "
+    "order = [1, 0]}>"
+)
+PARTITIONED = (
+    "#ttg.partitioned_shared<{numPartitions = 2, numGroups = 2, partitionDim = 0, partitionLayout = "
+    "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>}>"
+)
+
+
+def test_partitioned_bases_default_to_the_allocator(capsys):
+    argv = ("--shared", PARTITIONED, "--dst", BLOCKED, "--shape", "4x256", "--dtype", "fp16")
+    code, out, err = _run(capsys, *argv, "--json", "--simulate")
+    auto = json.loads(out)
+    assert code == 0, err
+    from wgpsim.hw import load_hardware
+    from wgpsim.hw.alloc import allocate_on, tensor_buffers
+    from wgpsim.layout import parse
+
+    alloc = allocate_on(load_hardware(), tensor_buffers("t", parse(PARTITIONED), (4, 256), 2))
+    assert (
+        auto["bases"] == alloc.offsets_of("t") and len(set(b // 65536 for b in auto["bases"])) == 2
+    )
+    code, out, _ = _run(capsys, *argv, "--json", "--simulate", "--base", "0,65536")
+    assert json.loads(out)["simulation"] == auto["simulation"]  # the same partitions
+    code, out, err = _run(capsys, *argv, "--base", "0")
+    assert code == 2 and "the shared layout has 2 partition buffers" in err
+
+
+def test_set_changes_the_simulated_hardware(capsys):
+    argv = ("--shared", SHARED_M, "--dst", TOY, "--shape", "32x8", "--dtype", "bf16", "--json")
+    _, out, _ = _run(capsys, *argv, "--simulate")
+    _, slow, _ = _run(capsys, *argv, "--simulate", "--set", "timing.lds_latency=80")
+    before, after = json.loads(out)["simulation"], json.loads(slow)["simulation"]
+    assert after["lds_cycles_max"] - before["lds_cycles_max"] == 80 - 56

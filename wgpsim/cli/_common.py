@@ -1,17 +1,42 @@
-"""Helpers shared by the CLI verbs: JSON output, and atomic file writes (from ``wgpsim.files``)."""
+"""Helpers shared by the CLI verbs: ``--hw``/``--set``, JSON output, and atomic file writes
+(from ``wgpsim.files``)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from wgpsim.files import atomic_write
 
-__all__ = ["atomic_write", "print_json"]
+if TYPE_CHECKING:
+    from wgpsim.hw.config import HardwareConfig
+
+__all__ = ["add_hw_args", "atomic_write", "hardware_from_args", "print_json"]
+
+
+def add_hw_args(parser: argparse.ArgumentParser) -> None:
+    """``--hw FILE`` and repeatable ``--set KEY=VALUE`` (dest ``hw`` and ``overrides``)."""
+    parser.add_argument("--hw", type=Path, help="hardware YAML (default: configs/mi450.yaml)")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a hardware field, e.g. timing.lds_latency=40 (VALUE is YAML)",
+    )
+
+
+def hardware_from_args(args: argparse.Namespace) -> HardwareConfig:
+    """The config of ``--hw`` (default config if absent) with the ``--set`` overrides applied."""
+    from wgpsim.hw.config import apply_overrides, load_hardware
+
+    return apply_overrides(load_hardware(args.hw), args.overrides)
 
 
 def _default(obj: Any) -> Any:

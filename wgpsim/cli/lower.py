@@ -19,8 +19,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from wgpsim.cli._common import print_json
+from wgpsim.cli._common import add_hw_args, hardware_from_args, print_json
 from wgpsim.errors import ConfigError
+from wgpsim.hw.alloc import allocate_on, tensor_buffers
+from wgpsim.layout.addresses import local_load_encodings
+from wgpsim.layout.dtypes import dtype_bytes, parse_shape
 from wgpsim.layout.notation import to_text
 from wgpsim.trace.lowering import Lowering, lower
 
@@ -38,33 +41,55 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--warps", type=int, help="number of warps (checked against --dst)")
     parser.add_argument(
         "--base",
-        default="0",
-        help="LDS byte address of the buffer; comma-separated, one per partition (default 0)",
+        help="LDS byte address of the buffer; comma-separated, one per partition buffer "
+        "(default: 0, or where the allocator puts the partition buffers)",
     )
     parser.add_argument(
         "--no-transpose", action="store_true", help="disable transposed loads (ds_load_tr)"
     )
     parser.add_argument("--simulate", action="store_true", help="time the load with the engine")
-    parser.add_argument("--hw", type=Path, help="hardware YAML (default: configs/mi450.yaml)")
+    add_hw_args(parser)
     parser.add_argument("--plot", type=Path, help="write the ownership panels (PNG or SVG)")
     parser.add_argument("--instr", type=int, default=0, help="instruction to plot (default 0)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(handler=handle)
 
 
-def _bases(text: str) -> int | list[int]:
+def _bases(text: str | None, shared: Any, shape: tuple[int, ...], dtype: str, hw) -> list[int]:
+    """``--base``, checked: one non-negative, aligned address per buffer, inside the LDS.
+    Without it: 0, or for a partitioned layout the allocator's offsets of its buffers."""
+    elem_bytes = dtype_bytes(dtype)
+    buffers = tensor_buffers("local_load", shared, shape, elem_bytes)
+    if text is None:
+        return allocate_on(hw, buffers).offsets_of("local_load") if len(buffers) > 1 else [0]
     try:
         values = [int(v, 0) for v in text.split(",")]
     except ValueError:
         raise ConfigError(f"--base {text!r}: expected integers separated by commas") from None
-    return values[0] if len(values) == 1 else values
+    if len(values) != len(buffers):
+        what = f"{len(buffers)} partition buffers" if len(buffers) > 1 else "one buffer"
+        raise ConfigError(
+            f"--base {text}: {len(values)} address(es) given, the shared layout has {what} "
+            f"(give {len(buffers)}, or leave --base out)"
+        )
+    for value, buf in zip(values, buffers, strict=True):
+        if value < 0 or value % buf.alignment:
+            raise ConfigError(
+                f"--base {text}: {value} is not a byte address aligned to {buf.alignment} "
+                "(Triton aligns shared buffers to it)"
+            )
+        if value + buf.size > hw.partitions.lds_bytes:
+            raise ConfigError(
+                f"--base {text}: the {buf.size} B buffer at {value} ends past the "
+                f"{hw.partitions.lds_bytes} B LDS"
+            )
+    return values
 
 
-def _simulate(low: Lowering, hw_path: Path | None) -> dict[str, Any]:
+def _simulate(low: Lowering, hw) -> dict[str, Any]:
     from wgpsim.engine import simulate
-    from wgpsim.hw.config import load_hardware
 
-    result = simulate(low.trace(), load_hardware(hw_path))
+    result = simulate(low.trace(), hw)
     cycles = result.measurements()
     return {
         "lds_cycles_per_warp": [int(c) for c in cycles.tolist()],
@@ -77,18 +102,22 @@ def _simulate(low: Lowering, hw_path: Path | None) -> dict[str, Any]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    dst, shared = local_load_encodings(args.dst, args.shared, ("--dst", "--shared"))
+    shape = parse_shape(args.shape)
+    hw = hardware_from_args(args)
+    bases = _bases(args.base, shared, shape, args.dtype, hw)
     low = lower(
-        args.shared,
-        args.dst,
-        args.shape,
+        shared,
+        dst,
+        shape,
         args.dtype,
         num_warps=args.warps,
-        bases=_bases(args.base),
+        bases=bases if len(bases) > 1 else bases[0],
         allow_transpose=not args.no_transpose,
     )
-    payload = low.to_dict()
+    payload = low.to_dict() | {"bases": bases}
     if args.simulate:
-        payload["simulation"] = _simulate(low, args.hw)
+        payload["simulation"] = _simulate(low, hw)
     if args.plot is not None:
         from wgpsim.plots.ownership import save
         from wgpsim.plots.transpose import transpose_figure
@@ -97,22 +126,18 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print_json(payload)
         return 0
-    _print_text(low, payload, args)
+    _print_text(low, payload, args, (to_text(shared), to_text(dst)))
     return 0
 
 
-def _print_text(low: Lowering, payload: dict[str, Any], args: argparse.Namespace) -> None:
+def _print_text(
+    low: Lowering, payload: dict[str, Any], args: argparse.Namespace, texts: tuple[str, str]
+) -> None:
     shape = "x".join(map(str, low.shape))
     print(f"local_load tensor<{shape}x{args.dtype}>, {low.num_warps} warps")
-    for name in ("shared", "dst"):
-        text = getattr(args, name)
-        try:
-            from wgpsim.layout.notation import parse
-
-            text = to_text(parse(text))
-        except Exception:  # pragma: no cover - already parsed once by lower()
-            pass
+    for name, text in zip(("shared", "dst"), texts, strict=True):
         print(f"  {name + ':':8}{text}")
+    print(f"  {'bases:':8}{', '.join(map(str, payload['bases']))}")
     elems = f"{low.vector_elems} x {low.elem_bits}-bit per lane"
     print(f"decision: {low.instruction} ({elems}), eligibility: {low.eligibility}")
     print(f"reason:   {low.reason}")

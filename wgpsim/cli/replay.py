@@ -14,10 +14,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wgpsim.cli._common import atomic_write, print_json
+from wgpsim.cli._common import add_hw_args, atomic_write, hardware_from_args, print_json
 from wgpsim.engine import ENGINES, simulate
 from wgpsim.errors import ConfigError
-from wgpsim.hw.config import HardwareConfig, load_hardware, parse_overrides
 from wgpsim.trace.io import read_trace
 
 EVENT_FORMATS = (".csv", ".parquet")
@@ -30,15 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Simulate a trace file on the hardware model and print what it measured.",
     )
     parser.add_argument("trace", type=Path, help="trace file (.jsonl or .parquet)")
-    parser.add_argument("--hw", type=Path, help="hardware YAML (default: configs/mi450.yaml)")
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a hardware field, e.g. timing.lds_latency=40 (VALUE is YAML)",
-    )
+    add_hw_args(parser)
     parser.add_argument("--engine", default="des", help=f"timing engine ({', '.join(ENGINES)})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the drift model")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -57,7 +48,7 @@ def handle(args: argparse.Namespace) -> int:
             f"--events {args.events}: unknown format {args.events.suffix!r} "
             f"(valid: {', '.join(EVENT_FORMATS)})"
         )
-    hw = hardware(args.hw, args.overrides)
+    hw = hardware_from_args(args)
     trace = read_trace(args.trace, hw.partitions.lds_bytes)
     result = simulate(
         trace, hw, engine=args.engine, seed=args.seed, record_events=args.events is not None
@@ -73,13 +64,6 @@ def handle(args: argparse.Namespace) -> int:
     else:
         _print_summary(args.trace, result, args.events)
     return 0
-
-
-def hardware(path: Path | None, overrides: list[str]) -> HardwareConfig:
-    """The hardware config at ``path`` (default config if None) with ``--set`` overrides."""
-    hw = load_hardware(path)
-    changes = parse_overrides(overrides)
-    return hw.with_overrides(**changes) if changes else hw
 
 
 def _print_summary(trace_path: Path, result, events_path: Path | None) -> None:

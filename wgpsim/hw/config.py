@@ -277,6 +277,32 @@ def parse_overrides(items: list[str] | tuple[str, ...], source: str = "--set") -
     return changes
 
 
+def apply_overrides(hw: HardwareConfig, items: list[str] | tuple[str, ...]) -> HardwareConfig:
+    """``hw`` with ``--set KEY=VALUE`` items applied; errors name the ``--set`` item, not the file.
+
+    >>> apply_overrides(load_hardware(), ["timing.lds_latency=40"]).timing.lds_latency
+    40
+    >>> apply_overrides(load_hardware(), ["timing.lds_latency=-1"])
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.ConfigError: --set timing.lds_latency=-1: field 'timing.lds_latency' must be a positive integer, got -1
+    """
+    if not items:
+        return hw
+    raw = hw.to_dict()
+    for item in items:
+        ((key, value),) = parse_overrides([item]).items()
+        _set_dotted(raw, key, value, f"--set {item}")
+    marker = "\0"
+    try:
+        changed = HardwareConfig.from_dict(raw, source=marker)
+    except ConfigError as err:
+        problem = str(err).removeprefix(f"{marker}: ")
+        named = [i for i in items if f"'{i.partition('=')[0].strip()}" in problem]
+        raise ConfigError(f"--set {(named or items)[-1]}: {problem}") from None
+    return replace(changed, source=hw.source)
+
+
 def _yaml_problem(err: yaml.YAMLError) -> str:
     """One line for a YAML syntax error: the problem and its line (PyYAML's text spans lines)."""
     problem = getattr(err, "problem", None) or type(err).__name__
