@@ -129,9 +129,12 @@ def test_plot_writes_the_file(capsys, tmp_path, suffix):
     [
         (["layout", "cvt", "--dst", SEED_DST, "--shared", SEED_SHARED.replace("perPhase = 1", "perPhase = 3"), "--shape", "32x8"],
          "swizzled_shared: field 'perPhase' must be a positive power of two, got 3"),
-        (["layout", "cvt", "--dst", SEED_DST, "--shared", SEED_SHARED, "--shape", "32by8"], "expected sizes separated by 'x'"),
+        (["layout", "cvt", "--dst", SEED_DST, "--shared", SEED_SHARED, "--shape", "32by8"], "expected positive sizes joined by 'x'"),
         (["layout", "cvt", "--dst", SEED_DST, "--shared", SEED_SHARED, "--shape", "32x8", "--dtype", "fp64"], "dtype 'fp64'"),
         (["layout", "cvt", "--dst", SEED_SHARED, "--shared", SEED_SHARED, "--shape", "32x8"], "must be a distributed"),
+        (["layout", "cvt", "--dst", SEED_SHARED, "--shared", SEED_DST, "--shape", "32x8"],
+         "--dst must be a distributed (register) layout, got swizzled_shared (are --dst and --shared swapped?)"),
+        (["layout", "plot", "--layout", WMMA, "--shape", "32x32", "--by", "colour", "--out", "x.png"], "'by' must be one of"),
         (["layout", "plot", "--layout", SEED_SHARED, "--shape", "32x8", "--out", "x.png"], "is a shared layout"),
         (["layout", "plot", "--layout", WMMA, "--shape", "32x32", "--out", "x.jpg"], "must end in .png or .svg"),
     ],
@@ -140,3 +143,38 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("wgpsim: error: ") and message in err
+
+
+def test_plot_json_prints_the_path_and_who_holds_what(capsys, tmp_path):
+    out_file = tmp_path / "owners.svg"
+    argv = ["layout", "plot", "--layout", WMMA, "--shape", "32x32", "--out", str(out_file)]
+    code, out, _ = run(capsys, *argv, "--json")
+    payload = json.loads(out)
+    assert code == 0 and payload["path"] == str(out_file) and out_file.is_file()
+    # 4 warps (ctaLayout warp bases [0, 1], [1, 0]) each hold one 16x16 quarter of the tile
+    assert payload["elements_per_owner"] == {"0": 256, "1": 256, "2": 256, "3": 256}
+    assert payload["unowned_elements"] == 0 and payload["by"] == "warp"
+
+
+PADDED = "#ttg.padded_shared<[4:+4] {order = [0, 1], shape = [32, 8]}>"
+
+
+def test_padded_cvt_bytes_apply_the_padding(capsys):
+    argv = ["layout", "cvt", "--dst", SEED_DST, "--shared", PADDED, "--shape", "32x8"]
+    code, out, _ = run(capsys, *argv, "--dtype", "bf16", "--json")
+    rows = {(r["in_dim"], r["input"]): r for r in json.loads(out)["table"]}
+    assert code == 0
+    # lane 4 reads element 4: one interval of 4 elements and 4 padding elements before it
+    assert rows[("lane", 4)]["offset"] == 4 and rows[("lane", 4)]["bytes"] == (4 + 4) * 2
+    assert rows[("lane", 2)]["bytes"] == 2 * 2  # before the first padding
+    code, out, _ = run(capsys, *argv, "--dtype", "bf16")
+    assert "padding applied" in out and "lane=4" in out and "(16 B)" in out
+
+
+def test_help_does_not_import_matplotlib():
+    import subprocess
+    import sys
+
+    code = "import sys; from wgpsim.cli import build_parser; build_parser(); print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -16,12 +16,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import numpy as np
+
 from wgpsim.cli._common import atomic_write, print_json
-from wgpsim.errors import LayoutError
-from wgpsim.layout.addresses import conversion, conversion_table
-from wgpsim.layout.dtypes import DTYPE_BITS, dtype_bytes
+from wgpsim.layout.addresses import conversion, conversion_table, local_load_encodings
+from wgpsim.layout.dtypes import DTYPE_BITS, dtype_bytes, parse_shape
 from wgpsim.layout.notation import kind_of, parse, to_text
-from wgpsim.plots.ownership import BY, check_path, ownership_figure, save
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -52,24 +52,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     plot = verbs.add_parser("plot", help="draw which warp/lane/register holds each element")
     plot.add_argument("--layout", required=True, help="distributed layout, #ttg text")
     _shape_arg(plot)
-    plot.add_argument("--by", choices=BY, default="warp", help="colour by (default warp)")
+    plot.add_argument(  # checked by wgpsim.plots.ownership (imported only to draw: fast --help)
+        "--by", default="warp", help="colour by warp (default), lane, register or simd_pair"
+    )
     plot.add_argument("--out", required=True, help="output file, .png or .svg")
+    plot.add_argument(
+        "--json", action="store_true", help="print the written path and who owns what as JSON"
+    )
     plot.set_defaults(handler=handle_plot)
 
 
 def _shape_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shape", required=True, type=str, help="tensor shape, e.g. 32x8")
-
-
-def parse_shape(text: str) -> tuple[int, ...]:
-    """``"32x8"`` -> ``(32, 8)``."""
-    try:
-        shape = tuple(int(part) for part in text.lower().split("x"))
-    except ValueError:
-        raise LayoutError(f"shape {text!r}: expected sizes separated by 'x', e.g. 32x8") from None
-    if any(s <= 0 for s in shape):
-        raise LayoutError(f"shape {text!r}: sizes must be positive")
-    return shape
 
 
 def _bases_payload(ll: Any) -> dict[str, Any]:
@@ -81,7 +75,7 @@ def _bases_payload(ll: Any) -> dict[str, Any]:
 
 def handle_cvt(args: argparse.Namespace) -> int:
     shape = parse_shape(args.shape)
-    dst, shared = parse(args.dst), parse(args.shared)
+    dst, shared = local_load_encodings(parse(args.dst), parse(args.shared), ("--dst", "--shared"))
     elem_bytes = dtype_bytes(args.dtype)
     table = conversion_table(dst, shared, shape, elem_bytes)
     if args.json:
@@ -102,6 +96,8 @@ def handle_cvt(args: argparse.Namespace) -> int:
     print(f"shared: {to_text(shared)}")
     print(f"shape:  {'x'.join(map(str, shape))} {args.dtype} ({elem_bytes} B per element)")
     print(f"cvt = dst.invert_and_compose(shared): (register, lane, warp) -> [{', '.join(outs)}]")
+    if hasattr(shared, "pad"):
+        print("  (B) = byte offset in the buffer, padding applied: pad(offset) x element bytes")
     width = max(len(f"{d}={i}") for d, i in zip(table["in_dim"], table["input"], strict=True))
     for row in table.to_dict(orient="records"):
         image = ", ".join(f"{row[o]:3d}" for o in outs)
@@ -125,9 +121,26 @@ def handle_show(args: argparse.Namespace) -> int:
 
 
 def handle_plot(args: argparse.Namespace) -> int:
+    from wgpsim.plots.ownership import check_path, owners, ownership_figure, save
+
     shape = parse_shape(args.shape)
     check_path(args.out)
-    fig = ownership_figure(parse(args.layout), shape, by=args.by)
+    layout = parse(args.layout)
+    fig = ownership_figure(layout, shape, by=args.by)
     path = atomic_write(args.out, lambda tmp: save(fig, tmp))
+    if args.json:
+        held = owners(layout, shape, args.by)
+        ids, counts = np.unique(held[held >= 0], return_counts=True)
+        print_json(
+            {
+                "path": str(path),
+                "layout": to_text(layout),
+                "shape": list(shape),
+                "by": args.by,
+                "elements_per_owner": {str(i): int(n) for i, n in zip(ids, counts, strict=True)},
+                "unowned_elements": int((held < 0).sum()),
+            }
+        )
+        return 0
     print(path)
     return 0
