@@ -7,6 +7,7 @@ the target; a changed hardware constant moves the rates with it.
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -74,6 +75,17 @@ def test_fit_table_and_display(result):
     assert shown.loc["plain", "LDS"] == "64 KiB"
     assert shown.loc["partitioned", "LDS"] == "96 KiB"
     assert set(result.summary["fits"]) == {"plain", "partitioned"}
+
+
+def test_engines_agree_and_fast_is_the_default():
+    raw, _ = load_config(CONFIG)
+    raw.pop("engine", None)
+    raw["hardware"] = str(CONFIG.parent / raw["hardware"])
+    fast = run_experiment(raw, workers=1)
+    des = run_experiment(raw, overrides={"engine": "des"}, workers=1)
+    assert fast.summary["config"].engine == "fast" and des.summary["config"].engine == "des"
+    for name, table in des.tables.items():
+        pd.testing.assert_frame_equal(table, fast.tables[name], check_exact=True)
 
 
 def narrow_ports(port_bytes: int) -> dict:

@@ -34,7 +34,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
-from importlib.util import find_spec
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -64,9 +63,6 @@ from wgpsim.trace.generate import microbenchmark_trace, vector_loads
 from wgpsim.trace.instructions import INSTRUCTIONS, LANES, is_lds
 from wgpsim.trace.trace import Trace
 
-DEFAULT_ENGINE = "fast" if find_spec("wgpsim.engine.fast") else "des"
-"""The compiled engine when it is installed (it matches ``des`` cycle for cycle), else ``des``."""
-
 FIELDS = (
     Field("kind", str),
     Field("hardware", str, default=None, doc="hardware YAML, relative to the config file"),
@@ -78,7 +74,7 @@ FIELDS = (
     Field("report_burst", int, doc="the burst the table reports"),
     Field("distributed", (str, dict), doc="distributed layout of the load"),
     Field("layouts", dict, doc="shared-layout candidates by name"),
-    Field("engine", str, default=DEFAULT_ENGINE, choices=ENGINES),
+    Field("engine", str, default="fast", choices=ENGINES, doc="fast matches des cycle for cycle"),
     Field("seed", int, default=0),
 )
 
