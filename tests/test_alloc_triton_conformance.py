@@ -19,7 +19,8 @@ from math import prod
 
 import pytest
 
-from wgpsim.hw.alloc import Buffer, allocate, padded_size, partitioned_buffers
+from wgpsim.hw.alloc import Buffer, allocate, partitioned_buffers
+from wgpsim.layout.shared import PaddedSharedLayout
 
 pytest.importorskip("triton")
 pytestmark = pytest.mark.triton
@@ -66,7 +67,8 @@ class Tensor:
 
     def buffers(self, live: tuple[int, int]) -> tuple[Buffer, ...]:
         elems = prod(self.shape)
-        total = (padded_size(elems, [self.pad]) if self.pad else elems) * ELEM[self.elem]
+        padded = PaddedSharedLayout([self.pad], order=[1, 0], shape=[1, 1]) if self.pad else None
+        total = (padded.padded_elems(elems) if padded else elems) * ELEM[self.elem]
         align = self.align or 16
         if self.parts:
             return partitioned_buffers(self.name, total, self.parts, self.groups, live, align)

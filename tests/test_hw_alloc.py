@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from math import prod
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,40 +13,17 @@ from wgpsim.hw.alloc import (
     Buffer,
     allocate,
     allocate_on,
-    padded_size,
     partitioned_buffers,
     tensor_buffers,
 )
+from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout, SwizzledSharedLayout
 
 F16 = 2
 
 
-# Tiny stand-ins for the shared layouts of wgpsim.layout.shared (duck-typed by tensor_buffers).
-@dataclass(frozen=True)
-class Swizzled:
-    vec: int = 2
-    per_phase: int = 2
-    max_phase: int = 4
-
-    def alloc_bytes(self, shape, elem_bytes):
-        return prod(shape) * elem_bytes
-
-
-@dataclass(frozen=True)
-class Padded:
-    interval_padding_pairs: tuple = ((256, 8),)
-
-
-@dataclass(frozen=True)
-class Partitioned:
-    num_partitions: int
-    num_groups: int
-    partition_dim: int
-    partition_layout: object
-
-
-A = Swizzled()  # #A_SHARED of the upstream test
-PADDED = Padded()  # [256:+8] {order [1, 0], shape [16, 32]}
+Swizzled, Padded, Partitioned = SwizzledSharedLayout, PaddedSharedLayout, PartitionedSharedLayout
+A = Swizzled(2, 2, 4, (1, 0))  # #A_SHARED of the upstream test
+PADDED = Padded([(256, 8)], order=[1, 0], shape=[16, 32])
 P2G2 = Partitioned(2, 2, 0, PADDED)
 P4G1 = Partitioned(4, 1, 0, PADDED)
 P2G4 = Partitioned(2, 4, 0, A)
@@ -181,8 +155,8 @@ def test_buffer_sizes_follow_triton_piece_rule():
     assert [b.size for b in tensor_buffers("a", P2G2, (64, 32), F16)] == [2104, 2104]
     assert [b.size for b in tensor_buffers("a", P4G1, (64, 32), F16)] == [1052] * 4
     assert [b.size for b in tensor_buffers("a", P4G2, (64, 32), F16)] == [1024] * 4
-    assert padded_size(2048, [(256, 8)]) == 2104
-    assert padded_size(2047, [(256, 8)]) == 2047 + 7 * 8
+    assert PADDED.padded_elems(2048) == 2104
+    assert PADDED.padded_elems(2047) == 2047 + 7 * 8
 
 
 @pytest.mark.parametrize(

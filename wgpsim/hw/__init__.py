@@ -9,7 +9,6 @@ from wgpsim.hw.alloc import (
     Buffer,
     allocate,
     allocate_on,
-    padded_size,
     partitioned_buffers,
     tensor_buffers,
 )
@@ -22,7 +21,6 @@ __all__ = [
     "allocate",
     "allocate_on",
     "load_hardware",
-    "padded_size",
     "parse_overrides",
     "partitioned_buffers",
     "tensor_buffers",

@@ -27,7 +27,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from math import prod
 from typing import TYPE_CHECKING, Any
 
 from wgpsim.errors import AllocationError
@@ -38,6 +37,9 @@ from wgpsim.hw.alloc_stages import (
     footprint,
     resolve_interference,
 )
+from wgpsim.layout.bits import is_pow2
+from wgpsim.layout.shared import PartitionedSharedLayout
+from wgpsim.trace.validate import DEFAULT_LDS_BYTES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,8 +48,6 @@ if TYPE_CHECKING:
 
 #: Triton's `getSharedMemoryPartitionSize()` for GFX1250 (seed: 64 KiB physical partitions).
 TRITON_GFX1250_PARTITION_SIZE = 64 * 1024
-#: Triton's `getSharedMemorySize()` for GFX1250 (seed: 5 LDS partitions = 320 KiB).
-TRITON_GFX1250_LDS_BYTES = 320 * 1024
 #: `getAlignment()` of swizzled, padded and partitioned shared encodings.
 DEFAULT_ALIGNMENT = 16
 
@@ -74,7 +74,7 @@ class Buffer:
     def __post_init__(self) -> None:
         if self.size <= 0:
             raise AllocationError(f"buffer {self.name}: size {self.size} must be > 0 bytes")
-        if self.alignment <= 0 or self.alignment & (self.alignment - 1):
+        if not is_pow2(self.alignment):
             raise AllocationError(
                 f"buffer {self.name}: alignment {self.alignment} must be a power of two"
             )
@@ -109,7 +109,7 @@ def partitioned_buffers(
     [('A[p0]', 2104, ('A[p1]',)), ('A[p1]', 2104, ('A[p0]',))]
     """
     for what, value, low in (("num_partitions", num_partitions, 2), ("num_groups", num_groups, 1)):
-        if value < low or value & (value - 1):
+        if value < low or not is_pow2(value):
             raise AllocationError(f"tensor {name}: {what} {value} must be a power of two >= {low}")
     piece = total_bytes // (num_partitions * num_groups)
     names = [piece_name(name, p) for p in range(num_partitions)]
@@ -117,32 +117,6 @@ def partitioned_buffers(
         Buffer(n, piece * num_groups, alignment, live, tuple(m for m in names if m != n))
         for n in names
     )
-
-
-def padded_size(num_elems: int, interval_padding_pairs: Iterable[Sequence[int]]) -> int:
-    """Elements of a padded tensor (Triton `getPaddedSize`; no padding after the last element).
-
-    >>> padded_size(64 * 32, [(256, 8)])
-    2104
-    """
-    total = num_elems
-    for interval, padding in interval_padding_pairs:
-        total += (num_elems // interval) * padding
-        if num_elems % interval == 0:
-            total -= padding
-    return total
-
-
-def _layout_bytes(layout: Any, shape: Sequence[int], elem_bytes: int) -> int:
-    """Bytes of a tensor of `shape` in a (non-partitioned) shared layout, for the whole shape."""
-    pairs = getattr(layout, "interval_padding_pairs", None)
-    if pairs is None and hasattr(layout, "intervals"):
-        pairs = list(zip(layout.intervals, layout.paddings, strict=True))
-    if pairs is not None:
-        return padded_size(prod(shape), pairs) * elem_bytes
-    if hasattr(layout, "alloc_bytes"):
-        return int(layout.alloc_bytes(tuple(shape), elem_bytes))
-    return prod(shape) * elem_bytes
 
 
 def tensor_buffers(
@@ -153,26 +127,36 @@ def tensor_buffers(
     live: tuple[int, int] = (0, 1),
     alignment: int | None = None,
 ) -> tuple[Buffer, ...]:
-    """The buffers of one `ttg.local_alloc` of `shape` in `shared_layout`.
+    """The buffers of one `ttg.local_alloc` of `shape` in `shared_layout` (a `wgpsim.layout`
+    shared encoding, or a Gluon one, converted with `wgpsim.layout.gluon.from_gluon`).
 
-    A partitioned layout (one with `num_partitions`, `num_groups`, `partition_layout`) gives
-    `partitioned_buffers` of the inner layout's size for the whole shape (padding included);
-    any other layout gives one buffer. Alignment: `alignment`, else the layout's `alignment`
-    attribute, else 16.
+    A `PartitionedSharedLayout` gives `partitioned_buffers` of its inner layout's size for the
+    whole shape (padding included); any other layout one buffer of its `alloc_bytes`.
+    Alignment: `alignment`, else the layout's `alignment` attribute, else 16.
+
+    >>> from wgpsim.layout import parse
+    >>> padded = parse("#ttg.padded_shared<[256:+8] {order = [1, 0], shape = [16, 32]}>")
+    >>> [b.size for b in tensor_buffers("a", padded, (64, 32), 2)]   # getPaddedSize: 2104 elems
+    [4208]
     """
     if alignment is None:
         alignment = getattr(shared_layout, "alignment", None) or DEFAULT_ALIGNMENT
-    if hasattr(shared_layout, "partition_layout"):
-        total = _layout_bytes(shared_layout.partition_layout, shape, elem_bytes)
+    layout = shared_layout
+    if not hasattr(layout, "alloc_bytes"):
+        from wgpsim.layout.gluon import from_gluon
+
+        layout = from_gluon(layout)
+    shape = tuple(shape)
+    if isinstance(layout, PartitionedSharedLayout):
         return partitioned_buffers(
             name,
-            total,
-            shared_layout.num_partitions,
-            shared_layout.num_groups,
+            layout.partition_layout.alloc_bytes(shape, elem_bytes),
+            layout.num_partitions,
+            layout.num_groups,
             live=live,
             alignment=alignment,
         )
-    return (Buffer(name, _layout_bytes(shared_layout, shape, elem_bytes), alignment, live),)
+    return (Buffer(name, layout.alloc_bytes(shape, elem_bytes), alignment, live),)
 
 
 @dataclass(frozen=True)
@@ -257,7 +241,7 @@ def allocate(
     buffers: Iterable[Buffer],
     *,
     partition_size: int = TRITON_GFX1250_PARTITION_SIZE,
-    capacity: int | None = TRITON_GFX1250_LDS_BYTES,
+    capacity: int | None = DEFAULT_LDS_BYTES,
     variant: str = "3.9.0",
 ) -> Allocation:
     """Place `buffers` as Triton's allocator does (`variant` "3.9.0" or "main-2026-06").

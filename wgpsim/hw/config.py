@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from wgpsim.errors import ConfigError
+from wgpsim.layout.bits import log2
 from wgpsim.trace.instructions import LANES
 
 _PACKAGED = Path(__file__).with_name("mi450.yaml")
@@ -477,7 +478,7 @@ class _Reader:
         groupings = d["groupings"]
         if not isinstance(groupings, dict) or not groupings:
             raise self.fail("passes.groupings", "a mapping of grouping name -> table", groupings)
-        lane_bits = wgp.warp_size.bit_length() - 1
+        lane_bits = log2(wgp.warp_size)
         port_bytes = top["ports"]["bytes_per_cycle"]
         tables = []
         for gname, table in groupings.items():

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from math import prod
 
 from wgpsim.errors import LayoutError
+from wgpsim.layout.bits import is_pow2
 from wgpsim.layout.linear_layout import LinearLayout
 
 #: Lanes per warp on gfx1250 (wave32; Triton ``TargetFeatures::getWarpSize``). The WMMA tiles
@@ -37,10 +38,6 @@ Bases = tuple[tuple[int, ...], ...]
 
 
 # ------------------------------------------------------------------ small shared helpers
-def is_pow2(n: int) -> bool:
-    return isinstance(n, int) and n >= 1 and n & (n - 1) == 0
-
-
 def require_pow2(what: str, field: str, value: int, *, zero_ok: bool = False) -> None:
     """LayoutError unless ``value`` is a positive power of two (or 0 if ``zero_ok``)."""
     if not (is_pow2(value) or (zero_ok and value == 0)):

@@ -35,19 +35,12 @@ import numpy as np
 
 from wgpsim.errors import LayoutError
 from wgpsim.layout import gf2, ll_algebra
+from wgpsim.layout.bits import is_pow2, log2
 from wgpsim.layout.ll_algebra import LayoutAlgebra
 
 Basis = tuple[int, ...]
 BasesT = tuple[tuple[str, tuple[Basis, ...]], ...]
 Value = int | np.ndarray
-
-
-def _is_pow2(n: int) -> bool:
-    return isinstance(n, int | np.integer) and n >= 1 and (n & (n - 1)) == 0
-
-
-def _log2(n: int) -> int:
-    return int(n).bit_length() - 1
 
 
 def _is_kwarg(name: str) -> bool:
@@ -98,7 +91,7 @@ class LinearLayout(LayoutAlgebra):
         if len(set(outs)) != len(outs):
             raise LayoutError(f"out dims {list(outs)}: names must be distinct")
         for o, size in self.out_dims:
-            if not _is_pow2(size):
+            if not is_pow2(size):
                 raise LayoutError(f"out dim {o} size {size}: must be a power of two >= 1")
         for d, bs in self.bases:
             for k, b in enumerate(bs):
@@ -167,9 +160,9 @@ class LinearLayout(LayoutAlgebra):
         """
         if size == 0:
             return cls.empty()
-        if not _is_pow2(size) or not _is_pow2(stride):
+        if not is_pow2(size) or not is_pow2(stride):
             raise LayoutError(f"strided_1d: size {size} and stride {stride} must be powers of two")
-        return cls({in_dim: [[stride << k] for k in range(_log2(size))]}, {out_dim: size * stride})
+        return cls({in_dim: [[stride << k] for k in range(log2(size))]}, {out_dim: size * stride})
 
     @classmethod
     def identity_1d(cls, size: int, in_dim: str, out_dim: str) -> LinearLayout:
@@ -189,9 +182,9 @@ class LinearLayout(LayoutAlgebra):
         """
         if size == 0:
             return cls.empty()
-        if not _is_pow2(size):
+        if not is_pow2(size):
             raise LayoutError(f"zeros_1d: size {size} must be a power of two")
-        return cls({in_dim: [[0]] * _log2(size)}, {out_dim: out_dim_size})
+        return cls({in_dim: [[0]] * log2(size)}, {out_dim: out_dim_size})
 
     @classmethod
     def empty(cls) -> LinearLayout:
@@ -259,7 +252,7 @@ class LinearLayout(LayoutAlgebra):
         raise LayoutError(f"no out dim {d!r}; out dims are {list(self.out_dim_names)}")
 
     def out_dim_bits(self, d: str) -> int:
-        return _log2(self.out_dim_size(d))
+        return log2(self.out_dim_size(d))
 
     @property
     def total_in_bits(self) -> int:
@@ -267,7 +260,7 @@ class LinearLayout(LayoutAlgebra):
 
     @property
     def total_out_bits(self) -> int:
-        return sum(_log2(s) for _, s in self.out_dims)
+        return sum(log2(s) for _, s in self.out_dims)
 
     @property
     def total_in_size(self) -> int:
@@ -281,7 +274,7 @@ class LinearLayout(LayoutAlgebra):
         """The GF(2) matrix as int rows (out bits, out dims in order); bit c = input bit c."""
         rows = []
         for j, (_, size) in enumerate(self.out_dims):
-            for r in range(_log2(size)):
+            for r in range(log2(size)):
                 row, c = 0, 0
                 for _, bs in self.bases:
                     for b in bs:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from wgpsim.errors import LayoutError
 from wgpsim.layout import gf2
+from wgpsim.layout.bits import is_pow2, log2
 
 if TYPE_CHECKING:
     from wgpsim.layout.linear_layout import LinearLayout
@@ -54,10 +55,6 @@ def supremum(x: Sequence[str], y: Sequence[str], what: str = "dims") -> list[str
 
 def _pairs(dims: Dims) -> list[tuple[str, int]]:
     return list(dims.items()) if isinstance(dims, Mapping) else [tuple(p) for p in dims]
-
-
-def _bits(n: int) -> int:
-    return int(n).bit_length() - 1
 
 
 class LayoutAlgebra:
@@ -277,9 +274,7 @@ class LayoutAlgebra:
         new = _pairs(new_ins)
         _require_reshape(new, self.total_in_size, "reshape_ins")
         flat = iter([b for _, bs in self.bases for b in bs])
-        return self._new(
-            [(d, [next(flat) for _ in range(_bits(s))]) for d, s in new], self.out_dims
-        )
+        return self._new([(d, [next(flat) for _ in range(log2(s))]) for d, s in new], self.out_dims)
 
     def reshape_outs(self: LinearLayout, new_outs: Dims) -> LinearLayout:
         """Same flat map, out bits regrouped into ``new_outs``.
@@ -292,7 +287,7 @@ class LayoutAlgebra:
         shifts, s = [], 0
         for _, size in self.out_dims:
             shifts.append(s)
-            s += _bits(size)
+            s += log2(size)
 
         def resplit(b: Sequence[int]) -> list[int]:
             flat = sum(v << sh for v, sh in zip(b, shifts, strict=True))
@@ -439,7 +434,7 @@ def _require_disjoint(x: Sequence[str], y: Sequence[str], what: str) -> None:
 def _require_reshape(new: list[tuple[str, int]], total: int, what: str) -> None:
     prod = 1
     for d, s in new:
-        if s < 1 or s & (s - 1):
+        if not is_pow2(s):
             raise LayoutError(f"{what}: size {s} of {d} must be a power of two")
         prod *= s
     if prod != total:

@@ -25,6 +25,7 @@ from math import prod
 import numpy as np
 
 from wgpsim.errors import LayoutError
+from wgpsim.layout.bits import is_pow2, log2
 from wgpsim.layout.distributed import (
     Bases,
     as_bases,
@@ -142,7 +143,7 @@ class PaddedSharedLayout:
         """Triton's verifier: each basis moves at most one dim, by 0 or a power of two."""
         for k, b in enumerate(self.offset_bases or ()):
             nonzero = [v for v in b if v]
-            if len(nonzero) > 1 or any(v & (v - 1) for v in nonzero):
+            if len(nonzero) > 1 or not all(is_pow2(v) for v in nonzero):
                 raise LayoutError(
                     f"padded_shared: offset basis {k} {list(b)} must be 0 or one power of two in one dim"
                 )
@@ -287,7 +288,7 @@ SharedLayout = SwizzledSharedLayout | PaddedSharedLayout | PartitionedSharedLayo
 
 def _powers(n: int) -> list[int]:
     """1, 2, 4, ... below n."""
-    return [1 << k for k in range(n.bit_length() - 1)]
+    return [1 << k for k in range(log2(n))]
 
 
 def _covered_shape(bases: Bases) -> tuple[int, ...]:
