@@ -1,0 +1,221 @@
+"""The fast engine against the simpy reference: random traces, the whole ``Result`` must agree.
+
+Hypothesis draws traces of 1-8 warps mixing every LDS instruction (contiguous, strided with bank
+conflicts, broadcast, scattered, straddling partitions, inactive lanes) with ``wait_ds``,
+barriers, delays and clocks, on the default hardware and on variants that stress the issue and
+arbiter rules (small queues, slow issue, low dscnt, Triton lane grouping, warp drift with a
+seed). Every counter, every clock read (in order), the total cycles and the event log must be
+identical. The compiled rules are checked against ``wgpsim.hw.rules`` on their own as well.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wgpsim.engine import ENGINES, des, fast, simulate
+from wgpsim.engine._fast_rules import grant_heads, pass_table
+from wgpsim.errors import TraceError
+from wgpsim.hw import load_hardware, rules
+from wgpsim.hw.rules import ArbiterState, Head
+from wgpsim.trace.generate import microbenchmark_trace
+from wgpsim.trace.instructions import INSTRUCTIONS, LANES, op_code
+from wgpsim.trace.trace import TraceBuilder
+
+HW = load_hardware()
+P = HW.partitions.size
+LDS_BYTES = HW.partitions.lds_bytes
+LANE = np.arange(LANES)
+VARIANTS = {
+    "default": HW,
+    "triton_lanes": HW.with_overrides(**{"passes.lane_grouping": "triton"}),
+    "queue_1": HW.with_overrides(**{"timing.queue_depth": 1}),
+    "issue_3": HW.with_overrides(**{"timing.issue_interval": 3}),
+    "dscnt_2": HW.with_overrides(**{"timing.dscnt_max": 2, "timing.lds_latency": 9}),
+}
+DRIFT = {
+    j: HW.with_overrides(**{"drift.model": "uniform", "drift.jitter_cycles": j}) for j in (1, 3, 8)
+}
+OPS = sorted(INSTRUCTIONS)
+LABELS = ("start", "mid", "end")
+
+
+def assert_same(a, b) -> None:
+    """Every field of two Results (but the engine's name), clocks and event log in order."""
+    da, db = a.to_dict(), b.to_dict()
+    assert (da.pop("engine"), db.pop("engine")) == ("des", "fast")
+    assert da == db
+    pd.testing.assert_frame_equal(a.clocks, b.clocks)
+    assert (a.event_log is None) == (b.event_log is None)
+    if a.event_log is not None:
+        pd.testing.assert_frame_equal(a.event_log, b.event_log)
+
+
+# -- random traces -----------------------------------------------------------------------------
+
+addresses = st.tuples(
+    st.integers(0, len(HW.partitions.lds) - 1),  # partition
+    st.sampled_from([0, 256, 4096, P - 256, P - 1024]),  # offset in it (near the end: straddles)
+    st.sampled_from(["contiguous", "stride", "broadcast", "scatter", "half"]),
+    st.sampled_from([2, 4, 8, 16, 32]),  # stride in widths (bank conflicts from 32 B on)
+    st.integers(0, 2**32 - 1),  # scatter seed / inactive lane mask
+    st.booleans(),  # some inactive lanes
+)
+
+
+def lane_addresses(op: str, spec) -> np.ndarray:
+    """32 valid lane addresses of ``op`` (aligned, inside the LDS) from a drawn ``spec``."""
+    part, offset, pattern, mult, bits, holes = spec
+    ins = INSTRUCTIONS[op]
+    width, align = ins.bytes_per_lane, ins.alignment
+    base = part * P + offset
+    if pattern == "contiguous":
+        addr = base + width * LANE
+    elif pattern == "stride":
+        addr = base + width * mult * LANE
+    elif pattern == "broadcast":
+        addr = np.full(LANES, base)
+    elif pattern == "half":  # two groups of lanes in two partitions
+        addr = base + width * LANE + P * (LANE >= 16)
+    else:
+        addr = np.random.default_rng(bits).integers(0, LDS_BYTES // 64, size=LANES) * 16
+    addr = (addr % (LDS_BYTES - 256)) // align * align
+    if holes:
+        addr = np.where((bits >> LANE) & 1, addr, -1)
+    return addr
+
+
+warp_op = st.one_of(
+    st.tuples(st.just("lds"), st.sampled_from(OPS), addresses),
+    st.tuples(st.just("wait_ds"), st.integers(0, 3)),
+    st.tuples(st.just("delay"), st.integers(0, 9)),
+    st.tuples(st.just("clock"), st.sampled_from(LABELS)),
+)
+
+
+@st.composite
+def traces(draw, max_ops: int = 8):
+    """A valid trace: 1-8 warps, each a few segments of ops separated by common barriers."""
+    num_warps = draw(st.integers(1, 8))
+    segments = draw(st.integers(1, 3))
+    b = TraceBuilder(num_warps)
+    for segment in range(segments):
+        if segment:
+            b.barrier()
+        for w in range(num_warps):
+            for op in draw(st.lists(warp_op, max_size=max_ops)):
+                if op[0] == "lds":
+                    b.lds(w, op[1], lane_addresses(op[1], op[2]))
+                else:
+                    getattr(b, op[0])(w, op[1])
+    return b.build(lds_bytes=LDS_BYTES)
+
+
+@settings(max_examples=700, deadline=None, derandomize=True)
+@given(trace=traces(), variant=st.sampled_from(sorted(VARIANTS)))
+def test_fast_equals_des_on_random_traces(trace, variant):
+    hw = VARIANTS[variant]
+    assert_same(
+        simulate(trace, hw, engine="des", record_events=True),
+        simulate(trace, hw, engine="fast", record_events=True),
+    )
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(trace=traces(max_ops=6), jitter=st.sampled_from(sorted(DRIFT)), seed=st.integers(0, 2**31))
+def test_fast_equals_des_with_drift(trace, jitter, seed):
+    hw = DRIFT[jitter]
+    assert_same(simulate(trace, hw, seed=seed), simulate(trace, hw, engine="fast", seed=seed))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(warps=st.integers(1, 8), loads=st.integers(1, 40), same_partition=st.booleans())
+def test_fast_equals_des_on_streams(warps, loads, same_partition):
+    """Long back-to-back streams: full queues, dscnt pressure, both ports and serialization."""
+    b = TraceBuilder(warps)
+    b.barrier()
+    for w in range(warps):
+        base = (w % 4) * 16384 + (0 if same_partition else (w % 2) * P)
+        b.clock(w, "start")
+        b.loads(w, "ds_load_b128", base + 512 * (np.arange(loads)[:, None] % 32) + 16 * LANE)
+        b.wait_ds(w, 0)
+    b.barrier()
+    for w in range(warps):
+        b.clock(w, "end")
+    trace = b.build()
+    assert_same(
+        simulate(trace, HW, record_events=True),
+        simulate(trace, HW, engine="fast", record_events=True),
+    )
+
+
+# -- the compiled rules against wgpsim.hw.rules -------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(rows=st.lists(st.tuples(st.sampled_from(OPS), addresses), min_size=1, max_size=20))
+def test_compiled_pass_table_equals_rules(rows):
+    for hw in (HW, VARIANTS["triton_lanes"]):
+        ops = np.array([op_code(o) for o, _ in rows], dtype=np.int16)
+        addr = np.stack([lane_addresses(o, spec) for o, spec in rows]).astype(np.int32)
+        want, got = rules.pass_table(ops, addr, hw), pass_table(ops, addr, hw)
+        for column in ("row", "index", "lane_mask", "bytes", "partitions", "bank_cycles"):
+            assert getattr(want, column).tolist() == getattr(got, column).tolist(), column
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    present=st.lists(st.booleans(), min_size=2, max_size=2),
+    issued=st.lists(st.integers(0, 3), min_size=2, max_size=2),
+    parts=st.lists(st.integers(1, 63), min_size=2, max_size=2),
+    held=st.lists(st.sampled_from([0, 1, 2, 4, 3, 48]), min_size=2, max_size=2),
+    free=st.lists(st.booleans(), min_size=2, max_size=2),
+    favor=st.integers(0, 1),
+)
+def test_compiled_grant_equals_rules(present, issued, parts, held, free, favor):
+    heads = tuple(Head(p, issued[p], parts[p]) for p in range(2) if present[p] and not held[p])
+    state = ArbiterState(tuple(held), tuple(free), favor)
+    assert grant_heads(heads, state, HW) == rules.grant(heads, state, HW)
+
+
+# -- fixed cases ----------------------------------------------------------------------------------
+
+
+def test_fast_is_a_registered_engine_and_reproduces_the_seed():
+    assert "fast" in ENGINES
+    lanes = 16 * LANE
+    plain = np.stack([w * 16384 + 512 * np.arange(32)[:, None] + lanes for w in range(4)])
+    parted = np.stack(
+        [(w // 2) * 16384 + (w % 2) * P + 512 * np.arange(32)[:, None] + lanes for w in range(4)]
+    )
+    for blocks, cycles in ((plain, 323), (parted, 195)):
+        trace = microbenchmark_trace(blocks, "ds_load_b128")
+        r = simulate(trace, HW, engine="fast")
+        assert r.engine == "fast" and r.measurement() == cycles
+        assert_same(simulate(trace, HW), r)
+
+
+def test_stuck_warps_fail_alike():
+    b = TraceBuilder(2)
+    b.barrier([0])  # warp 1 never arrives
+    trace = b.build(check=False)
+    with pytest.raises(TraceError) as want:
+        des.run(trace, HW)
+    with pytest.raises(TraceError) as got:
+        fast.run(trace, HW)
+    assert str(got.value) == str(want.value)
+
+
+def test_empty_instruction_and_empty_trace():
+    b = TraceBuilder(3)
+    b.load(1, "ds_load_b64", [None] * LANES)  # no active lane: no pass, completes after latency
+    b.wait_ds(1, 0)
+    b.clock(1, "end")
+    for trace in (b.build(), TraceBuilder(2).build()):
+        assert_same(
+            simulate(trace, HW, record_events=True),
+            simulate(trace, HW, engine="fast", record_events=True),
+        )
