@@ -31,6 +31,7 @@ wgpsim.errors.ConfigError: <config>: field 'kind': unknown kind 'lds_bandwidht';
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -199,6 +200,13 @@ def _execution(
 
 
 def _runner_for(kind: Any, source: ConfigSource) -> Runner:
+    # A kind usually lives in the module of its name: import only that one (start-up time).
+    name = str(kind)
+    own_module = name.isidentifier() and name not in _NOT_KINDS and not name.startswith("_")
+    if own_module and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        importlib.import_module(f"{__name__}.{name}")
+    if kind in _KINDS:
+        return _KINDS[kind]
     known = kinds()
     if kind is None:
         raise source.error("kind", f"missing; expected one of {', '.join(known)}")
