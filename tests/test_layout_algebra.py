@@ -349,3 +349,19 @@ def test_vectorised_apply_equals_pointwise_apply(data):
         assert all(int(vec[o].ravel()[k]) == point[o] for o in lay.out_dim_names)
     idx = np.arange(lay.total_in_size)
     assert lay.apply_flat(idx).tolist() == [lay.apply_flat(int(i)) for i in idx]
+
+
+def test_keyword_constructor_traps_give_layout_errors():
+    ok = LinearLayout(register=[[1]], out_dims={"dim0": 4}, require_surjective=False)
+    assert ok.out_dims == (("dim0", 4),) and not ok.is_surjective()
+    with pytest.raises(LayoutError, match="not surjective"):
+        LinearLayout(register=[[1]], out_dims={"dim0": 4}, require_surjective=True)
+    assert LinearLayout(
+        register=[[1]], out_dims={"dim0": 2}, require_surjective=True
+    ).is_surjective()
+    with pytest.raises(LayoutError, match=r"give out_dims with the in dims"):
+        LinearLayout(register=[[1]])
+    with pytest.raises(LayoutError, match=r"^identity_1d: size 3 must be a power of two$"):
+        LinearLayout.identity_1d(3, "lane", "offset")
+    with pytest.raises(LayoutError, match="not surjective"):
+        LinearLayout.from_bases({"lane": [[0]]}, ["dim0"], [2])

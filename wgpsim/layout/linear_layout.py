@@ -45,7 +45,11 @@ Value = int | np.ndarray
 
 def _is_kwarg(name: str) -> bool:
     """Can ``name`` be written as ``name=`` in the repr?"""
-    return name.isidentifier() and not keyword.iskeyword(name) and name not in ("bases", "out_dims")
+    return (
+        name.isidentifier()
+        and not keyword.iskeyword(name)
+        and name not in ("bases", "out_dims", "require_surjective")
+    )
 
 
 def _pairs(items: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -63,18 +67,31 @@ class LinearLayout(LayoutAlgebra):
         self,
         bases: Mapping[str, Any] | Iterable[tuple[str, Any]] = (),
         out_dims: Mapping[str, int] | Iterable[tuple[str, int]] = (),
+        *,
+        require_surjective: bool = False,
         **in_dims: Sequence[Sequence[int]],
     ) -> None:
         """Build from ``bases``/``out_dims``, or in the repr's keyword form (sizes explicit).
+        With ``require_surjective=True`` a layout that misses some output is an error.
 
         >>> LinearLayout(lane=[[1], [2]], out_dims={"offset": 4}) == LinearLayout(
         ...     [("lane", [[1], [2]])], [("offset", 4)])
         True
+        >>> LinearLayout(lane=[[1], [2]])
+        Traceback (most recent call last):
+        ...
+        wgpsim.errors.LayoutError: LinearLayout: give out_dims with the in dims, e.g. LinearLayout(lane=[[1], [2]], out_dims={"dim0": 4})
         """
         if in_dims:
             if bases:
                 raise LayoutError("LinearLayout: give in dims either as `bases` or as keywords")
             bases = in_dims
+            if not out_dims and any(len(bs) for bs in in_dims.values()):
+                first, bs = next(iter(in_dims.items()))
+                raise LayoutError(
+                    f"LinearLayout: give out_dims with the in dims, e.g. LinearLayout("
+                    f'{first}={[list(b) for b in bs]}, out_dims={{"dim0": {1 << len(bs)}}})'
+                )
         norm_bases = tuple(
             (str(d), tuple(tuple(int(v) for v in b) for b in bs)) for d, bs in _pairs(bases)
         )
@@ -82,6 +99,11 @@ class LinearLayout(LayoutAlgebra):
         object.__setattr__(self, "bases", norm_bases)
         object.__setattr__(self, "out_dims", norm_outs)
         self._check()
+        if require_surjective and not self.is_surjective():
+            raise LayoutError(
+                f"layout is not surjective (rank {self.rank} < {self.total_out_bits} out bits): "
+                f"{self!r}; pass require_surjective=False if that is intended"
+            )
 
     def _check(self) -> None:
         ins = [d for d, _ in self.bases]
@@ -143,13 +165,9 @@ class LinearLayout(LayoutAlgebra):
                 raise LayoutError(
                     f"from_bases: {len(sizes)} out dim sizes for {len(names)} out dims {names}"
                 )
-        layout = cls(pairs, list(zip(names, sizes, strict=True)))
-        if require_surjective and not layout.is_surjective():
-            raise LayoutError(
-                f"layout is not surjective (rank {layout.rank} < {layout.total_out_bits} out "
-                f"bits): {layout!r}; pass require_surjective=False if that is intended"
-            )
-        return layout
+        return cls(
+            pairs, list(zip(names, sizes, strict=True)), require_surjective=require_surjective
+        )
 
     @classmethod
     def strided_1d(cls, size: int, stride: int, in_dim: str, out_dim: str) -> LinearLayout:
@@ -171,6 +189,8 @@ class LinearLayout(LayoutAlgebra):
         >>> LinearLayout.identity_1d(4, "lane", "offset")
         LinearLayout(lane=[[1], [2]], out_dims={"offset": 4})
         """
+        if size and not is_pow2(size):
+            raise LayoutError(f"identity_1d: size {size} must be a power of two")
         return cls.strided_1d(size, 1, in_dim, out_dim)
 
     @classmethod
