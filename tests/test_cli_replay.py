@@ -94,9 +94,17 @@ def test_events_file(capsys, conflict, tmp_path, suffix):
     [
         (
             ["--set", "timing.lds_latency=-1"],
-            "field 'timing.lds_latency' must be a positive integer, got -1",
+            "error: --set timing.lds_latency=-1: field 'timing.lds_latency' must be a positive "
+            "integer, got -1",
         ),
-        (["--set", "timing.nope=1"], "unknown field 'timing.nope'"),
+        (
+            ["--set", "timing.queue_depth=2", "--set", "ports.bytes_per_cycle=0"],
+            "error: --set ports.bytes_per_cycle=0: field 'ports.bytes_per_cycle' must be",
+        ),
+        (
+            ["--set", "timing.nope=1"],
+            "--set timing.nope=1: cannot override unknown field 'timing.nope'",
+        ),
         (["--set", "oops"], "not key=value"),
         (["--events", "log.txt"], "unknown format '.txt'"),
         (["--engine", "fast9"], "unknown engine 'fast9'"),
