@@ -1,9 +1,11 @@
 """``Result``: what one simulated run measured (docs/DESIGN.md, "What a result holds").
 
-Counters follow the profiler names users compare against (anchors 4.3): ``bank_cycles`` is the
-analogue of SQ_LDS_IDX_ACTIVE, ``bank_conflict_cycles`` (cycles beyond one per pass) of
-SQ_LDS_BANK_CONFLICT. ``measurement()`` is what the seed's kernel reports: the difference of two
-``clock`` reads of one warp, maxed over warps.
+Counters follow the rocprof LDS counters users compare against (rocprof-compute "Local Data
+Share" panel): ``bank_cycles`` is the analogue of SQ_LDS_IDX_ACTIVE (cycles in the LDS
+scheduler), ``bank_conflict_cycles`` (cycles beyond one per pass) of SQ_LDS_BANK_CONFLICT, so
+rocprof's conflicts per access, BC / (IDX - BC), is ``bank_conflict_cycles / passes``.
+``measurement()`` is what the seed's kernel reports: the difference of two ``clock`` reads of one
+warp, maxed over warps.
 
 >>> import pandas as pd
 >>> r = Result(
