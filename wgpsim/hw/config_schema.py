@@ -1,0 +1,292 @@
+"""The schema of the hardware YAML: one frozen dataclass per section, and the reader that checks
+a nested dict field by field, naming the source and the dotted field in one-line errors.
+
+``wgpsim.hw.config.HardwareConfig`` is made of these sections; this module only validates.
+
+>>> read_sections({"name": "x"}, "hw.yaml")
+Traceback (most recent call last):
+...
+wgpsim.errors.ConfigError: hw.yaml: missing field 'wgp'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from wgpsim.errors import ConfigError
+from wgpsim.layout.bits import log2
+from wgpsim.trace.instructions import INSTRUCTIONS, LANES
+
+SECTIONS = ("name", "wgp", "ports", "partitions", "banks", "passes", "timing", "arbiter", "drift")
+"""Top-level fields of the hardware YAML, in file order."""
+
+
+@dataclass(frozen=True)
+class Wgp:
+    """SIMDs of the WGP and how they pair up; warp w runs on SIMD w mod ``simds``."""
+
+    simds: int
+    warp_size: int
+    pairs: tuple[tuple[str, tuple[int, ...]], ...]
+
+
+@dataclass(frozen=True)
+class Ports:
+    """The LDS/L0 arbiter's ports (seed: L and C, 256 B/cycle each)."""
+
+    names: tuple[str, ...]
+    bytes_per_cycle: int
+
+
+@dataclass(frozen=True)
+class Partitions:
+    """Physical 64 KiB partitions: which back the LDS and which the L0 cache."""
+
+    size: int
+    count: int
+    lds: tuple[int, ...]
+    l0: tuple[int, ...]
+    lds_bytes: int
+
+
+@dataclass(frozen=True)
+class Banks:
+    """LDS banks: dword address d lies in bank d mod ``count``."""
+
+    count: int
+    width_bytes: int
+
+
+@dataclass(frozen=True)
+class Passes:
+    """Lane grouping: per instruction, the lane bits that select the pass (``lane_grouping`` picks
+    one of ``groupings``; a grouping other than the first lists only its differences)."""
+
+    lane_grouping: str
+    groupings: tuple[tuple[str, tuple[tuple[str, tuple[int, ...]], ...]], ...]
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Issue and latency constants, in cycles (``queue_depth`` in instructions)."""
+
+    issue_interval: int
+    queue_depth: int
+    lds_latency: int
+    clock_latency: int
+    barrier_latency: int
+    dscnt_max: int
+
+
+@dataclass(frozen=True)
+class Arbiter:
+    """Who goes first when two heads conflict."""
+
+    grant_policy: str
+    tie_break: str
+
+
+@dataclass(frozen=True)
+class Drift:
+    """Warp drift: ``off`` (the seed's lock step) or ``uniform`` issue jitter."""
+
+    model: str
+    jitter_cycles: int
+
+
+_CHOICES = {
+    "arbiter.grant_policy": ("oldest_first",),
+    "arbiter.tie_break": ("alternate",),
+    "drift.model": ("off", "uniform"),
+}
+
+
+def read_sections(data: Any, source: str) -> dict[str, Any]:
+    """The validated sections of a nested dict (the YAML's structure), keyed as ``SECTIONS``."""
+    return _Reader(source).config(data)
+
+
+class _Reader:
+    """Validates the YAML structure field by field, naming ``source`` and the dotted field."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, path: str, what: str, value: Any) -> ConfigError:
+        return ConfigError(f"{self.source}: field {path!r} must be {what}, got {value!r}")
+
+    def section(self, data: Any, path: str, keys: tuple[str, ...]) -> dict:
+        where = f"section {path!r}" if path else "the top level"
+        if not isinstance(data, dict):
+            raise ConfigError(f"{self.source}: {where} must be a mapping, got {data!r}")
+        unknown = sorted(set(data) - set(keys))
+        if unknown:
+            raise ConfigError(
+                f"{self.source}: unknown field {_join(path, unknown[0])!r} "
+                f"(valid in {where}: {', '.join(keys)})"
+            )
+        missing = [k for k in keys if k not in data]
+        if missing:
+            raise ConfigError(f"{self.source}: missing field {_join(path, missing[0])!r}")
+        return data
+
+    def positive(self, value: Any, path: str, minimum: int = 1) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            what = "a positive integer" if minimum == 1 else "a non-negative integer"
+            raise self.fail(path, what, value)
+        return value
+
+    def ints(self, value: Any, path: str, minimum: int = 0) -> tuple[int, ...]:
+        ok = isinstance(value, list) and all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= minimum for v in value
+        )
+        if not ok or len(set(value)) != len(value):
+            raise self.fail(path, f"a list of distinct integers >= {minimum}", value)
+        return tuple(value)
+
+    def choice(self, value: Any, path: str) -> str:
+        valid = _CHOICES[path]
+        if value not in valid:
+            hint = " (quote it in YAML: 'off')" if value is False else ""
+            raise self.fail(path, f"one of {', '.join(valid)}{hint}", value)
+        return value
+
+    def config(self, data: Any) -> dict[str, Any]:
+        top = self.section(data, "", SECTIONS)
+        if not isinstance(top["name"], str) or not top["name"]:
+            raise self.fail("name", "a non-empty string", top["name"])
+        wgp = self.wgp(top["wgp"])
+        arbiter = self.section(top["arbiter"], "arbiter", ("grant_policy", "tie_break"))
+        return {
+            "name": top["name"],
+            "wgp": wgp,
+            "ports": self.ports(top["ports"]),
+            "partitions": self.partitions(top["partitions"]),
+            "banks": self.banks(top["banks"]),
+            "passes": self.passes(top["passes"], wgp, top),
+            "timing": self.timing(top["timing"]),
+            "arbiter": Arbiter(**{k: self.choice(v, f"arbiter.{k}") for k, v in arbiter.items()}),
+            "drift": self.drift(top["drift"]),
+        }
+
+    def wgp(self, data: Any) -> Wgp:
+        d = self.section(data, "wgp", ("simds", "warp_size", "pairs"))
+        simds = self.positive(d["simds"], "wgp.simds")
+        warp_size = self.positive(d["warp_size"], "wgp.warp_size")
+        if warp_size != LANES:
+            raise self.fail(
+                "wgp.warp_size", f"{LANES} (traces hold {LANES} lanes per warp, wave32)", warp_size
+            )
+        if not isinstance(d["pairs"], dict) or not d["pairs"]:
+            raise self.fail("wgp.pairs", "a mapping of pair name -> SIMD list", d["pairs"])
+        pairs = tuple((str(n), self.ints(s, f"wgp.pairs.{n}")) for n, s in d["pairs"].items())
+        used = sorted(s for _, group in pairs for s in group)
+        if used != list(range(simds)):
+            raise self.fail("wgp.pairs", f"a partition of SIMDs 0..{simds - 1}", d["pairs"])
+        return Wgp(simds, warp_size, pairs)
+
+    def ports(self, data: Any) -> Ports:
+        d = self.section(data, "ports", ("names", "bytes_per_cycle"))
+        names = d["names"]
+        if not isinstance(names, list) or not names or len(set(map(str, names))) != len(names):
+            raise self.fail("ports.names", "a non-empty list of distinct port names", names)
+        return Ports(
+            tuple(map(str, names)), self.positive(d["bytes_per_cycle"], "ports.bytes_per_cycle")
+        )
+
+    def partitions(self, data: Any) -> Partitions:
+        keys = ("size", "count", "lds", "l0", "lds_bytes")
+        d = self.section(data, "partitions", keys)
+        size = self.positive(d["size"], "partitions.size")
+        count = self.positive(d["count"], "partitions.count")
+        lds, l0 = self.ints(d["lds"], "partitions.lds"), self.ints(d["l0"], "partitions.l0")
+        if set(lds) & set(l0) or any(p >= count for p in lds + l0):
+            raise self.fail(
+                "partitions.lds", f"disjoint from 'l0' and within 0..{count - 1}", d["lds"]
+            )
+        if list(lds) != list(range(len(lds))):
+            raise self.fail(
+                "partitions.lds",
+                f"partitions 0..{len(lds) - 1} in order (LDS byte a lies in partition a // size)",
+                d["lds"],
+            )
+        lds_bytes = self.positive(d["lds_bytes"], "partitions.lds_bytes")
+        if lds_bytes != len(lds) * size:
+            raise self.fail(
+                "partitions.lds_bytes", f"len(lds) * size = {len(lds) * size}", lds_bytes
+            )
+        return Partitions(size, count, lds, l0, lds_bytes)
+
+    def banks(self, data: Any) -> Banks:
+        d = self.section(data, "banks", ("count", "width_bytes"))
+        return Banks(
+            self.positive(d["count"], "banks.count"),
+            self.positive(d["width_bytes"], "banks.width_bytes"),
+        )
+
+    def passes(self, data: Any, wgp: Wgp, top: dict) -> Passes:
+        d = self.section(data, "passes", ("lane_grouping", "groupings"))
+        groupings = d["groupings"]
+        if not isinstance(groupings, dict) or not groupings:
+            raise self.fail("passes.groupings", "a mapping of grouping name -> table", groupings)
+        lane_bits = log2(wgp.warp_size)
+        port_bytes = top["ports"]["bytes_per_cycle"]
+        tables = []
+        for gname, table in groupings.items():
+            path = f"passes.groupings.{gname}"
+            if not isinstance(table, dict):
+                raise self.fail(path, "a mapping of instruction -> lane bits", table)
+            entries = []
+            for op, bits in table.items():
+                if op not in INSTRUCTIONS:
+                    raise ConfigError(
+                        f"{self.source}: unknown instruction {_join(path, str(op))!r} "
+                        f"(valid: {', '.join(INSTRUCTIONS)})"
+                    )
+                bits = self.ints(bits, f"{path}.{op}")
+                if any(b >= lane_bits for b in bits):
+                    raise self.fail(f"{path}.{op}", f"lane bits in 0..{lane_bits - 1}", list(bits))
+                pass_bytes = (wgp.warp_size >> len(bits)) * INSTRUCTIONS[op].bytes_per_lane
+                if pass_bytes > port_bytes:
+                    raise self.fail(
+                        f"{path}.{op}",
+                        f"enough passes that one moves <= {port_bytes} B",
+                        list(bits),
+                    )
+                entries.append((op, bits))
+            tables.append((str(gname), tuple(entries)))
+        base = dict(tables[0][1])
+        missing = [op for op in INSTRUCTIONS if op not in base]
+        if missing:
+            raise ConfigError(
+                f"{self.source}: missing field 'passes.groupings.{tables[0][0]}.{missing[0]}' "
+                "(the first grouping must list every instruction)"
+            )
+        choice = d["lane_grouping"]
+        if choice not in groupings:
+            raise self.fail("passes.lane_grouping", f"one of {', '.join(groupings)}", choice)
+        return Passes(choice, tuple(tables))
+
+    def timing(self, data: Any) -> Timing:
+        names = (
+            "issue_interval",
+            "queue_depth",
+            "lds_latency",
+            "clock_latency",
+            "barrier_latency",
+            "dscnt_max",
+        )
+        d = self.section(data, "timing", names)
+        return Timing(**{k: self.positive(d[k], f"timing.{k}") for k in names})
+
+    def drift(self, data: Any) -> Drift:
+        d = self.section(data, "drift", ("model", "jitter_cycles"))
+        return Drift(
+            self.choice(d["model"], "drift.model"),
+            self.positive(d["jitter_cycles"], "drift.jitter_cycles", minimum=0),
+        )
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
