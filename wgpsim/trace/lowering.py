@@ -3,7 +3,8 @@
 ``lower(shared, dst, shape, dtype)`` says which LDS instruction a local_load becomes, why, how
 many of them each warp issues, and which byte address every lane reads, so the engine can time
 it. It follows ``TransLocalLoadOpConversion`` / ``lowerDsReadTr`` and the generic
-``lowerLdSt`` (notes: triton-internals.md sections 3.2-3.5):
+``lowerLdSt`` (notes: triton-internals.md sections 3.2-3.5; the plans are in
+``wgpsim.trace.lowering_plans``):
 
 1. ``cvt = dst.invert_and_compose(shared)``: (register, lane, warp) -> LDS offset.
 2. 8- or 16-bit elements, at least 8 registers, padding interval >= 8, and
@@ -43,20 +44,17 @@ from wgpsim.layout.dtypes import dtype_bits, parse_shape
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.trace.emulate import emulate
 from wgpsim.trace.instructions import LANES
+from wgpsim.trace.lowering_plans import (
+    MAX_VECTOR_BITS,
+    PLAIN_LOADS,
+    Plan,
+    plan_plain,
+    plan_transposed,
+)
 from wgpsim.trace.trace import Trace, TraceBuilder
-from wgpsim.trace.transpose import TransposedLoad, transposed_load_for
+from wgpsim.trace.transpose import transposed_load_for
 
-MAX_VECTOR_BITS = 128
-"""Widest plain LDS load per lane, ``ds_load_b128`` (Triton: maxVec = 128 / bitwidth)."""
-
-PLAIN_LOADS = {
-    128: "ds_load_b128",
-    64: "ds_load_b64",
-    32: "ds_load_b32",
-    16: "ds_load_u16",
-    8: "ds_load_u8",
-}
-"""Plain load for a vector of ``v * elem_bits`` bits."""
+__all__ = ["MAX_VECTOR_BITS", "PLAIN_LOADS", "Lowering", "lower"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -205,146 +203,12 @@ def _bases_text(layout: LinearLayout) -> str:
     return "; ".join(f"{d}={[list(b) for b in bs]}" for d, bs in layout.bases)
 
 
-def _offsets(layout: LinearLayout, dim: str) -> list[int]:
-    k = layout.out_dim_names.index("offset")
-    return [b[k] for b in layout.get_bases(dim)]
-
-
-def _with_registers(layout: LinearLayout, order: Sequence[int]) -> LinearLayout:
-    """Triton's ColumnAction on registers: new register basis j = old basis order[j]."""
-    regs = layout.get_bases("register")
-    bases = [(d, [regs[i] for i in order] if d == "register" else bs) for d, bs in layout.bases]
-    return LinearLayout(bases, layout.out_dims)
-
-
 def _register_index(order: Sequence[int], positions: np.ndarray) -> np.ndarray:
     """Original register index of permuted index ``positions`` (bit j -> bit order[j])."""
     out = np.zeros_like(positions)
     for j, src in enumerate(order):
         out |= ((positions >> j) & 1) << src
     return out
-
-
-def _additive_order(reps: LinearLayout, addr_bits: int, first: int) -> list[int]:
-    """actionAdditiveStrides: registers whose offset bits avoid every lane/warp address bit
-    (and the first ``first``, unconditionally) come first; instruction order follows."""
-    offs = _offsets(reps, "register")
-    front = [i for i, o in enumerate(offs) if i < first or not (o & addr_bits)]
-    return front + [i for i in range(len(offs)) if i not in front]
-
-
-def _ascending(values: Sequence[int]) -> bool:
-    nz = [v for v in values if v]
-    return nz == sorted(nz)
-
-
-def _division_failure(cvt: LinearLayout, tile: LinearLayout) -> str:
-    """Which basis of cvt stops ``divide_left(cvt, tile)`` (seed, Figure 5, right)."""
-    n = tile.in_dim_size("lane")
-    bits = n.bit_length() - 1
-    want = ",".join(str(1 << k) for k in range(bits))
-    lanes = cvt.get_bases("lane")
-    for k in range(bits):
-        if lanes[k] != tuple((1 << k) if o == "offset" else 0 for o in cvt.out_dim_names):
-            got = _offsets(cvt, "lane")[k]
-            return (
-                f"lane bases {want} must map to offsets {want}; lane={1 << k} (basis {k}) "
-                f"maps to offset {got}"
-            )
-    for d in cvt.in_dim_names:
-        for k, off in enumerate(_offsets(cvt, d)):
-            if (d != "lane" or k >= bits) and off % n:
-                return f"every basis but lane {want} must map to a multiple of {n}; {d}={1 << k} maps to offset {off}"
-    return f"the LDS tile has fewer than {n} elements along offset"
-
-
-# ------------------------------------------------------------------------------ decisions
-@dataclass(frozen=True)
-class _Plan:
-    instruction: str
-    vector_elems: int
-    eligibility: str
-    reason: str
-    order: list[int]  # permuted register position j -> register index in `regs`
-    regs: list[int]  # register basis indices used (broadcast ones dropped for plain loads)
-    row_lane: np.ndarray | None = None  # ds_load_tr: dst lane / register of each source row
-    row_reg: np.ndarray | None = None
-
-
-def _plan_transposed(cvt: LinearLayout, t: TransposedLoad, min_interval: int | None) -> _Plan | str:
-    """The ds_load_tr plan, or the reason it does not apply (notes 3.2 conditions 3-9)."""
-    if min_interval is not None and min_interval < t.tile_size:
-        return f"padding interval {min_interval} < {t.tile_size} elements: a row would straddle padding"
-    ins = list(cvt.in_dim_names)
-    off = cvt.sublayout(ins, ["offset"])
-    if off.in_dim_size("register") < t.tile_size:
-        return f"{off.in_dim_size('register')} registers per lane; {t.name} fills {t.tile_size}"
-    quot = off.divide_left(t.tile())
-    if quot is None:
-        return _division_failure(off, t.tile())
-    reps = t.tile().zeros_like() * quot
-    addr = t.full_tile().invert().compose(reps)
-    bits = 0
-    for o in _offsets(addr, "addr") + _offsets(reps, "warp"):
-        bits |= o
-    regs = list(range(cvt.num_bases("register")))
-    order = _additive_order(reps, bits, t.tile_size.bit_length() - 1)
-    if cvt.has_out_dim("partition"):
-        part = cvt.sublayout(["register"], ["partition"]).get_bases("register")
-        for j in range(t.tile_size.bit_length() - 1):
-            if part[order[j]][0]:
-                return f"register={1 << order[j]} of one instruction maps to partition {part[order[j]][0]}: one base per instruction"
-    rows = [_offsets(cvt, "register")[i] for i in order[: t.tile_size.bit_length() - 1]]
-    scrambled = not _ascending(rows)
-    kind = "scrambled-valid" if scrambled else "valid"
-    reason = (
-        f"lane bases 1,2,4 map to offsets 1,2,4 and every other basis to a multiple of "
-        f"{t.tile_size}: divide_left(cvt, tile) succeeds"
-        + (f" (source lanes 0-7 read rows at offsets {rows}, out of order)" if scrambled else "")
-    )
-    row_lane, row_reg = t.row_owner()
-    return _Plan(t.name, t.tile_size, kind, reason, order, regs, row_lane, row_reg)
-
-
-def _plan_plain(
-    cvt: LinearLayout, elem_bits: int, min_interval: int | None, why_not: str, eligibility: str
-) -> _Plan:
-    """largestVectorisation: the widest v with registers at offsets 1, 2, ..., v/2."""
-    regs = [i for i, b in enumerate(cvt.get_bases("register")) if any(b)]
-    bases = cvt.get_bases("register")
-    max_vec = MAX_VECTOR_BITS // elem_bits
-    if min_interval is not None:
-        max_vec = min(max_vec, min_interval)
-    unit = [tuple(v if o == "offset" else 0 for o in cvt.out_dim_names) for v in (1, 2, 4, 8, 16)]
-    v = max_vec
-    while v > 1:
-        nbits = v.bit_length() - 1
-        found = [next((i for i in regs if bases[i] == unit[k]), None) for k in range(nbits)]
-        if None not in found and (min_interval is None or found == regs[:nbits]):
-            rest = [i for i in regs if i not in found]
-            if all(_offsets(cvt, "register")[i] % v == 0 for i in rest) and all(
-                o % v == 0 for d in ("lane", "warp") for o in _offsets(cvt, d)
-            ):
-                break
-        v //= 2
-    nbits = v.bit_length() - 1
-    lead = [next(i for i in regs if bases[i] == unit[k]) for k in range(nbits)]
-    vec_order = lead + [i for i in regs if i not in lead]
-    bits = 0
-    for o in _offsets(cvt, "lane") + _offsets(cvt, "warp"):
-        bits |= o
-    offs = _offsets(cvt, "register")
-    front = [i for j, i in enumerate(vec_order) if j < nbits or not (offs[i] & bits)]
-    order = front + [i for i in vec_order if i not in front]
-    name = PLAIN_LOADS[v * elem_bits]
-    ones = ",".join(str(1 << k) for k in range(nbits))
-    regs_txt = ",".join(str(1 << i) for i in lead)
-    how = (
-        f"registers {regs_txt} map to offsets {ones}: {v} x {elem_bits}-bit = {name}"
-        if v > 1
-        else f"no register maps to offset 1: one {elem_bits}-bit element per {name}"
-    )
-    return _Plan(name, v, eligibility, f"{why_not}; fallback: {how}", order, regs)
 
 
 def lower(
@@ -375,20 +239,20 @@ def lower(
     min_interval = _min_interval(shared_enc)
     eligibility = "invalid"
     if not allow_transpose:
-        plan: _Plan | str = "transposed loads disabled"
+        plan: Plan | str = "transposed loads disabled"
         eligibility = "disabled"
     elif elem_bits not in (8, 16):
         plan = f"ds_load_tr needs 8- or 16-bit elements, not {elem_bits}"
         eligibility = "unsupported"
     else:
-        plan = _plan_transposed(cvt, transposed_load_for(elem_bits), min_interval)
+        plan = plan_transposed(cvt, transposed_load_for(elem_bits), min_interval)
     if isinstance(plan, str):
-        plan = _plan_plain(cvt, elem_bits, min_interval, plan, eligibility)
+        plan = plan_plain(cvt, elem_bits, min_interval, plan, eligibility)
     elem = local_load_addresses(dst_enc, shared_enc, shape, elem_bits // 8, bases)
     return _build(plan, cvt, shape, elem_bits, elem, dst_ll)
 
 
-def _build(plan: _Plan, cvt, shape, elem_bits, elem: np.ndarray, dst_ll) -> Lowering:
+def _build(plan: Plan, cvt, shape, elem_bits, elem: np.ndarray, dst_ll) -> Lowering:
     """The Lowering of ``plan``; ``elem`` is the byte address of every [warp, lane, register]."""
     full = list(range(cvt.num_bases("register")))
     # permuted position -> index in the (broadcast-free) register list -> register index
