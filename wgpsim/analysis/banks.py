@@ -2,7 +2,7 @@
 
 Bank conflicts are a property of one instruction (seed, Note in Part II: "threads within a warp
 run in lockstep, so bank conflicts are countable"), so they need no timing. The counters match
-the profiler's (anchors 4.3): ``bank_cycles`` sums to SQ_LDS_IDX_ACTIVE's analogue and
+rocprof-compute's LDS counters: ``bank_cycles`` sums to SQ_LDS_IDX_ACTIVE's analogue and
 ``bank_conflict_cycles`` (cycles beyond one per pass) to SQ_LDS_BANK_CONFLICT's.
 
 >>> from wgpsim.trace import TraceBuilder

@@ -112,6 +112,5 @@ def check_path(path: str | Path) -> Path:
 def save(fig: Figure, path: str | Path) -> Path:
     """Write ``fig`` as PNG or SVG, chosen by the file suffix."""
     path = check_path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=150, bbox_inches="tight")
     return path
