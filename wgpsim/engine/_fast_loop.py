@@ -174,14 +174,14 @@ def run_loop(trace, hw, record):
     )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _push(events, s, time, kind, w):
     """Schedule a warp event; ``s[SEQ]`` orders events of one cycle as simpy's event ids do."""
     s[EVENTS] = _push_heap(events, s[EVENTS], time, s[SEQ], kind, w)
     s[SEQ] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _busy(s, completions, pair, held):
     """The LDS has work: a request, a load in flight, a queued or served pass (des ``busy``)."""
     if s[WAITING] > 0 or s[COMPLETIONS] > 0:
@@ -192,7 +192,7 @@ def _busy(s, completions, pair, held):
     return False
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _next_lds_cycle(now, s, completions, pair, held):
     """The next cycle whose LDS step can change anything: now + 1 while a request waits or a
     pair can present a head; else the next completion or end of a pass in service."""
@@ -207,7 +207,7 @@ def _next_lds_cycle(now, s, completions, pair, held):
     return max(step, now + 1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _run_warp(
     w,
     now,
@@ -262,7 +262,7 @@ def _run_warp(
     warp[FINISHED, w] = 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _retire(now, s, events, completions, warp):
     """Loads completing by ``now`` leave their warp's count; a satisfied ``wait_ds`` resumes."""
     while s[COMPLETIONS] and completions[0, 0] <= now:
@@ -274,7 +274,7 @@ def _retire(now, s, events, completions, warp):
             _push(events, s, now, WAKE, w)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _issue(
     now,
     s,
@@ -329,7 +329,7 @@ def _issue(
                 break
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _grant(
     now,
     s,
@@ -396,14 +396,14 @@ def _grant(
             )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _complete(completions, s, w, cycle):
     """A load of warp ``w`` completes at ``cycle`` (ties retire in creation order)."""
     s[COMPLETIONS] = _push_heap(completions, s[COMPLETIONS], cycle, s[CSEQ], w, NONE)
     s[CSEQ] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _push_heap(heap, n, key, seq, a, b):
     """Add (key, seq, a, b) to the binary min-heap ``heap[:n]`` ordered by (key, seq);
     returns its new size."""
@@ -419,7 +419,7 @@ def _push_heap(heap, n, key, seq, a, b):
     return n + 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _pop(heap, n):
     """Remove the smallest entry ``heap[0]`` of the heap ``heap[:n]``; returns its new size."""
     n -= 1
@@ -453,7 +453,7 @@ def _grown(log):
     return bigger
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _log(log, s, now, pair, port, warp, row, k, status):
     """Append one event-log row (the caller made room)."""
     i = s[LOGGED]

@@ -30,9 +30,15 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
+from wgpsim.errors import ConfigError
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
 from wgpsim.hw.rules import ArbiterState, Decision, Head, PassTable, lane_groups
 from wgpsim.trace.instructions import NUM_LDS_OPS, OP_BYTES_PER_LANE, OPS
+
+PAIR, ISSUED, PARTS = range(3)
+"""Rows of the ``heads`` argument of ``grant``."""
+_MAX_BANKS = 64
+"""Banks of one bank row fit one int64 mask."""
 
 __all__ = ["LaneTable", "grant", "grant_heads", "lane_table", "pass_table"]
 
@@ -91,22 +97,21 @@ def _fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_widt
 
     A lane reading w bytes at a touches dwords a//4 .. (a+w-1)//4 and the partitions of its
     first and last byte; bank cycles = the most distinct dwords in one bank (at least 1).
-    Dword d lies in bank d mod 64 at bank row d // 64; ``seen[bank]`` lists the rows met so far.
+    Dword d lies in bank d mod 64 of bank row d // 64, so a pass is a set of bank rows, each
+    with a 64-bit mask of the banks it touches: the bank cycles are the most rows sharing a bit.
     """
     row_out, index_out, mask_out, bytes_out, parts_out, cycles_out = out
-    span = 2  # dwords one lane can touch: (widest lane) // bank width + 2
+    span = 2  # bank rows one lane can touch
     for w in bpl:
         span = max(span, w // bank_width[0] + 2)
-    seen = np.empty((nbanks[0], lanes.shape[2] * span), dtype=np.int64)
-    distinct = np.zeros(nbanks[0], dtype=np.int64)
+    bank_rows = np.empty(lanes.shape[2] * span, dtype=np.int64)
+    bank_masks = np.empty(lanes.shape[2] * span, dtype=np.int64)
     k = 0
     for r in rows:
         op = ops[r]
         w = bpl[op]
         for g in range(count[op]):
-            active, mask, parts, cycles = 0, 0, 0, 1
-            for bank in range(nbanks[0]):
-                distinct[bank] = 0
+            active, mask, parts, nrows = 0, 0, 0, 0
             for j in range(width[op]):
                 lane = lanes[op, g, j]
                 a = np.int64(addr[r, lane])
@@ -117,22 +122,49 @@ def _fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_widt
                 parts |= (np.int64(1) << _div(a, part_size)) | (
                     np.int64(1) << _div(a + w - 1, part_size)
                 )
-                first = _div(a, bank_width)
-                bank_row = _div(first, nbanks)
-                bank = first - bank_row * nbanks[0]
-                for _ in range(_div(a + w - 1, bank_width) - first + 1):
-                    if not _contains(seen, bank, distinct[bank], bank_row):
-                        seen[bank, distinct[bank]] = bank_row
-                        distinct[bank] += 1
-                        cycles = max(cycles, distinct[bank])
-                    bank += 1
-                    if bank == nbanks[0]:
-                        bank, bank_row = 0, bank_row + 1
+                d, last = _div(a, bank_width), _div(a + w - 1, bank_width)
+                while d <= last:  # the lane's dwords, one bank row at a time
+                    bank_row = _div(d, nbanks)
+                    bank = d - bank_row * nbanks[0]
+                    n = min(last - d + 1, nbanks[0] - bank)
+                    i = 0
+                    while i < nrows and bank_rows[i] != bank_row:
+                        i += 1
+                    if i == nrows:
+                        bank_rows[i], bank_masks[i] = bank_row, 0
+                        nrows += 1
+                    bank_masks[i] |= _bits(n) << bank
+                    d += n
             if active == 0:
                 continue
             row_out[k], index_out[k], mask_out[k] = r, g, mask
-            bytes_out[k], parts_out[k], cycles_out[k] = active * w, parts, cycles
+            bytes_out[k], parts_out[k] = active * w, parts
+            cycles_out[k] = _most_rows_per_bank(bank_masks, nrows)
             k += 1
+
+
+@njit(cache=True, inline="always")
+def _bits(n):
+    """The mask of the n low bits (n <= 64)."""
+    return np.int64(-1) if n >= 64 else (np.int64(1) << n) - 1
+
+
+@njit(cache=True)
+def _most_rows_per_bank(masks, n):
+    """The largest number of ``masks[:n]`` sharing one bit (at least 1)."""
+    union, shared = np.int64(0), np.int64(0)
+    for i in range(n):
+        shared |= union & masks[i]
+        union |= masks[i]
+    most = 1
+    while shared:  # only banks read from two rows or more can set the maximum
+        bit = shared & -shared
+        shared ^= bit
+        rows = 0
+        for i in range(n):
+            rows += (masks[i] & bit) != 0
+        most = max(most, rows)
+    return most
 
 
 @njit(cache=True, inline="always")
@@ -140,15 +172,6 @@ def _div(a, d):
     """``a // d`` for ``a >= 0`` and ``d`` given as (d, log2 d or -1): a shift for the usual
     power-of-two sizes."""
     return a >> d[1] if d[1] >= 0 else a // d[0]
-
-
-@njit(cache=True, inline="always")
-def _contains(values, row, n, x):
-    """``x in values[row, :n]``."""
-    for i in range(n):  # noqa: SIM110 (a loop: no temporary arrays in compiled code)
-        if values[row, i] == x:
-            return True
-    return False
 
 
 def pass_table(
@@ -161,6 +184,11 @@ def pass_table(
     """
     ops = np.asarray(ops)
     rows = np.arange(len(ops), dtype=np.int64) if rows is None else np.asarray(rows, np.int64)
+    if hw.banks.count > _MAX_BANKS:
+        raise ConfigError(
+            f"banks.count {hw.banks.count}: the fast engine handles at most {_MAX_BANKS} banks "
+            "(use engine='des')"
+        )
     t = lane_table(hw)
     args = (ops, np.asarray(addr), rows, t.lanes, t.count, t.width)
     n = _count_passes(*args)
@@ -191,39 +219,49 @@ def grant(heads, nheads, held, ports_free, favor, order, out):
     marks granted ports taken in ``ports_free``; ``order`` is scratch.
     Returns (number granted, number stalled, next favor).
     """
-    pairs, issued, parts, npairs = heads[0], heads[1], heads[2], len(held)
+    npairs = len(held)
     for i in range(nheads):
         order[i] = i
     for i in range(1, nheads):  # insertion sort by (issued, (pair - favor) mod npairs)
         x = order[i]
-        key = (issued[x], (pairs[x] - favor) % npairs)
+        key = (heads[ISSUED, x], _after(heads[PAIR, x], favor, npairs))
         j = i - 1
-        while j >= 0 and (issued[order[j]], (pairs[order[j]] - favor) % npairs) > key:
+        while (
+            j >= 0 and (heads[ISSUED, order[j]], _after(heads[PAIR, order[j]], favor, npairs)) > key
+        ):
             order[j + 1] = order[j]
             j -= 1
         order[j + 1] = x
     tie = False
     for i in range(nheads):
         for j in range(i + 1, nheads):
-            tie = tie or issued[i] == issued[j]
+            tie = tie or heads[ISSUED, i] == heads[ISSUED, j]
     taken = 0
-    for mask in held:
-        taken |= mask
+    for p in range(npairs):
+        taken |= held[p]
     granted, stalled = 0, 0
     for i in range(nheads):
         h = order[i]
-        if parts[h] & taken:
-            out[1, stalled] = pairs[h]
+        if heads[PARTS, h] & taken:
+            out[1, stalled] = heads[PAIR, h]
             stalled += 1
             continue
         for port in range(len(ports_free)):
             if ports_free[port]:
                 ports_free[port] = False
-                out[0, 2 * granted], out[0, 2 * granted + 1] = pairs[h], port
+                out[0, 2 * granted], out[0, 2 * granted + 1] = heads[PAIR, h], port
                 granted += 1
-                taken |= parts[h]
+                taken |= heads[PARTS, h]
                 break
-    return granted, stalled, (favor + 1) % npairs if tie else favor
+    return granted, stalled, _after(favor + 1, 0, npairs) if tie else favor
+
+
+@njit(cache=True, inline="always")
+def _after(pair, favor, npairs):
+    """How many pairs after ``favor`` ``pair`` comes, (pair - favor) mod npairs, for pairs in
+    0..npairs (no division: this runs every cycle)."""
+    d = pair - favor
+    return d + npairs if d < 0 else (d - npairs if d >= npairs else d)
 
 
 def grant_heads(heads: tuple[Head, ...], state: ArbiterState, hw: HardwareConfig) -> Decision:
