@@ -8,9 +8,10 @@ list of points; :func:`run_points` returns ``[fn(p) for p in points]``, in the o
 
 Where the points run:
 
-* ``scheduler`` names a Dask scheduler (``tcp://host:8786``): every point goes there, in chunks,
-  through ``distributed.Client`` (imported only then). A scheduler that does not answer within
-  :data:`CONNECT_TIMEOUT` seconds is a one-line :class:`~wgpsim.errors.ConfigError`.
+* ``scheduler`` names a Dask scheduler (``tcp://host:8786``): every point goes there, in
+  :data:`DASK_CHUNKS_PER_WORKER` chunks per worker, through ``distributed.Client`` (imported
+  only then). A scheduler that does not answer within :data:`CONNECT_TIMEOUT` seconds is a
+  one-line :class:`~wgpsim.errors.ConfigError`.
 * ``workers=1``: in this process, one point after the other.
 * otherwise (``workers=None`` means every core this process may use) the points start in this
   process, and the sweep moves to a pool of ``workers`` processes only when it is big enough to
@@ -65,6 +66,10 @@ CHUNK_SECONDS = 0.1
 """Target work per pool task: long enough to hide the per-task cost (about a millisecond),
 short enough that the workers finish together and the checkpoint and progress bar advance
 often."""
+
+DASK_CHUNKS_PER_WORKER = 16
+"""Dask gets no probe of the pace: the points are cut into this many tasks per worker, enough
+to balance them at a few milliseconds of scheduling each."""
 
 CONNECT_TIMEOUT = 3.0
 """Seconds to wait for a Dask scheduler before giving up with a ConfigError."""
@@ -244,8 +249,12 @@ def _in_process(fn: Fn, points: list[Any], todo: list[int], workers: int) -> Bat
         yield [i], [value]
 
 
-def _chunks(todo: list[int], workers: int, pace: float | None) -> list[list[int]]:
-    size = math.ceil(len(todo) / (4 * workers))
+def _chunks(
+    todo: list[int], workers: int, pace: float | None, per_worker: int = 4
+) -> list[list[int]]:
+    """Consecutive runs of ``todo``: at least ``per_worker`` per worker, and about
+    :data:`CHUNK_SECONDS` of work each when the ``pace`` (seconds per point) is known."""
+    size = math.ceil(len(todo) / (per_worker * workers))
     if pace is not None and pace > 0:
         size = min(size, max(1, round(CHUNK_SECONDS / pace)))
     size = max(1, size)
@@ -344,7 +353,7 @@ def _on_dask(fn: Fn, points: list[Any], todo: list[int], client: Any) -> Batches
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         chunk_of = {
             client.submit(_run_chunk, fn, [points[i] for i in chunk], pure=False): chunk
-            for chunk in _chunks(todo, workers, None)
+            for chunk in _chunks(todo, workers, None, per_worker=DASK_CHUNKS_PER_WORKER)
         }
         yield from _collect(
             as_completed(list(chunk_of), loop=client.loop),
@@ -394,6 +403,7 @@ class Execution:
 __all__ = [
     "CHUNK_SECONDS",
     "CONNECT_TIMEOUT",
+    "DASK_CHUNKS_PER_WORKER",
     "INLINE_SECONDS",
     "Checkpoint",
     "Execution",
