@@ -202,12 +202,13 @@ class Lds:
                 warp.waiter = None
 
     def issue(self, pair: _Pair, now: int) -> None:
-        """Offer the pair's queue to its SIMDs, round robin; each issues at most one instruction."""
+        """Offer the pair's queue to its SIMDs, round robin: it accepts one instruction a cycle."""
         n = len(pair.simds)
         for k in range(n):
             slot = (pair.first + k) % n
             if self.issue_from_simd(pair, pair.simds[slot], now):
                 pair.first = (slot + 1) % n
+                return
 
     def issue_from_simd(self, pair: _Pair, simd: int, now: int) -> bool:
         if now < self.simd_next[simd]:
