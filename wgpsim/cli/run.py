@@ -130,21 +130,33 @@ def figures_for(result: ExperimentResult) -> dict[str, Any]:
 
 
 def _print_table(result: ExperimentResult, written: list[Path]) -> None:
+    """Print the result table; prose columns (like a ranking's reasons) go below it as notes."""
     from rich.console import Console
     from rich.table import Table
 
     shown = result.display if result.display is not None else result.table
+    prose = [c for c in shown.columns[1:] if shown[c].map(lambda v: len(str(v))).max() > _PROSE]
     table = Table(title=f"{result.kind}: {result.name}")
-    for i, column in enumerate(shown.columns):
-        table.add_column(str(column), justify="left" if i == 0 else "right", no_wrap=True)
-    for row in shown.itertuples(index=False):
+    for i, column in enumerate(c for c in shown.columns if c not in prose):
+        table.add_column(
+            str(column), justify="left" if i == 0 else "right", no_wrap=True, min_width=len(column)
+        )
+    for row in shown.drop(columns=prose).itertuples(index=False):
         table.add_row(*(_cell(v) for v in row))
     console = Console()
-    if not console.is_terminal:  # a pipe or a file: do not squeeze the table into 80 columns
-        console = Console(width=200)
+    if not console.is_terminal:  # a pipe or a file: never squeeze columns to nothing
+        console = Console(width=max(200, console.measure(table).maximum))
     console.print(table)
+    for column in prose:
+        console.print(f"{column}:", highlight=False)
+        for key, text in zip(shown.iloc[:, 0], shown[column], strict=True):
+            console.print(f"  {key}: {text}", highlight=False)
     for path in written:
         console.print(f"wrote {path}", style="dim", highlight=False)
+
+
+_PROSE = 40
+"""A column whose longest cell exceeds this many characters is printed below the table."""
 
 
 def _cell(value: Any) -> str:
