@@ -13,7 +13,9 @@ in cycle t after it, and the LDS sees them from t+1.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from wgpsim.engine._fast_rules import grant
 
@@ -24,6 +26,7 @@ NONE = np.int64(-1)
 NEVER = np.iinfo(np.int64).max
 # rows of the state arrays (one int64 array each, so the compiled helpers pass few arguments)
 SEQ, CSEQ, WAITING, FAVOR, ARRIVED, CLOCKS, LOGGED, EVENTS, COMPLETIONS = range(9)  # ``s``
+NOW, LAST_EVENT, LAST_TICK, RESUME = range(9, 13)  # ``s``: the loop's clock, for a resumed call
 PC, OUTSTANDING, REQUEST, WAIT_N, JITTERED, FINISHED = range(6)  # ``warp[field, w]``
 RR, NEXT_ISSUE = range(2)  # ``simd[field, simd]``: warp index tried first, next issue cycle
 FIRST, HEAD, LEN, BUSY_UNTIL, STALLS = range(5)  # ``pair[field, p]``: SIMD slot offered first,
@@ -38,55 +41,95 @@ GRANTED, STALLED = np.int64(0), np.int64(1)
 
 
 @njit(cache=True)
-def run_loop(trace, hw, record):
-    """Simulate. ``trace`` = (warp_rows, warp_first, ops, args, pass_start, pass_parts,
-    pass_cycles, jitter): the rows of warp w are ``warp_rows[warp_first[w]:warp_first[w+1]]``
-    in program order, the passes of row r are ``pass_start[r]:pass_start[r+1]``, ``jitter`` is
-    empty without drift. ``hw`` = (simd_warps, simd_nwarps, pair_simds, pair_nsimds, nports,
-    codes, timing): the warps of each SIMD and the SIMDs of each pair (padded arrays and their
-    lengths), op codes and timing constants.
-
-    Returns (clocks [n, 3] of (warp, label, cycle), event log [n, 7], port busy cycles, stalls
-    per pair, total cycles, finished per warp).
-    """
+def new_state(trace, hw):
+    """The loop's state before cycle 0: ``(s, warp, arrival, releasing, simd, pair, held,
+    queue, port, clocks, events, completions)`` plus the grant's scratch arrays (``heads``,
+    ``ports_free``, ``order``, ``decision``); every warp is due to start at cycle 0."""
     warp_rows, warp_first, ops, args, pass_start, pass_parts, pass_cycles, jitter = trace
     simd_warps, simd_nwarps, pair_simds, pair_nsimds, nports, codes, timing = hw
     nwarps, nsimds, npairs = len(warp_first) - 1, len(simd_nwarps), len(pair_nsimds)
-    s = np.zeros(9, dtype=np.int64)
+    s = np.zeros(13, dtype=np.int64)
+    s[LAST_TICK] = -1
     warp = np.zeros((6, nwarps), dtype=np.int64)
     for w in range(nwarps):
         warp[PC, w] = warp_first[w]
         warp[REQUEST, w] = warp[WAIT_N, w] = -1
-    arrival = np.zeros(nwarps, dtype=np.int64)  # warps at the barrier, in arrival order
-    releasing = np.zeros(nwarps, dtype=np.int64)
-    simd = np.zeros((2, nsimds), dtype=np.int64)
-    pair = np.zeros((5, npairs), dtype=np.int64)
-    held = np.zeros(npairs, dtype=np.int64)
-    queue = np.zeros((npairs, timing[DEPTH], 5), dtype=np.int64)
-    port = np.zeros((2, nports), dtype=np.int64)
-    heads = np.zeros((3, npairs), dtype=np.int64)  # grant scratch: pair, issued, partitions
-    ports_free = np.zeros(nports, dtype=np.bool_)
-    order = np.zeros(npairs, dtype=np.int64)
-    decision = np.zeros((2, 2 * npairs), dtype=np.int64)
     nclocks = 0
     for r in range(len(ops)):
         nclocks += ops[r] == codes[CLOCK]
-    clocks = np.zeros((nclocks, 3), dtype=np.int64)
-    log = np.zeros((0, 7), dtype=np.int64)
     events = np.zeros((nwarps + 2, 4), dtype=np.int64)  # a warp waits for one event at most
-    completions = np.zeros((nwarps * timing[DSCNT_MAX] + 1, 4), dtype=np.int64)
-    now, last_event, last_tick = np.int64(0), np.int64(0), np.int64(-1)
     for w in range(nwarps):  # simpy starts the warp processes in warp order at time 0
-        _push(events, s, now, WAKE, w)
+        _push(events, s, 0, WAKE, w)
+    return (
+        s,
+        warp,
+        np.zeros(nwarps, dtype=np.int64),  # warps at the barrier, in arrival order
+        np.zeros(nwarps, dtype=np.int64),  # the warps a barrier releases
+        np.zeros((2, nsimds), dtype=np.int64),
+        np.zeros((5, npairs), dtype=np.int64),
+        np.zeros(npairs, dtype=np.int64),
+        np.zeros((npairs, timing[DEPTH], 5), dtype=np.int64),
+        np.zeros((2, nports), dtype=np.int64),
+        np.zeros((nclocks, 3), dtype=np.int64),
+        events,
+        np.zeros((nwarps * timing[DSCNT_MAX] + 1, 4), dtype=np.int64),
+        np.zeros((3, npairs), dtype=np.int64),  # grant scratch: pair, issued, partitions
+        np.zeros(nports, dtype=np.bool_),
+        np.zeros(npairs, dtype=np.int64),
+        np.zeros((2, 2 * npairs), dtype=np.int64),
+    )
 
+
+@njit(cache=True)
+def run_loop(trace, hw, state, log, record):
+    """Simulate from ``state`` (``new_state``) until every warp is done; True then, False
+    when ``record`` and ``log`` (rows of cycle, pair, port, warp, row, pass, status; the first
+    ``s[LOGGED]`` used) is full: grow it and call again, the loop resumes where it stopped.
+
+    ``trace`` = (warp_rows, warp_first, ops, args, pass_start, pass_parts, pass_cycles,
+    jitter): the rows of warp w are ``warp_rows[warp_first[w]:warp_first[w+1]]`` in program
+    order, the passes of row r are ``pass_start[r]:pass_start[r+1]``, ``jitter`` is empty
+    without drift. ``hw`` = (simd_warps, simd_nwarps, pair_simds, pair_nsimds, nports, codes,
+    timing): the warps of each SIMD and the SIMDs of each pair (padded arrays and their
+    lengths), op codes and timing constants.
+
+    Every array is used through a borrowed view (``_borrowed``): the caller owns them, and
+    the compiled helpers pass them around without reference counting.
+    """
+    warp_rows, warp_first, ops, args, pass_start, pass_parts, pass_cycles, jitter = _borrowed(trace)
+    simd_warps, simd_nwarps, pair_simds, pair_nsimds, nports, codes, timing = _borrowed(hw)
+    (
+        s,
+        warp,
+        arrival,
+        releasing,
+        simd,
+        pair,
+        held,
+        queue,
+        port,
+        clocks,
+        events,
+        completions,
+        heads,
+        ports_free,
+        order,
+        decision,
+    ) = _borrowed(state)
+    log = _borrowed(log)
+    nwarps, npairs = len(warp_first) - 1, len(pair_nsimds)
+    now = s[NOW]
+    first_phase = s[RESUME]  # a resumed call continues with the LDS step of ``now``
+    s[RESUME] = 0
     while True:
         # warps acting at `now` (simpy priority 1), the LDS step (priority 2), the warps it woke
-        for phase in range(2):
+        for phase in range(first_phase, 2):
             if phase == 1:
                 if not _busy(s, completions, pair, held):
                     break
-                if record and len(log) - s[LOGGED] < npairs:  # room for one cycle's rows
-                    log = _grown(log)
+                if record and len(log) - s[LOGGED] < npairs:  # no room for one cycle's rows
+                    s[NOW], s[RESUME] = now, 1
+                    return False
                 _retire(now, s, events, completions, warp)
                 for p in range(npairs):  # free ports whose pass ends now
                     if held[p] and pair[BUSY_UNTIL, p] <= now:
@@ -126,11 +169,11 @@ def run_loop(trace, hw, record):
                     record,
                     log,
                 )
-                last_tick = now
+                s[LAST_TICK] = now
             while s[EVENTS] and events[0, 0] == now:
                 kind, w = events[0, 2], events[0, 3]
                 s[EVENTS] = _pop(events, s[EVENTS])
-                last_event = now
+                s[LAST_EVENT] = now
                 if kind == BARRIER_DONE:  # the barrier's timeout fires its release event
                     _push(events, s, now, RELEASE, NONE)
                     continue
@@ -156,32 +199,52 @@ def run_loop(trace, hw, record):
                         codes,
                         timing,
                     )
+        first_phase = 0
         step = events[0, 0] if s[EVENTS] else NEVER
         if _busy(s, completions, pair, held):
             step = min(step, _next_lds_cycle(now, s, completions, pair, held))
         if step == NEVER:
             break
         now = step
-    total = max(last_event, last_tick + 1)
-    finished = warp[FINISHED] == 1
-    return (
-        clocks[: s[CLOCKS]],
-        log[: s[LOGGED]],
-        port[BUSY].copy(),
-        pair[STALLS].copy(),
-        total,
-        finished,
-    )
+    s[NOW] = now
+    return True
 
 
-@njit(cache=True)
+@intrinsic
+def _borrowed(typingctx, value):
+    """``value`` (an array, or a tuple of arrays and scalars) with its arrays viewed without
+    a reference (no meminfo): numba then skips their reference counting, which otherwise
+    costs an atomic increment and decrement per array argument of every compiled call. The
+    views must not outlive the arrays they borrow from, nor leave the compiled code."""
+
+    def strip(context, builder, ty, val):
+        if not isinstance(ty, types.Array):
+            return val
+        view = context.make_array(ty)(context, builder, value=val)
+        view.meminfo = cgutils.get_null_value(view.meminfo.type)
+        view.parent = cgutils.get_null_value(view.parent.type)
+        return view._getvalue()
+
+    def codegen(context, builder, signature, args):
+        ty, val = signature.args[0], args[0]
+        if not isinstance(ty, types.BaseTuple):
+            return strip(context, builder, ty, val)
+        for i, item in enumerate(ty):
+            part = strip(context, builder, item, builder.extract_value(val, i))
+            val = builder.insert_value(val, part, i)
+        return val
+
+    return value(value), codegen
+
+
+@njit(cache=True, inline="always")
 def _push(events, s, time, kind, w):
     """Schedule a warp event; ``s[SEQ]`` orders events of one cycle as simpy's event ids do."""
     s[EVENTS] = _push_heap(events, s[EVENTS], time, s[SEQ], kind, w)
     s[SEQ] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _busy(s, completions, pair, held):
     """The LDS has work: a request, a load in flight, a queued or served pass (des ``busy``)."""
     if s[WAITING] > 0 or s[COMPLETIONS] > 0:
@@ -192,7 +255,7 @@ def _busy(s, completions, pair, held):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _next_lds_cycle(now, s, completions, pair, held):
     """The next cycle whose LDS step can change anything: now + 1 while a request waits or a
     pair can present a head; else the next completion or end of a pass in service."""
@@ -207,7 +270,7 @@ def _next_lds_cycle(now, s, completions, pair, held):
     return max(step, now + 1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _run_warp(
     w,
     now,
@@ -262,7 +325,7 @@ def _run_warp(
     warp[FINISHED, w] = 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _retire(now, s, events, completions, warp):
     """Loads completing by ``now`` leave their warp's count; a satisfied ``wait_ds`` resumes."""
     while s[COMPLETIONS] and completions[0, 0] <= now:
@@ -274,7 +337,7 @@ def _retire(now, s, events, completions, warp):
             _push(events, s, now, WAKE, w)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _issue(
     now,
     s,
@@ -329,7 +392,7 @@ def _issue(
                 break
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _grant(
     now,
     s,
@@ -396,14 +459,14 @@ def _grant(
             )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _complete(completions, s, w, cycle):
     """A load of warp ``w`` completes at ``cycle`` (ties retire in creation order)."""
     s[COMPLETIONS] = _push_heap(completions, s[COMPLETIONS], cycle, s[CSEQ], w, NONE)
     s[CSEQ] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _push_heap(heap, n, key, seq, a, b):
     """Add (key, seq, a, b) to the binary min-heap ``heap[:n]`` ordered by (key, seq);
     returns its new size."""
@@ -419,7 +482,7 @@ def _push_heap(heap, n, key, seq, a, b):
     return n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pop(heap, n):
     """Remove the smallest entry ``heap[0]`` of the heap ``heap[:n]``; returns its new size."""
     n -= 1
@@ -444,16 +507,6 @@ def _before(heap, i, j):
 
 
 @njit(cache=True, inline="always")
-def _grown(log):
-    """The event-log buffer, twice as long."""
-    bigger = np.zeros((2 * len(log) + 1024, 7), dtype=np.int64)
-    for i in range(len(log)):
-        for j in range(7):
-            bigger[i, j] = log[i, j]
-    return bigger
-
-
-@njit(cache=True)
 def _log(log, s, now, pair, port, warp, row, k, status):
     """Append one event-log row (the caller made room)."""
     i = s[LOGGED]

@@ -207,7 +207,7 @@ def pass_table(
 # -- the arbiter -----------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def grant(heads, nheads, held, ports_free, favor, order, out):
     """The arbiter's decision for one cycle, as ``rules.grant``: the heads (columns of
     ``heads[:, :nheads]``: pair, issue cycle, partitions) are taken oldest first, equal issue

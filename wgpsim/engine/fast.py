@@ -27,7 +27,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from wgpsim.engine._fast_loop import run_loop
+from wgpsim.engine._fast_loop import (
+    BUSY,
+    CLOCKS,
+    FINISHED,
+    LAST_EVENT,
+    LAST_TICK,
+    LOGGED,
+    STALLS,
+    new_state,
+    run_loop,
+)
 from wgpsim.engine._fast_rules import pass_table
 from wgpsim.engine.des import _jitter, instruction_counts, partition_accesses
 from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, Result
@@ -55,28 +65,33 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
         table.bank_cycles,
         np.zeros(0, dtype=np.int64) if jitter is None else np.asarray(jitter, dtype=np.int64),
     )
-    clocks, log, port_busy, stalls, total, finished = run_loop(
-        loop_trace, _loop_hw(hw, trace.num_warps), record_events
-    )
+    loop_hw = _loop_hw(hw, trace.num_warps)
+    state = new_state(loop_trace, loop_hw)
+    # a row per granted pass, and per stall (a few: the loop stops when full and resumes)
+    log = np.zeros((len(table) + len(hw.pair_names) if record_events else 0, 7), np.int64)
+    while not run_loop(loop_trace, loop_hw, state, log, record_events):
+        log = np.concatenate([log, np.zeros_like(log)])  # full: twice the room, and resume
+    s, warp, port, pair, clocks = state[0], state[1], state[8], state[5], state[9]
+    finished = warp[FINISHED] == 1
     if not finished.all():
         stuck = np.flatnonzero(~finished).tolist()
         raise TraceError(
             f"warps {stuck} never finished (a barrier or wait_ds that cannot complete)"
         )
     return Result(
-        clocks=_clocks(clocks, trace.labels),
-        total_cycles=int(total),
+        clocks=_clocks(clocks[: s[CLOCKS]], trace.labels),
+        total_cycles=int(max(s[LAST_EVENT], s[LAST_TICK] + 1)),
         bytes=int(table.bytes.sum(dtype=np.int64)),
         passes=len(table),
         bank_cycles=int(table.bank_cycles.sum(dtype=np.int64)),
-        port_busy_cycles=dict(zip(hw.ports.names, port_busy.tolist(), strict=True)),
-        partition_stall_cycles=dict(zip(hw.pair_names, stalls.tolist(), strict=True)),
+        port_busy_cycles=dict(zip(hw.ports.names, port[BUSY].tolist(), strict=True)),
+        partition_stall_cycles=dict(zip(hw.pair_names, pair[STALLS].tolist(), strict=True)),
         partition_accesses=partition_accesses(table, hw),
         instructions=instruction_counts(trace),
         engine="fast",
         seed=seed,
         hardware=hw.name,
-        event_log=_events(log, trace, table, hw) if record_events else None,
+        event_log=_events(log[: s[LOGGED]], trace, table, hw) if record_events else None,
     )
 
 
