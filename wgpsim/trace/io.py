@@ -308,40 +308,30 @@ def write_parquet(trace: Trace, path: str | Path) -> Path:
 def read_parquet(
     path: str | Path, lds_bytes: int = DEFAULT_LDS_BYTES, *, check: bool = True
 ) -> Trace:
-    """Read a Parquet trace; errors name the file, the row and the field."""
+    """Read a Parquet trace; errors name the file, the row and the field.
+
+    The columns are read ``_BATCH_ROWS`` rows at a time into preallocated arrays of the
+    ``Trace`` dtypes, so reading adds little beyond the trace itself (the whole nested
+    ``addr`` column in Arrow, then in numpy, would hold it three times over).
+    """
     path = Path(path)
     if path.is_dir():
         raise TraceError(f"{path}: is a directory, expected a trace file")
     try:
-        table = pq.read_table(path)
+        file = pq.ParquetFile(path)
+        schema = file.schema_arrow
+        missing = [c for c in _COLUMNS if c not in schema.names]
+        if missing:
+            raise TraceError(
+                f"{path.name}: column {missing[0]!r} missing (expected warp, op, arg, addr)"
+            )
+        _check_types(schema, path.name)
+        warp, codes, arg, addr = _read_columns(file, path.name)
     except FileNotFoundError:
         raise
     except (OSError, pa.ArrowException) as e:
         raise TraceError(f"{path.name}: not a readable Parquet file ({e})") from None
-    missing = [c for c in ("warp", "op", "arg", "addr") if c not in table.column_names]
-    if missing:
-        raise TraceError(
-            f"{path.name}: column {missing[0]!r} missing (expected warp, op, arg, addr)"
-        )
-    warp = _int_column(table, "warp", path.name)
-    arg = _int_column(table, "arg", path.name)
-    codes = _op_codes(table.column("op").combine_chunks(), path.name)
-    addr_col = table.column("addr").combine_chunks()
-    if (
-        not pa.types.is_fixed_size_list(addr_col.type)
-        or addr_col.type.list_size != LANES
-        or not pa.types.is_integer(addr_col.type.value_type)
-    ):
-        raise TraceError(
-            f"{path.name}: field 'addr': expected fixed_size_list<int32>[{LANES}], got {addr_col.type}"
-        )
-    if addr_col.null_count:
-        raise TraceError(
-            f"{path.name}: row {_first_null(addr_col)}: field 'addr' is null "
-            f"(expected {LANES} lane addresses; null or -1 for an inactive lane)"
-        )
-    addr = addr_col.flatten().fill_null(-1).to_numpy(zero_copy_only=False).reshape(-1, LANES)
-    num_warps, labels = _metadata(table, warp, path.name)
+    num_warps, labels = _metadata(schema, warp, path.name)
     try:
         trace = Trace(warp, codes, arg, addr, labels, num_warps)
     except TraceError as err:
@@ -351,46 +341,102 @@ def read_parquet(
     return trace
 
 
-def _first_null(column: pa.Array) -> int:
-    return int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+_COLUMNS = ("warp", "op", "arg", "addr")
+_BATCH_ROWS = 8192
+"""Rows decoded at a time by ``read_parquet`` (1 MiB of addresses)."""
 
 
-def _int_column(table: pa.Table, name: str, source: str) -> np.ndarray:
-    """An integer column without nulls, as numpy."""
-    column = table.column(name).combine_chunks()
-    if not pa.types.is_integer(column.type):
-        raise TraceError(f"{source}: field {name!r}: expected an integer column, got {column.type}")
-    if column.null_count:
-        raise TraceError(f"{source}: row {_first_null(column)}: field {name!r} is null")
-    return column.to_numpy(zero_copy_only=False)
-
-
-def _op_codes(op: pa.Array, source: str) -> np.ndarray:
-    """Op names (strings, or a dictionary of strings) -> op codes."""
-    if not pa.types.is_dictionary(op.type):
-        if not (pa.types.is_string(op.type) or pa.types.is_large_string(op.type)):
-            raise TraceError(f"{source}: field 'op': expected op names (strings), got {op.type}")
-        op = op.dictionary_encode()
-    elif not pa.types.is_string(op.type.value_type):
-        raise TraceError(f"{source}: field 'op': expected op names (strings), got {op.type}")
-    if op.null_count:
+def _check_types(schema: pa.Schema, source: str) -> None:
+    """The column types a trace needs: integers, op names, 32 integer lane addresses."""
+    for name in ("warp", "arg"):
+        kind = schema.field(name).type
+        if not pa.types.is_integer(kind):
+            raise TraceError(f"{source}: field {name!r}: expected an integer column, got {kind}")
+    kind = schema.field("op").type
+    names = kind.value_type if pa.types.is_dictionary(kind) else kind
+    if not (pa.types.is_string(names) or pa.types.is_large_string(names)):
+        raise TraceError(f"{source}: field 'op': expected op names (strings), got {kind}")
+    kind = schema.field("addr").type
+    if (
+        not pa.types.is_fixed_size_list(kind)
+        or kind.list_size != LANES
+        or not pa.types.is_integer(kind.value_type)
+    ):
         raise TraceError(
-            f"{source}: row {_first_null(op)}: field 'op' is null (valid: {', '.join(OPS)})"
+            f"{source}: field 'addr': expected fixed_size_list<int32>[{LANES}], got {kind}"
         )
-    names = op.dictionary.to_pylist()
-    for name in names:
-        if name not in OPS:
-            row = op.to_pylist().index(name)
+
+
+def _read_columns(
+    file: pq.ParquetFile, source: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(warp int32, op codes int16, arg int64, addr int32 [rows, 32]), batch by batch; null
+    lanes read as -1."""
+    n = file.metadata.num_rows
+    warp, codes, arg = np.empty(n, np.int32), np.empty(n, np.int16), np.empty(n, np.int64)
+    addr = np.empty((n, LANES), dtype=np.int32)
+    start = 0
+    batches = file.iter_batches(batch_size=_BATCH_ROWS, columns=list(_COLUMNS), use_threads=False)
+    for batch in batches:
+        end = start + batch.num_rows
+        for name, out in (("warp", warp), ("arg", arg)):
+            column = _no_nulls(batch.column(name), name, start, source)
+            _put(out[start:end], column.to_numpy(zero_copy_only=False), name, source)
+        codes[start:end] = _op_codes(batch.column("op"), start, source)
+        lanes = _no_nulls(
+            batch.column("addr"),
+            "addr",
+            start,
+            source,
+            f" (expected {LANES} lane addresses; null or -1 for an inactive lane)",
+        )
+        values = lanes.flatten().fill_null(-1).to_numpy(zero_copy_only=False)
+        _put(addr[start:end], values.reshape(-1, LANES), "addr", source)
+        start = end
+    return warp, codes, arg, addr
+
+
+def _no_nulls(column: pa.Array, name: str, start: int, source: str, hint: str = "") -> pa.Array:
+    """``column`` (rows from ``start`` on), refused if a row is null."""
+    if column.null_count:
+        row = start + int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+        raise TraceError(f"{source}: row {row}: field {name!r} is null{hint}")
+    return column
+
+
+def _put(out: np.ndarray, values: np.ndarray, name: str, source: str) -> None:
+    """``out[...] = values``, refused if a value does not fit ``out``'s dtype."""
+    if values.size and values.dtype != out.dtype:
+        lo, hi, fits = int(values.min()), int(values.max()), np.iinfo(out.dtype)
+        if lo < fits.min or hi > fits.max:
             raise TraceError(
-                f"{source}: row {row}: field 'op': unknown op {name!r} (valid: {', '.join(OPS)})"
+                f"{source}: field {name!r}: value {lo if lo < fits.min else hi} does not fit "
+                f"{out.dtype.name} (valid: {fits.min}..{fits.max})"
             )
-    remap = np.array([op_code(name) for name in names] or [0], dtype=np.int16)
-    return remap[op.indices.to_numpy(zero_copy_only=False)]
+    out[...] = values
 
 
-def _metadata(table: pa.Table, warp: np.ndarray, source: str) -> tuple[int, tuple[str, ...]]:
+def _op_codes(op: pa.Array, start: int, source: str) -> np.ndarray:
+    """Op names (strings, or a dictionary of strings) of rows ``start``... -> op codes."""
+    if not pa.types.is_dictionary(op.type):
+        op = op.dictionary_encode()
+    _no_nulls(op, "op", start, source, f" (valid: {', '.join(OPS)})")
+    names = op.dictionary.to_pylist()
+    indices = op.indices.to_numpy(zero_copy_only=False)
+    known = np.array([name in OPS for name in names] or [True])
+    if not known[indices].all():  # a dictionary may hold names that no row of this batch uses
+        row = int(np.flatnonzero(~known[indices])[0])
+        raise TraceError(
+            f"{source}: row {start + row}: field 'op': unknown op {names[indices[row]]!r} "
+            f"(valid: {', '.join(OPS)})"
+        )
+    remap = np.array([op_code(n) if n in OPS else 0 for n in names] or [0], dtype=np.int16)
+    return remap[indices]
+
+
+def _metadata(schema: pa.Schema, warp: np.ndarray, source: str) -> tuple[int, tuple[str, ...]]:
     """``wgpsim.num_warps`` and ``wgpsim.labels`` of the schema (defaults when absent)."""
-    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+    meta = {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
     num_warps = max(int(warp.max(initial=-1)) + 1, 1)
     if "wgpsim.num_warps" in meta:
         text = meta["wgpsim.num_warps"]
