@@ -68,3 +68,31 @@ def test_needs_two_distinct_sizes():
 def test_flat_cycles_give_infinite_rate():
     fit = fit_steady_state([1024, 2048], [70, 70])
     assert math.isinf(fit.rate)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(1, 1 << 20), min_size=3, max_size=12, unique=True),
+    st.floats(0.5, 600),
+    st.floats(0, 200),
+    st.integers(0, 2**32 - 1),
+)
+def test_statistics_equal_scipy_linregress(nbytes, rate, fixed, seed):
+    from scipy import stats
+
+    rng = np.random.default_rng(seed)
+    x = np.array(nbytes, dtype=float)
+    y = fixed + x / rate + rng.normal(0, 3, x.size)
+    reg = stats.linregress(x, y)
+    fit = fit_steady_state(x, y)
+    if reg.slope <= 0:
+        return
+    assert fit.rate == pytest.approx(1 / reg.slope, rel=1e-9)
+    assert fit.fixed == pytest.approx(reg.intercept, rel=1e-9, abs=1e-6)
+    assert fit.rate_stderr == pytest.approx(
+        reg.stderr / reg.slope**2, rel=1e-4, abs=1e-9
+    )  # both lose digits to 1 - r**2
+    assert fit.fixed_stderr == pytest.approx(
+        reg.intercept_stderr, rel=1e-4, abs=1e-9
+    )  # both lose digits to 1 - r**2
+    assert fit.r_squared == pytest.approx(reg.rvalue**2, rel=1e-9, abs=1e-12)
