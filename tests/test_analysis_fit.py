@@ -72,7 +72,7 @@ def test_flat_cycles_give_infinite_rate():
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(st.integers(1, 1 << 20), min_size=3, max_size=12, unique=True),
+    st.lists(st.integers(1, 64), min_size=3, max_size=12, unique=True),  # burst lengths
     st.floats(0.5, 600),
     st.floats(0, 200),
     st.integers(0, 2**32 - 1),
@@ -81,7 +81,7 @@ def test_statistics_equal_scipy_linregress(nbytes, rate, fixed, seed):
     from scipy import stats
 
     rng = np.random.default_rng(seed)
-    x = np.array(nbytes, dtype=float)
+    x = 2048.0 * np.array(nbytes)  # 4 warps x 512 B per load
     y = fixed + x / rate + rng.normal(0, 3, x.size)
     reg = stats.linregress(x, y)
     fit = fit_steady_state(x, y)
