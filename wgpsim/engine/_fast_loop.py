@@ -41,6 +41,22 @@ GRANTED, STALLED = np.int64(0), np.int64(1)
 
 
 @njit(cache=True)
+def warp_order(warp, nwarps, rows):
+    """Fill ``rows`` with the trace rows grouped by warp, each warp's in program order (a
+    counting sort); returns ``first``: warp w's rows are ``rows[first[w]:first[w + 1]]``."""
+    first = np.zeros(nwarps + 1, dtype=np.int64)
+    for r in range(len(warp)):
+        first[warp[r] + 1] += 1
+    for w in range(nwarps):
+        first[w + 1] += first[w]
+    fill = first[:nwarps].copy()
+    for r in range(len(warp)):
+        rows[fill[warp[r]]] = r
+        fill[warp[r]] += 1
+    return first
+
+
+@njit(cache=True)
 def new_state(trace, hw):
     """The loop's state before cycle 0: ``(s, warp, arrival, releasing, simd, pair, held,
     queue, port, clocks, events, completions)`` plus the grant's scratch arrays (``heads``,

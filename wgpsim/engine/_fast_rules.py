@@ -25,6 +25,7 @@ Decision(granted=((1, 0),), stalled=(0,), favor=0)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -40,7 +41,15 @@ PAIR, ISSUED, PARTS = range(3)
 _MAX_BANKS = 64
 """Banks of one bank row fit one int64 mask."""
 
-__all__ = ["LaneTable", "grant", "grant_heads", "lane_table", "pass_table"]
+__all__ = [
+    "LaneTable",
+    "LoopPasses",
+    "grant",
+    "grant_heads",
+    "lane_table",
+    "loop_passes",
+    "pass_table",
+]
 
 
 # -- passes ----------------------------------------------------------------------------------
@@ -78,10 +87,14 @@ def lane_table(hw: HardwareConfig) -> LaneTable:
 
 @njit(cache=True)
 def _count_passes(ops, addr, rows, lanes, count, width):
-    """Number of passes with at least one active lane."""
+    """Number of passes with at least one active lane of ``rows`` (every row when empty;
+    rows of control ops have none)."""
     n = 0
-    for r in rows:
+    for i in range(len(rows) if len(rows) else len(ops)):
+        r = rows[i] if len(rows) else i
         op = ops[r]
+        if op >= len(count):
+            continue
         for g in range(count[op]):
             for j in range(width[op]):
                 if addr[r, lanes[op, g, j]] >= 0:
@@ -92,23 +105,30 @@ def _count_passes(ops, addr, rows, lanes, count, width):
 
 @njit(cache=True)
 def _fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_width, nbanks, out):
-    """Write each non-empty pass of ``rows`` (in row, then pass order) into the ``out`` columns
-    (row, index, lane_mask, bytes, partitions, bank_cycles).
+    """Write each non-empty pass of ``rows`` (as in ``_count_passes``; in row, then pass
+    order) into the ``out`` columns (row, index, lane_mask, bytes, partitions, bank_cycles,
+    start); an empty column is skipped. ``start[i]`` is the first pass of row i, ``start[-1]``
+    the number of passes. Returns the bytes of all passes.
 
     A lane reading w bytes at a touches dwords a//4 .. (a+w-1)//4 and the partitions of its
     first and last byte; bank cycles = the most distinct dwords in one bank (at least 1).
     Dword d lies in bank d mod 64 of bank row d // 64, so a pass is a set of bank rows, each
     with a 64-bit mask of the banks it touches: the bank cycles are the most rows sharing a bit.
     """
-    row_out, index_out, mask_out, bytes_out, parts_out, cycles_out = out
+    row_out, index_out, mask_out, bytes_out, parts_out, cycles_out, start = out
     span = 2  # bank rows one lane can touch
     for w in bpl:
         span = max(span, w // bank_width[0] + 2)
     bank_rows = np.empty(lanes.shape[2] * span, dtype=np.int64)
     bank_masks = np.empty(lanes.shape[2] * span, dtype=np.int64)
-    k = 0
-    for r in rows:
+    k, total = 0, 0
+    for i in range(len(rows) if len(rows) else len(ops)):
+        r = rows[i] if len(rows) else i
+        if len(start):
+            start[i] = k
         op = ops[r]
+        if op >= len(count):
+            continue
         w = bpl[op]
         for g in range(count[op]):
             active, mask, parts, nrows = 0, 0, 0, 0
@@ -127,20 +147,27 @@ def _fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_widt
                     bank_row = _div(d, nbanks)
                     bank = d - bank_row * nbanks[0]
                     n = min(last - d + 1, nbanks[0] - bank)
-                    i = 0
-                    while i < nrows and bank_rows[i] != bank_row:
-                        i += 1
-                    if i == nrows:
-                        bank_rows[i], bank_masks[i] = bank_row, 0
+                    b = 0
+                    while b < nrows and bank_rows[b] != bank_row:
+                        b += 1
+                    if b == nrows:
+                        bank_rows[b], bank_masks[b] = bank_row, 0
                         nrows += 1
-                    bank_masks[i] |= _bits(n) << bank
+                    bank_masks[b] |= _bits(n) << bank
                     d += n
             if active == 0:
                 continue
-            row_out[k], index_out[k], mask_out[k] = r, g, mask
-            bytes_out[k], parts_out[k] = active * w, parts
+            if len(row_out):
+                row_out[k], mask_out[k], bytes_out[k] = r, mask, active * w
+            if len(index_out):
+                index_out[k] = g
+            parts_out[k] = parts
             cycles_out[k] = _most_rows_per_bank(bank_masks, nrows)
+            total += active * w
             k += 1
+    if len(start):
+        start[-1] = k
+    return total
 
 
 @njit(cache=True, inline="always")
@@ -149,7 +176,7 @@ def _bits(n):
     return np.int64(-1) if n >= 64 else (np.int64(1) << n) - 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _most_rows_per_bank(masks, n):
     """The largest number of ``masks[:n]`` sharing one bit (at least 1)."""
     union, shared = np.int64(0), np.int64(0)
@@ -180,28 +207,79 @@ def pass_table(
     """``rules.pass_table(ops[rows], addr[rows], hw)``, with ``row`` holding the trace rows.
 
     ``rows`` (default: all) picks the LDS rows of ``ops``/``addr`` (addresses stay int32,
-    uncopied). Columns are compact: row int64, index int8, the rest int64/int32.
+    uncopied). Columns are compact: row int64, index int8, lane_mask int64, bytes int16,
+    partitions the smallest dtype of ``partitions.count`` bits, bank_cycles int16.
     """
-    ops = np.asarray(ops)
-    rows = np.arange(len(ops), dtype=np.int64) if rows is None else np.asarray(rows, np.int64)
+    selected = np.zeros(0, np.int64) if rows is None else np.asarray(rows, np.int64)
+    if rows is not None and len(selected) == 0:  # the kernels read "no rows" as every row
+        ops, addr = np.asarray(ops)[:0], np.asarray(addr)[:0]
+    args, t = _kernel_args(ops, addr, selected, hw)
+    n = _count_passes(*args)
+    out = (
+        np.empty(n, np.int64),
+        np.empty(n, np.int8),
+        np.empty(n, np.int64),
+        np.empty(n, np.int16),
+        np.empty(n, _mask_dtype(hw.partitions.count)),
+        np.empty(n, np.int16),
+        np.empty(0, np.int64),
+    )
+    _fill_passes(*args, t.bytes_per_lane, t.part_size, t.bank_width, t.banks, out)
+    return PassTable(*out[:6])
+
+
+@dataclass(frozen=True)
+class LoopPasses:
+    """The passes of every trace row, as the fast engine's loop takes them: the passes of row
+    r are ``start[r]:start[r + 1]``; per pass its ``partitions`` mask, ``bank_cycles`` and
+    (only if asked, for the event log) its ``index`` in its instruction; ``bytes`` of all."""
+
+    start: np.ndarray
+    partitions: np.ndarray
+    bank_cycles: np.ndarray
+    index: np.ndarray
+    bytes: int
+
+    def __len__(self) -> int:
+        return len(self.partitions)
+
+
+def loop_passes(
+    ops: np.ndarray, addr: np.ndarray, hw: HardwareConfig, *, index: bool
+) -> LoopPasses:
+    """``pass_table`` of every row, in the columns the loop needs, in the smallest dtypes."""
+    args, t = _kernel_args(ops, addr, np.zeros(0, np.int64), hw)
+    n = _count_passes(*args)
+    none = np.empty(0, np.int8)
+    start = np.empty(len(ops) + 1, np.int32 if n < 2**31 else np.int64)
+    out = (
+        none,
+        np.empty(n if index else 0, np.int8),
+        none,
+        none,
+        np.empty(n, _mask_dtype(hw.partitions.count)),
+        np.empty(n, np.int16),
+        start,
+    )
+    total = _fill_passes(*args, t.bytes_per_lane, t.part_size, t.bank_width, t.banks, out)
+    return LoopPasses(start, out[4], out[5], out[1], int(total))
+
+
+def _kernel_args(ops, addr, rows, hw: HardwareConfig) -> tuple[tuple, LaneTable]:
     if hw.banks.count > _MAX_BANKS:
         raise ConfigError(
             f"banks.count {hw.banks.count}: the fast engine handles at most {_MAX_BANKS} banks "
             "(use engine='des')"
         )
     t = lane_table(hw)
-    args = (ops, np.asarray(addr), rows, t.lanes, t.count, t.width)
-    n = _count_passes(*args)
-    out = (
-        np.empty(n, np.int64),
-        np.empty(n, np.int8),
-        np.empty(n, np.int64),
-        np.empty(n, np.int32),
-        np.empty(n, np.int64),
-        np.empty(n, np.int32),
+    return (np.asarray(ops), np.asarray(addr), rows, t.lanes, t.count, t.width), t
+
+
+def _mask_dtype(bits: int) -> type:
+    """The smallest unsigned dtype with ``bits`` bits (int64 beyond 32)."""
+    return next(
+        (d for d in (np.uint8, np.uint16, np.uint32) if bits <= 8 * np.dtype(d).itemsize), np.int64
     )
-    _fill_passes(*args, t.bytes_per_lane, t.part_size, t.bank_width, t.banks, out)
-    return PassTable(*out)
 
 
 # -- the arbiter -----------------------------------------------------------------------------

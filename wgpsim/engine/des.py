@@ -300,7 +300,7 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
     env = simpy.Environment()
     lds = Lds(env, trace, hw, record_events)
     barrier = _Barrier(env, trace.num_warps, hw.timing.barrier_latency)
-    jitter = _jitter(len(trace), hw, seed)
+    delays = jitter(len(trace), hw, seed)
     clocks: list[tuple[int, str, int]] = []
     finished = [False] * trace.num_warps
     ops, args = trace.op.tolist(), trace.arg.tolist()
@@ -310,8 +310,8 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
         for row in rows_of[warp.id]:
             op = ops[row]
             if op < NUM_LDS_OPS:
-                if jitter is not None and jitter[row]:
-                    yield env.timeout(jitter[row])
+                if delays is not None and delays[row]:
+                    yield env.timeout(delays[row])
                 yield lds.request(warp, row)
             elif op == WAIT_DS:
                 done = lds.wait(warp, args[row])
@@ -337,8 +337,9 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
     return _result(trace, hw, lds, clocks, int(env.now), seed, record_events)
 
 
-def _jitter(n: int, hw: HardwareConfig, seed: int) -> list[int] | None:
-    """Drift model ``uniform``: per trace row, 0..jitter_cycles extra cycles before issue."""
+def jitter(n: int, hw: HardwareConfig, seed: int) -> list[int] | None:
+    """Drift model ``uniform``: per trace row, 0..jitter_cycles extra cycles before issue
+    (None without drift); shared by every engine."""
     if hw.drift.model != "uniform" or hw.drift.jitter_cycles == 0:
         return None
     rng = np.random.default_rng(seed)

@@ -1,7 +1,7 @@
 """The fast engine: the des reference's model, compiled, with the same ``Result`` cycle for cycle.
 
 ``simulate(trace, hw, engine="fast")`` splits every instruction into passes in one compiled
-sweep over the trace (``_fast_rules.pass_table``, the rule of ``wgpsim.hw.rules``) and replays
+sweep over the trace (``_fast_rules.loop_passes``, the rule of ``wgpsim.hw.rules``) and replays
 the warps, SIMDs, queues and arbiter in one compiled event loop (``_fast_loop.run_loop``) that
 skips the cycles in which the LDS can only wait (docs/DESIGN.md, "Engines").
 
@@ -37,9 +37,10 @@ from wgpsim.engine._fast_loop import (
     STALLS,
     new_state,
     run_loop,
+    warp_order,
 )
-from wgpsim.engine._fast_rules import pass_table
-from wgpsim.engine.des import _jitter, instruction_counts, partition_accesses
+from wgpsim.engine._fast_rules import loop_passes
+from wgpsim.engine.des import instruction_counts, jitter, partition_accesses
 from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, Result
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
@@ -48,22 +49,19 @@ from wgpsim.trace.instructions import BARRIER, CLOCK, DELAY, NUM_LDS_OPS, OPS, W
 
 def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False) -> Result:
     """Simulate ``trace`` (already validated) on ``hw``; see ``wgpsim.engine.simulate``."""
-    lds_rows = np.flatnonzero(trace.op < NUM_LDS_OPS)
-    table = pass_table(trace.op, trace.addr, hw, lds_rows)
-    pass_start = np.zeros(len(trace) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(table.row, minlength=len(trace)), out=pass_start[1:])
-    warp_rows = np.argsort(trace.warp, kind="stable")
-    warp_first = np.searchsorted(trace.warp[warp_rows], np.arange(trace.num_warps + 1))
-    jitter = _jitter(len(trace), hw, seed)
+    table = loop_passes(trace.op, trace.addr, hw, index=record_events)
+    warp_rows = np.empty(len(trace), np.int32 if len(trace) < 2**31 else np.int64)
+    warp_first = warp_order(trace.warp, trace.num_warps, warp_rows)
+    delays = jitter(len(trace), hw, seed)
     loop_trace = (
         warp_rows,
-        warp_first.astype(np.int64),
+        warp_first,
         trace.op,
         trace.arg,
-        pass_start,
+        table.start,
         table.partitions,
         table.bank_cycles,
-        np.zeros(0, dtype=np.int64) if jitter is None else np.asarray(jitter, dtype=np.int64),
+        np.zeros(0, dtype=np.int64) if delays is None else np.asarray(delays, dtype=np.int64),
     )
     loop_hw = _loop_hw(hw, trace.num_warps)
     state = new_state(loop_trace, loop_hw)
@@ -81,7 +79,7 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
     return Result(
         clocks=_clocks(clocks[: s[CLOCKS]], trace.labels),
         total_cycles=int(max(s[LAST_EVENT], s[LAST_TICK] + 1)),
-        bytes=int(table.bytes.sum(dtype=np.int64)),
+        bytes=table.bytes,
         passes=len(table),
         bank_cycles=int(table.bank_cycles.sum(dtype=np.int64)),
         port_busy_cycles=dict(zip(hw.ports.names, port[BUSY].tolist(), strict=True)),
@@ -132,12 +130,8 @@ def _padded(groups: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 def _clocks(clocks: np.ndarray, labels: tuple[str, ...]) -> pd.DataFrame:
     """The clock reads as des reports them (warp, label, cycle)."""
     names = np.array(labels, dtype=object)
-    rows = zip(
-        clocks[:, 0].tolist(), names[clocks[:, 1]].tolist(), clocks[:, 2].tolist(), strict=True
-    )
-    return pd.DataFrame(list(rows), columns=list(CLOCK_COLUMNS)).astype(
-        {"warp": "int64", "cycle": "int64"}
-    )
+    columns = (clocks[:, 0], names[clocks[:, 1]], clocks[:, 2])
+    return pd.DataFrame(dict(zip(CLOCK_COLUMNS, columns, strict=True)))
 
 
 def _events(log: np.ndarray, trace, table, hw: HardwareConfig) -> pd.DataFrame:
