@@ -327,6 +327,8 @@ def read_parquet(
             )
         _check_types(schema, path.name)
         warp, codes, arg, addr = _read_columns(file, path.name)
+        del file
+        pa.default_memory_pool().release_unused()  # Arrow's freed decoding buffers, ~30 MB
     except FileNotFoundError:
         raise
     except (OSError, pa.ArrowException) as e:
