@@ -11,6 +11,12 @@ rate from the fixed cost (seed, "Steady-state bandwidth").
 The figure (B/cycle against burst length) is drawn by ``wgpsim.plots.bandwidth`` from
 ``result.tables["sweep"]`` and ``result.summary`` (plots sit above this layer).
 
+An optional ``drift: {jitter_cycles: [0, 2, 8, 32], seeds: 20, burst: 32}`` section replays
+each candidate's trace at ``burst`` (default ``report_burst``) under random issue jitter, one
+point per (layout, jitter, seed), and adds the tables ``drift`` (partition-conflict rate and
+cycles per layout and jitter: mean and confidence interval, :mod:`wgpsim.analysis.drift`) and
+``drift_runs`` (one row per run); ``wgpsim.plots.drift`` draws ``conflict_rate_vs_jitter``.
+
 The peak of a candidate is the port bandwidth times the number of ports its passes could be
 granted on in the same cycle at best: the largest number of SIMD pairs that each have a pass
 whose partitions are disjoint from the other pairs' passes, at most the number of ports (one
@@ -32,7 +38,7 @@ engine then tells whether lock-step warps do.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from itertools import combinations
 from pathlib import Path
@@ -45,6 +51,7 @@ from wgpsim.analysis.fit import SteadyStateFit, fit_steady_state
 from wgpsim.engine import ENGINES, simulate
 from wgpsim.errors import AllocationError, LayoutError, TraceError
 from wgpsim.experiments import ExperimentResult, register_kind
+from wgpsim.experiments._drift import DriftSection, parse_drift, run_drift
 from wgpsim.experiments.config import (
     ConfigSource,
     Field,
@@ -76,6 +83,7 @@ FIELDS = (
     Field("layouts", dict, doc="shared-layout candidates by name"),
     Field("engine", str, default="fast", choices=ENGINES, doc="fast matches des cycle for cycle"),
     Field("seed", int, default=0),
+    Field("drift", dict, default=None, doc="{jitter_cycles, seeds, burst}: conflicts under drift"),
 )
 
 #: Columns of the main table (also the ``--json`` fields).
@@ -108,6 +116,7 @@ class LdsBandwidthConfig:
     layouts: dict[str, Any]
     engine: str
     seed: int
+    drift: DriftSection | None = None
 
     @property
     def vec(self) -> int:
@@ -174,6 +183,9 @@ def parse_config(
         str(name): _parse_layout(spec, f"layouts.{name}", source)
         for name, spec in cfg["layouts"].items()
     }
+    drift = parse_drift(cfg["drift"], source, seed=cfg["seed"], burst=True)
+    if drift is not None and drift.burst is None:
+        drift = replace(drift, burst=cfg["report_burst"])
     return LdsBandwidthConfig(
         name=Path(source.name).stem,
         hw=hw,
@@ -187,6 +199,7 @@ def parse_config(
         layouts=layouts,
         engine=cfg["engine"],
         seed=cfg["seed"],
+        drift=drift,
     )
 
 
@@ -250,6 +263,15 @@ def check_cases(cfg: LdsBandwidthConfig, source: ConfigSource) -> dict[str, Case
                 f"{cfg.warps}; make warpsPerCTA multiply to {cfg.warps}",
             )
     return first
+
+
+def drift_traces(cfg: LdsBandwidthConfig, burst: int, source: ConfigSource) -> dict[str, Trace]:
+    """Each candidate's trace at ``burst`` loads per warp, for the drift section (a ConfigError
+    naming ``drift.burst`` if one does not fit)."""
+    try:
+        return {layout: prepare(cfg, layout, burst).trace for layout in cfg.layouts}
+    except (AllocationError, LayoutError, TraceError) as err:
+        raise source.error("drift.burst", f"{burst}: {err}") from None
 
 
 def usable_ports(trace: Trace, hw: HardwareConfig) -> int:
@@ -358,11 +380,13 @@ def run(
 ) -> ExperimentResult:
     """Validate, sweep every candidate over the burst lengths, fit, tabulate and plot.
 
-    The sweep's points, ``(layout, burst)``, run through ``execution`` (default: every core,
-    in-process when the sweep is small; see :mod:`wgpsim.experiments.executor`).
+    The sweep's points, ``(layout, burst)``, and the drift section's ``(layout, jitter,
+    seed)`` run through ``execution`` (default: every core, in-process when the sweep is small;
+    see :mod:`wgpsim.experiments.executor`).
     """
     cfg = parse_config(raw, source, hw_path=hw_path)
     first = check_cases(cfg, source)
+    traces = drift_traces(cfg, cfg.drift.burst, source) if cfg.drift else {}
     peaks = {
         layout: usable_ports(case.trace, cfg.hw) * cfg.hw.ports.bytes_per_cycle
         for layout, case in first.items()
@@ -373,15 +397,27 @@ def run(
     rows = execution.map(fn, points, desc="lds_bandwidth", fp=fingerprint(cfg))
     sweep = pd.DataFrame(rows)
     table, fits = summarize(cfg, sweep, peaks)
+    tables = {
+        "results": table,
+        "sweep": sweep,
+        "fit": pd.DataFrame([{"layout": k, **f.to_dict()} for k, f in fits.items()]),
+    }
+    if cfg.drift is not None:
+        tables["drift"], tables["drift_runs"] = run_drift(
+            execution,
+            traces,
+            cfg.hw,
+            cfg.engine,
+            cfg.drift,
+            name="layout",
+            desc="lds_bandwidth.drift",
+            fp=fingerprint(cfg),
+        )
 
     return ExperimentResult(
         kind="lds_bandwidth",
         name=cfg.name,
-        tables={
-            "results": table,
-            "sweep": sweep,
-            "fit": pd.DataFrame([{"layout": k, **f.to_dict()} for k, f in fits.items()]),
-        },
+        tables=tables,
         summary={"fits": fits, "peaks": peaks, "config": cfg},
         display=display(table),
     )
@@ -391,6 +427,7 @@ __all__ = [
     "Case",
     "LdsBandwidthConfig",
     "check_cases",
+    "drift_traces",
     "measure",
     "measure_point",
     "parse_config",

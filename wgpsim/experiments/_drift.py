@@ -1,0 +1,119 @@
+"""The optional ``drift:`` section shared by experiment kinds: partition conflicts under jitter.
+
+``drift: {jitter_cycles: [0, 2, 8, 32], seeds: 20}`` runs each candidate's trace under the
+drift model ``uniform`` at every jitter with ``seeds`` seeds (the config's ``seed`` and the
+next ones) and reports the partition-conflict rate and the cycles as a mean with a confidence
+interval (:mod:`wgpsim.analysis.drift`). ``lds_bandwidth`` adds ``burst`` (loads per warp of
+the traces, default its ``report_burst``).
+
+>>> from pathlib import Path
+>>> source = ConfigSource("x.yaml", Path("."))
+>>> parse_drift({"jitter_cycles": [8, 0], "seeds": 3}, source, seed=5)
+DriftSection(jitter_cycles=(0, 8), seeds=(5, 6, 7), confidence=0.95, burst=None)
+>>> parse_drift({"seeds": 20, "jiter_cycles": [2]}, source, seed=0)
+Traceback (most recent call last):
+...
+wgpsim.errors.ConfigError: x.yaml: field 'drift.jiter_cycles': unknown field; did you mean 'jitter_cycles'?
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import pandas as pd
+
+from wgpsim.analysis.drift import DEFAULT_CONFIDENCE, drift_point, summarize_runs
+from wgpsim.experiments.config import ConfigSource, Field, check_fields
+from wgpsim.experiments.executor import Execution
+from wgpsim.hw import HardwareConfig
+from wgpsim.trace.trace import Trace
+
+DRIFT_FIELDS = (
+    Field("jitter_cycles", list, default=[0, 2, 8, 32], items=int, doc="jitters to sweep"),
+    Field("seeds", int, default=20, doc="runs per jitter (>= 2)"),
+    Field("confidence", float, default=DEFAULT_CONFIDENCE, doc="of the interval of the mean"),
+)
+BURST_FIELD = Field("burst", int, default=None, doc="loads per warp (default report_burst)")
+
+
+@dataclass(frozen=True)
+class DriftSection:
+    """A validated ``drift:`` section: sorted jitters, the seeds themselves, the confidence."""
+
+    jitter_cycles: tuple[int, ...]
+    seeds: tuple[int, ...]
+    confidence: float = DEFAULT_CONFIDENCE
+    burst: int | None = None
+
+
+def parse_drift(
+    value: Any, source: ConfigSource, *, seed: int, burst: bool = False
+) -> DriftSection | None:
+    """The ``drift`` section (None when absent); ``burst`` allows the ``burst`` field."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise source.error(
+            "drift", f"expected a mapping like {{jitter_cycles: [0, 8]}}, got {value!r}"
+        )
+    fields = (*DRIFT_FIELDS, BURST_FIELD) if burst else DRIFT_FIELDS
+    d = check_fields(value, fields, source, prefix="drift.")
+    jitters = tuple(sorted(set(d["jitter_cycles"])))
+    if not jitters or jitters[0] < 0:
+        raise source.error(
+            "drift.jitter_cycles", f"{d['jitter_cycles']}: give one or more jitters >= 0 (cycles)"
+        )
+    if d["seeds"] < 2:
+        raise source.error("drift.seeds", f"{d['seeds']} must be >= 2 (a confidence interval)")
+    if not 0 < d["confidence"] < 1:
+        raise source.error("drift.confidence", f"{d['confidence']} must lie between 0 and 1")
+    if d.get("burst") is not None and d["burst"] < 1:
+        raise source.error("drift.burst", f"{d['burst']} must be >= 1")
+    seeds = tuple(range(seed, seed + d["seeds"]))
+    return DriftSection(jitters, seeds, float(d["confidence"]), d.get("burst"))
+
+
+def drift_points(names: list[str], section: DriftSection) -> list[tuple[str, int, int]]:
+    """Every ``(name, jitter, seed)``."""
+    return [(n, j, s) for n in names for j in section.jitter_cycles for s in section.seeds]
+
+
+def drift_tables(
+    rows: list[dict[str, Any]], section: DriftSection, name: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(summary, runs)`` from :func:`~wgpsim.analysis.drift.drift_point` rows, with the
+    ``name`` column renamed to ``name`` (``layout``, ``candidate``)."""
+    runs = pd.DataFrame(rows)
+    summary = summarize_runs(runs, section.confidence)
+    return summary.rename(columns={"name": name}), runs.rename(columns={"name": name})
+
+
+def run_drift(
+    execution: Execution,
+    traces: Mapping[str, Trace],
+    hw: HardwareConfig,
+    engine: str,
+    section: DriftSection,
+    *,
+    name: str,
+    desc: str,
+    fp: str,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every (trace, jitter, seed) through ``execution`` (sweep ``desc``, fingerprint ``fp``);
+    :func:`drift_tables` of the rows."""
+    fn = partial(drift_point, dict(traces), hw, engine)
+    rows = execution.map(fn, drift_points(list(traces), section), desc=desc, fp=fp)
+    return drift_tables(rows, section, name)
+
+
+__all__ = [
+    "DRIFT_FIELDS",
+    "DriftSection",
+    "drift_points",
+    "drift_tables",
+    "parse_drift",
+    "run_drift",
+]
