@@ -131,7 +131,7 @@ def _fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_widt
             continue
         w = bpl[op]
         for g in range(count[op]):
-            active, mask, parts, nrows = 0, 0, 0, 0
+            active, mask, parts, nrows, b = 0, 0, 0, 0, 0
             for j in range(width[op]):
                 lane = lanes[op, g, j]
                 a = np.int64(addr[r, lane])
@@ -145,14 +145,15 @@ def _fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_widt
                 d, last = _div(a, bank_width), _div(a + w - 1, bank_width)
                 while d <= last:  # the lane's dwords, one bank row at a time
                     bank_row = _div(d, nbanks)
-                    bank = d - bank_row * nbanks[0]
+                    bank = d - (bank_row << nbanks[1] if nbanks[1] >= 0 else bank_row * nbanks[0])
                     n = min(last - d + 1, nbanks[0] - bank)
-                    b = 0
-                    while b < nrows and bank_rows[b] != bank_row:
-                        b += 1
-                    if b == nrows:
-                        bank_rows[b], bank_masks[b] = bank_row, 0
-                        nrows += 1
+                    if b >= nrows or bank_rows[b] != bank_row:  # not the last lane's bank row
+                        b = 0
+                        while b < nrows and bank_rows[b] != bank_row:
+                            b += 1
+                        if b == nrows:
+                            bank_rows[b], bank_masks[b] = bank_row, 0
+                            nrows += 1
                     bank_masks[b] |= _bits(n) << bank
                     d += n
             if active == 0:
