@@ -35,8 +35,10 @@ instructions with 4 warps):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,16 +48,24 @@ from wgpsim.analysis.candidates import (
     OPERANDS,
     Gemm,
 )
-from wgpsim.analysis.gemm import CandidateAnalysis, CandidateSpec, OperandAnalysis, analyse
-from wgpsim.analysis.ranking import rank
-from wgpsim.engine import Result
+from wgpsim.analysis.drift import drift_point
+from wgpsim.analysis.gemm import CandidateAnalysis, CandidateSpec, analyse
+from wgpsim.engine import ENGINES
 from wgpsim.errors import AllocationError, LayoutError, TraceError
 from wgpsim.experiments import ExperimentResult, register_kind
+from wgpsim.experiments._drift import DriftSection, drift_tables, parse_drift
+from wgpsim.experiments._gemm_tables import (
+    candidate_rows,
+    display,
+    tables,
+    tables_from_rows,
+)
 from wgpsim.experiments.config import ConfigSource, Field, check_fields, load_hardware_for
+from wgpsim.experiments.executor import Execution, fingerprint
 from wgpsim.hw import HardwareConfig
 from wgpsim.layout.distributed import AMDWMMALayout
 from wgpsim.layout.dtypes import DTYPE_BITS
-from wgpsim.layout.notation import parse_any, to_text
+from wgpsim.layout.notation import parse_any
 
 FIELDS = (
     Field("kind", str),
@@ -71,8 +81,9 @@ FIELDS = (
     Field("b_k_contiguous", bool, default=False, doc="B stored K-fastest (order [0, 1])"),
     Field("cacheline_bytes", int, doc="global-memory cacheline (seed: 128 bytes)"),
     Field("candidates", dict, doc="name -> {cta_layout, a, b}"),
-    Field("engine", str, default="des"),
+    Field("engine", str, default="des", choices=ENGINES),
     Field("seed", int, default=0),
+    Field("drift", dict, default=None, doc="{jitter_cycles, seeds}: conflicts under drift"),
 )
 CANDIDATE_FIELDS = (
     Field("cta_layout", dict, doc="{warps_per_cta: [wm, wn]} or {register: [...], warp: [...]}"),
@@ -92,6 +103,20 @@ class GemmCandidatesConfig:
     candidates: tuple[CandidateSpec, ...]
     engine: str
     seed: int
+    drift: DriftSection | None = None
+
+    def analyse(self, name: str) -> CandidateAnalysis:
+        """Candidate ``name``, analysed (LayoutError / AllocationError / TraceError if it
+        cannot work)."""
+        spec = next(s for s in self.candidates if s.name == name)
+        return analyse(
+            self.gemm,
+            self.hw,
+            spec,
+            cacheline_bytes=self.cacheline_bytes,
+            engine=self.engine,
+            seed=self.seed,
+        )
 
 
 # ------------------------------------------------------------------------------ config
@@ -119,8 +144,16 @@ def parse_config(
     if not cfg["candidates"]:
         raise source.error("candidates", "no candidates; name at least one")
     specs = tuple(_candidate(str(name), spec, source) for name, spec in cfg["candidates"].items())
+    drift = parse_drift(cfg["drift"], source, seed=cfg["seed"])
     return GemmCandidatesConfig(
-        Path(source.name).stem, hw, gemm, cfg["cacheline_bytes"], specs, cfg["engine"], cfg["seed"]
+        Path(source.name).stem,
+        hw,
+        gemm,
+        cfg["cacheline_bytes"],
+        specs,
+        cfg["engine"],
+        cfg["seed"],
+        drift,
     )
 
 
@@ -195,175 +228,63 @@ def _inner(value: Any, where: str, source: ConfigSource) -> Any:
     return _shared_spec(value, f"{where}.partition_layout", source, inner=True)
 
 
-# ------------------------------------------------------------------------------ tables
-def _bases_text(bases: tuple[tuple[int, ...], ...]) -> str:
-    return str([list(b) for b in bases])
+def candidate_point(cfg: GemmCandidatesConfig, source: ConfigSource, name: str) -> dict[str, Any]:
+    """One sweep point, a candidate's name: its :func:`candidate_rows` and, with a drift
+    section, its runs under every jitter and seed (``drift_runs``), as JSON values (what a
+    checkpoint gives back, so resumed and fresh runs build the same tables)."""
+    try:
+        c = cfg.analyse(name)
+    except (LayoutError, AllocationError, TraceError) as err:
+        raise source.error(f"candidates.{name}", str(err)) from None
+    rows: dict[str, Any] = candidate_rows(c)
+    if cfg.drift is not None:
+        traces = {name: c.trace}
+        rows["drift_runs"] = [
+            drift_point(traces, cfg.hw, cfg.engine, (name, j, s))
+            for j in cfg.drift.jitter_cycles
+            for s in cfg.drift.seeds
+        ]
+    return json.loads(json.dumps(rows))
 
 
-def _cycles(result: Result) -> dict[str, Any]:
-    cycles = int(result.measurement())
-    return {
-        "cycles": cycles,
-        "bytes": int(result.bytes),
-        "bytes_per_cycle": float(result.bytes) / cycles,
-        "partition_conflict_cycles": int(sum(result.partition_stall_cycles.values())),
-        "bank_conflict_cycles": int(result.bank_conflict_cycles),
-    }
+class Analyses(Mapping[str, CandidateAnalysis]):
+    """Candidate name -> :class:`CandidateAnalysis`, analysed on first access and kept (the
+    sweep's points return table rows; figures need the analysis objects)."""
+
+    def __init__(self, cfg: GemmCandidatesConfig):
+        self._cfg = cfg
+        self._done: dict[str, CandidateAnalysis] = {}
+
+    def __getitem__(self, name: str) -> CandidateAnalysis:
+        if name not in self._done:
+            if all(s.name != name for s in self._cfg.candidates):
+                raise KeyError(name)
+            self._done[name] = self._cfg.analyse(name)
+        return self._done[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return (s.name for s in self._cfg.candidates)
+
+    def __len__(self) -> int:
+        return len(self._cfg.candidates)
 
 
-def operand_row(c: CandidateAnalysis, o: OperandAnalysis) -> dict[str, Any]:
-    """One operand of one candidate (the ``operands`` table; ``a_``/``b_`` in the main one)."""
-    p = o.pieces
-    return {
-        "shared": to_text(o.shared),
-        "partitioned_auto": o.auto is not None,
-        "co_located": bool(o.co_located),
-        "co_located_instructions": len(o.co_located),
-        "same_partition": bool(o.same_partition),
-        "same_partition_instructions": len(o.same_partition),
-        "lockstep_conflict_loads": len(o.lockstep_overlaps),
-        "pieces": p.num_pieces,
-        "num_partitions": p.num_partitions,
-        "num_groups": p.num_groups,
-        "partition_dim": p.partition_dim,
-        "piece_shape": list(p.piece_shape),
-        "tdm_instructions": p.tdm_instructions,
-        "tdm_instructions_triton": p.tdm_instructions_triton,
-        "piece_row_bytes": p.row_bytes,
-        "cacheline_use": p.cacheline_use,
-        "offsets": list(o.bases),
-        "load": o.lowering.instruction,
-        "loads_per_warp": o.lowering.num_instructions,
-        "load_eligibility": o.lowering.eligibility,
-        **_cycles(o.result),
-    }
-
-
-def tables(analyses: list[CandidateAnalysis]) -> dict[str, pd.DataFrame]:
-    """``results`` (one row per candidate, ranked), ``operands``, ``instructions`` (who reads
-    which band, piece and partitions in each WMMA instruction), ``loads`` (every local_load
-    instruction of one K step: warp, pair, LDS partitions, lowest address) and ``allocation``."""
-    main, ops, instr, alloc, loads = [], [], [], [], []
-    for c in analyses:
-        row: dict[str, Any] = {
-            "candidate": c.spec.name,
-            "cta_register": _bases_text(c.wmma.reg_bases),
-            "cta_warp": _bases_text(c.wmma.warp_bases),
-            **_cycles(c.result),
-            "tdm_instructions": sum(o.pieces.tdm_instructions for o in c.operands),
-            "lds_bytes": int(c.allocation.size),
-        }
-        for o in c.operands:
-            fields = operand_row(c, o)
-            row.update({f"{OPERANDS[o.op]}_{k}": v for k, v in fields.items()})
-            ops.append({"candidate": c.spec.name, "operand": OPERANDS[o.op], **fields})
-            band = c.tiles[..., o.op]
-            for r in range(band.shape[0]):
-                for w in range(band.shape[1]):
-                    b = int(band[r, w])
-                    instr.append(
-                        {
-                            "candidate": c.spec.name,
-                            "operand": OPERANDS[o.op],
-                            "instruction": r,
-                            "warp": w,
-                            "pair": c.pairs[w],
-                            "tile_row": int(c.tiles[r, w, 0]),
-                            "tile_col": int(c.tiles[r, w, 1]),
-                            "band": b,
-                            "pieces": list(o.band_pieces[b]),
-                            "partitions": list(o.band_partitions[b]),
-                        }
-                    )
-            loads.extend(_loads(c, o))
-        main.append(row)
-        frame = c.allocation.to_frame()
-        frame.insert(0, "candidate", c.spec.name)
-        frame["partitions"] = frame["partitions"].map(list)
-        alloc.append(frame)
-    places = {n: (p, why) for n, p, why in rank(main)}
-    for row in main:
-        row["rank"], row["rank_reason"] = places[row["candidate"]]
-    table = _frame(main, ("a_partition_dim", "b_partition_dim"))
-    table = table.sort_values("rank", kind="stable").reset_index(drop=True)
-    first = ["candidate", "rank"]
-    table = table[first + [c for c in table.columns if c not in first]]
-    return {
-        "results": table,
-        "operands": _frame(ops, ("partition_dim",)),
-        "instructions": pd.DataFrame(instr),
-        "loads": pd.DataFrame(loads),
-        "allocation": pd.concat(alloc, ignore_index=True),
-    }
-
-
-def _loads(c: CandidateAnalysis, o: OperandAnalysis) -> list[dict[str, Any]]:
-    low, size = o.lowering, c.allocation.partition_size
-    rows = []
-    for w in range(low.num_warps):
-        for k in range(low.num_instructions):
-            lanes = low.addresses[w, k]
-            lanes = lanes[lanes >= 0]
-            rows.append(
-                {
-                    "candidate": c.spec.name,
-                    "operand": OPERANDS[o.op],
-                    "warp": w,
-                    "pair": c.pairs[w],
-                    "load": k,
-                    "instruction": low.instruction,
-                    "partitions": sorted({int(p) for p in lanes // size}),
-                    "min_address": int(lanes.min()),
-                    "lockstep_conflict": k in o.lockstep_overlaps,
-                }
-            )
-    return rows
-
-
-def _frame(rows: list[dict[str, Any]], nullable: tuple[str, ...]) -> pd.DataFrame:
-    """A DataFrame whose ``nullable`` columns keep ints and None (not floats and NaN)."""
-    frame = pd.DataFrame(rows)
-    for col in nullable:
-        frame[col] = pd.Series([r[col] for r in rows], dtype=object)
-    return frame
-
-
-def display(table: pd.DataFrame) -> pd.DataFrame:
-    """The main table for people: per operand, whether the SIMD pairs read the same bytes, the
-    same physical partition, or neither (``apart``), and its pieces (count [shape] groups)."""
-
-    def pairs(row: pd.Series, op: str) -> str:
-        if row[f"{op}_co_located"]:
-            return "same bytes"
-        return "same partition" if row[f"{op}_same_partition"] else "apart"
-
-    def pieces(row: pd.Series, op: str) -> str:
-        shape = "x".join(str(s) for s in row[f"{op}_piece_shape"])
-        return f"{row[f'{op}_pieces']} [{shape}] g{row[f'{op}_num_groups']}"
-
-    def loads(row: pd.Series) -> str:
-        return "+".join(
-            f"{row[f'{op}_loads_per_warp']} {row[f'{op}_load'].removeprefix('ds_load_')}"
-            for op in OPERANDS
-        )
-
-    rows = [r for _, r in table.iterrows()]
-    out = {
-        "candidate": table["candidate"],
-        "#": table["rank"],
-        "cycles": table["cycles"],
-        "part. stalls": table["partition_conflict_cycles"],
-        "bank confl.": table["bank_conflict_cycles"],
-        "TDM": table["tdm_instructions"],
-        "LDS KiB": table["lds_bytes"].map(lambda b: f"{b / 1024:.1f}"),
-        "A pairs": [pairs(r, "a") for r in rows],
-        "A pieces": [pieces(r, "a") for r in rows],
-        "B pairs": [pairs(r, "b") for r in rows],
-        "B pieces": [pieces(r, "b") for r in rows],
-        "loads/warp": [loads(r) for r in rows],
-        "why": table["rank_reason"],
-    }
-    return pd.DataFrame(out)
+def add_drift(
+    out: dict[str, pd.DataFrame], runs: list[dict[str, Any]], section: DriftSection
+) -> None:
+    """Tables ``drift`` and ``drift_runs`` from the candidates' runs, and per jitter J the
+    columns ``conflict_rate_jitterJ`` (mean), ``..._ci_low`` and ``..._ci_high`` in ``results``."""
+    summary, per_run = drift_tables(runs, section, "candidate")
+    out["drift"], out["drift_runs"] = summary, per_run
+    table = out["results"]
+    for jitter, rows in summary.groupby("jitter_cycles", sort=True):
+        by_name = rows.set_index("candidate")
+        for col, name in (
+            ("conflict_rate", ""),
+            ("conflict_rate_ci_low", "_ci_low"),
+            ("conflict_rate_ci_high", "_ci_high"),
+        ):
+            table[f"conflict_rate_jitter{jitter}{name}"] = table["candidate"].map(by_name[col])
 
 
 @register_kind("gemm_candidates")
@@ -373,38 +294,39 @@ def run(
     *,
     hw_path: str | Path | None = None,
     progress: Callable[..., Iterable] | None = None,
+    execution: Execution | None = None,
 ) -> ExperimentResult:
-    """Validate, analyse every candidate, tabulate and rank."""
+    """Validate, analyse every candidate, tabulate and rank.
+
+    One point per candidate (:func:`candidate_point`) runs through ``execution`` (default:
+    every core, in-process when the list is small; :mod:`wgpsim.experiments.executor`), so a
+    long list runs in parallel and resumes from a checkpoint.
+    """
     cfg = parse_config(raw, source, hw_path=hw_path)
-    wrap = progress or (lambda items, **_: items)
-    analyses = []
-    for spec in wrap(cfg.candidates, total=len(cfg.candidates), desc="gemm_candidates"):
-        try:
-            analyses.append(
-                analyse(
-                    cfg.gemm,
-                    cfg.hw,
-                    spec,
-                    cacheline_bytes=cfg.cacheline_bytes,
-                    engine=cfg.engine,
-                    seed=cfg.seed,
-                )
-            )
-        except (LayoutError, AllocationError, TraceError) as err:
-            raise source.error(f"candidates.{spec.name}", str(err)) from None
-    out = tables(analyses)
+    execution = execution or Execution(progress=progress)
+    names = [spec.name for spec in cfg.candidates]
+    fn = partial(candidate_point, cfg, source)
+    parts = execution.map(fn, names, desc="gemm_candidates", fp=fingerprint(cfg))
+    out = tables_from_rows(parts)
+    if cfg.drift is not None:
+        add_drift(out, [r for part in parts for r in part["drift_runs"]], cfg.drift)
     return ExperimentResult(
         kind="gemm_candidates",
         name=cfg.name,
         tables=out,
-        summary={"config": cfg, "candidates": {a.spec.name: a for a in analyses}},
+        summary={"config": cfg, "candidates": Analyses(cfg)},
         display=display(out["results"]),
     )
 
 
 __all__ = [
+    "Analyses",
     "GemmCandidatesConfig",
+    "add_drift",
+    "candidate_point",
+    "candidate_rows",
     "parse_config",
     "run",
     "tables",
+    "tables_from_rows",
 ]

@@ -1,0 +1,210 @@
+"""The tables of a ``gemm_candidates`` run, built from plain rows (JSON values).
+
+Each candidate's :class:`~wgpsim.analysis.gemm.CandidateAnalysis` becomes rows of every table
+(:func:`candidate_rows`, what one sweep point returns); :func:`tables_from_rows` joins the
+candidates' rows, ranks them and builds the DataFrames; :func:`display` formats the main table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from wgpsim.analysis.candidates import OPERANDS
+from wgpsim.analysis.gemm import CandidateAnalysis, OperandAnalysis
+from wgpsim.analysis.ranking import rank
+from wgpsim.engine import Result
+from wgpsim.layout.notation import to_text
+
+
+def _bases_text(bases: tuple[tuple[int, ...], ...]) -> str:
+    return str([list(b) for b in bases])
+
+
+def _cycles(result: Result) -> dict[str, Any]:
+    cycles = int(result.measurement())
+    return {
+        "cycles": cycles,
+        "bytes": int(result.bytes),
+        "bytes_per_cycle": float(result.bytes) / cycles,
+        "partition_conflict_cycles": int(sum(result.partition_stall_cycles.values())),
+        "bank_conflict_cycles": int(result.bank_conflict_cycles),
+    }
+
+
+def operand_row(c: CandidateAnalysis, o: OperandAnalysis) -> dict[str, Any]:
+    """One operand of one candidate (the ``operands`` table; ``a_``/``b_`` in the main one)."""
+    p = o.pieces
+    return {
+        "shared": to_text(o.shared),
+        "partitioned_auto": o.auto is not None,
+        "co_located": bool(o.co_located),
+        "co_located_instructions": len(o.co_located),
+        "same_partition": bool(o.same_partition),
+        "same_partition_instructions": len(o.same_partition),
+        "lockstep_conflict_loads": len(o.lockstep_overlaps),
+        "pieces": p.num_pieces,
+        "num_partitions": p.num_partitions,
+        "num_groups": p.num_groups,
+        "partition_dim": p.partition_dim,
+        "piece_shape": list(p.piece_shape),
+        "tdm_instructions": p.tdm_instructions,
+        "tdm_instructions_triton": p.tdm_instructions_triton,
+        "piece_row_bytes": p.row_bytes,
+        "cacheline_use": p.cacheline_use,
+        "offsets": list(o.bases),
+        "load": o.lowering.instruction,
+        "loads_per_warp": o.lowering.num_instructions,
+        "load_eligibility": o.lowering.eligibility,
+        **_cycles(o.result),
+    }
+
+
+def tables(analyses: list[CandidateAnalysis]) -> dict[str, pd.DataFrame]:
+    """``results`` (one row per candidate, ranked), ``operands``, ``instructions`` (who reads
+    which band, piece and partitions in each WMMA instruction), ``loads`` (every local_load
+    instruction of one K step: warp, pair, LDS partitions, lowest address) and ``allocation``."""
+    return tables_from_rows([candidate_rows(c) for c in analyses])
+
+
+def candidate_rows(c: CandidateAnalysis) -> dict[str, list[dict[str, Any]]]:
+    """One candidate's rows of every table (``results`` before ranking: one row)."""
+    ops, instr, loads = [], [], []
+    row: dict[str, Any] = {
+        "candidate": c.spec.name,
+        "cta_register": _bases_text(c.wmma.reg_bases),
+        "cta_warp": _bases_text(c.wmma.warp_bases),
+        **_cycles(c.result),
+        "tdm_instructions": sum(o.pieces.tdm_instructions for o in c.operands),
+        "lds_bytes": int(c.allocation.size),
+    }
+    for o in c.operands:
+        fields = operand_row(c, o)
+        row.update({f"{OPERANDS[o.op]}_{k}": v for k, v in fields.items()})
+        ops.append({"candidate": c.spec.name, "operand": OPERANDS[o.op], **fields})
+        band = c.tiles[..., o.op]
+        for r in range(band.shape[0]):
+            for w in range(band.shape[1]):
+                b = int(band[r, w])
+                instr.append(
+                    {
+                        "candidate": c.spec.name,
+                        "operand": OPERANDS[o.op],
+                        "instruction": r,
+                        "warp": w,
+                        "pair": c.pairs[w],
+                        "tile_row": int(c.tiles[r, w, 0]),
+                        "tile_col": int(c.tiles[r, w, 1]),
+                        "band": b,
+                        "pieces": list(o.band_pieces[b]),
+                        "partitions": list(o.band_partitions[b]),
+                    }
+                )
+        loads.extend(_loads(c, o))
+    frame = c.allocation.to_frame()
+    frame.insert(0, "candidate", c.spec.name)
+    frame["partitions"] = frame["partitions"].map(list)
+    return {
+        "results": [row],
+        "operands": ops,
+        "instructions": instr,
+        "loads": loads,
+        "allocation": frame.to_dict(orient="records"),
+    }
+
+
+def tables_from_rows(parts: list[Mapping[str, list[dict[str, Any]]]]) -> dict[str, pd.DataFrame]:
+    """The tables of :func:`tables` from each candidate's :func:`candidate_rows`, in order."""
+    main = [dict(row) for part in parts for row in part["results"]]
+    ops, instr, loads, alloc = (
+        [row for part in parts for row in part[name]]
+        for name in ("operands", "instructions", "loads", "allocation")
+    )
+    places = {n: (p, why) for n, p, why in rank(main)}
+    for row in main:
+        row["rank"], row["rank_reason"] = places[row["candidate"]]
+    table = _frame(main, ("a_partition_dim", "b_partition_dim"))
+    table = table.sort_values("rank", kind="stable").reset_index(drop=True)
+    first = ["candidate", "rank"]
+    table = table[first + [c for c in table.columns if c not in first]]
+    return {
+        "results": table,
+        "operands": _frame(ops, ("partition_dim",)),
+        "instructions": pd.DataFrame(instr),
+        "loads": pd.DataFrame(loads),
+        "allocation": pd.DataFrame(alloc),
+    }
+
+
+def _loads(c: CandidateAnalysis, o: OperandAnalysis) -> list[dict[str, Any]]:
+    low, size = o.lowering, c.allocation.partition_size
+    rows = []
+    for w in range(low.num_warps):
+        for k in range(low.num_instructions):
+            lanes = low.addresses[w, k]
+            lanes = lanes[lanes >= 0]
+            rows.append(
+                {
+                    "candidate": c.spec.name,
+                    "operand": OPERANDS[o.op],
+                    "warp": w,
+                    "pair": c.pairs[w],
+                    "load": k,
+                    "instruction": low.instruction,
+                    "partitions": sorted({int(p) for p in lanes // size}),
+                    "min_address": int(lanes.min()),
+                    "lockstep_conflict": k in o.lockstep_overlaps,
+                }
+            )
+    return rows
+
+
+def _frame(rows: list[dict[str, Any]], nullable: tuple[str, ...]) -> pd.DataFrame:
+    """A DataFrame whose ``nullable`` columns keep ints and None (not floats and NaN)."""
+    frame = pd.DataFrame(rows)
+    for col in nullable:
+        frame[col] = pd.Series([r[col] for r in rows], dtype=object)
+    return frame
+
+
+def display(table: pd.DataFrame) -> pd.DataFrame:
+    """The main table for people: per operand, whether the SIMD pairs read the same bytes, the
+    same physical partition, or neither (``apart``), and its pieces (count [shape] groups)."""
+
+    def pairs(row: pd.Series, op: str) -> str:
+        if row[f"{op}_co_located"]:
+            return "same bytes"
+        return "same partition" if row[f"{op}_same_partition"] else "apart"
+
+    def pieces(row: pd.Series, op: str) -> str:
+        shape = "x".join(str(s) for s in row[f"{op}_piece_shape"])
+        return f"{row[f'{op}_pieces']} [{shape}] g{row[f'{op}_num_groups']}"
+
+    def loads(row: pd.Series) -> str:
+        return "+".join(
+            f"{row[f'{op}_loads_per_warp']} {row[f'{op}_load'].removeprefix('ds_load_')}"
+            for op in OPERANDS
+        )
+
+    rows = [r for _, r in table.iterrows()]
+    out = {
+        "candidate": table["candidate"],
+        "#": table["rank"],
+        "cycles": table["cycles"],
+        "part. stalls": table["partition_conflict_cycles"],
+        "bank confl.": table["bank_conflict_cycles"],
+        "TDM": table["tdm_instructions"],
+        "LDS KiB": table["lds_bytes"].map(lambda b: f"{b / 1024:.1f}"),
+        "A pairs": [pairs(r, "a") for r in rows],
+        "A pieces": [pieces(r, "a") for r in rows],
+        "B pairs": [pairs(r, "b") for r in rows],
+        "B pieces": [pieces(r, "b") for r in rows],
+        "loads/warp": [loads(r) for r in rows],
+        "why": table["rank_reason"],
+    }
+    return pd.DataFrame(out)
+
+
+__all__ = ["candidate_rows", "display", "operand_row", "tables", "tables_from_rows"]
