@@ -19,13 +19,14 @@ from numba.extending import intrinsic
 
 from wgpsim.engine._fast_rules import grant
 
-# the warp events' heap holds (time, creation order, kind, warp); the completions' heap
-# (cycle, creation order, warp, unused)
+# the warp events' heap holds (time, creation order, kind, warp); load completions wait in a
+# timing wheel: ``wheel[c % len(wheel)]`` lists, in creation order, the warps of the loads
+# completing in cycle c (``wheel_len`` of them), for the cycles after ``s[RETIRED]``
 WAKE, BARRIER_DONE, RELEASE = np.int64(0), np.int64(1), np.int64(2)
 NONE = np.int64(-1)
 NEVER = np.iinfo(np.int64).max
 # rows of the state arrays (one int64 array each, so the compiled helpers pass few arguments)
-SEQ, CSEQ, WAITING, FAVOR, ARRIVED, CLOCKS, LOGGED, EVENTS, COMPLETIONS = range(9)  # ``s``
+SEQ, RETIRED, WAITING, FAVOR, ARRIVED, CLOCKS, LOGGED, EVENTS, COMPLETIONS = range(9)  # ``s``
 NOW, LAST_EVENT, LAST_TICK, RESUME = range(9, 13)  # ``s``: the loop's clock, for a resumed call
 PC, OUTSTANDING, REQUEST, WAIT_N, JITTERED, FINISHED = range(6)  # ``warp[field, w]``
 RR, NEXT_ISSUE = range(2)  # ``simd[field, simd]``: warp index tried first, next issue cycle
@@ -59,13 +60,21 @@ def warp_order(warp, nwarps, rows):
 @njit(cache=True)
 def new_state(trace, hw):
     """The loop's state before cycle 0: ``(s, warp, arrival, releasing, simd, pair, held,
-    queue, port, clocks, events, completions)`` plus the grant's scratch arrays (``heads``,
+    queue, port, clocks, events, wheel, wheel_len)`` plus the grant's scratch arrays (``heads``,
     ``ports_free``, ``order``, ``decision``); every warp is due to start at cycle 0."""
     warp_rows, warp_first, ops, args, pass_start, pass_parts, pass_cycles, jitter = trace
     simd_warps, simd_nwarps, pair_simds, pair_nsimds, nports, codes, timing = hw
     nwarps, nsimds, npairs = len(warp_first) - 1, len(simd_nwarps), len(pair_nsimds)
     s = np.zeros(13, dtype=np.int64)
-    s[LAST_TICK] = -1
+    s[LAST_TICK] = s[RETIRED] = -1
+    # a load completes 1..lds_latency + its last pass's bank cycles after the step that
+    # issues or grants it; in one cycle at most one per pair and one per SIMD (no-pass loads)
+    reach = timing[LATENCY] + 1
+    for k in range(len(pass_cycles)):
+        reach = max(reach, timing[LATENCY] + pass_cycles[k] + 1)
+    buckets = 1
+    while buckets < reach:
+        buckets *= 2
     warp = np.zeros((6, nwarps), dtype=np.int64)
     for w in range(nwarps):
         warp[PC, w] = warp_first[w]
@@ -88,7 +97,8 @@ def new_state(trace, hw):
         np.zeros((2, nports), dtype=np.int64),
         np.zeros((nclocks, 3), dtype=np.int64),
         events,
-        np.zeros((nwarps * timing[DSCNT_MAX] + 1, 4), dtype=np.int64),
+        np.zeros((buckets, npairs + nsimds), dtype=np.int64),
+        np.zeros(buckets, dtype=np.int64),
         np.zeros((3, npairs), dtype=np.int64),  # grant scratch: pair, issued, partitions
         np.zeros(nports, dtype=np.bool_),
         np.zeros(npairs, dtype=np.int64),
@@ -126,7 +136,8 @@ def run_loop(trace, hw, state, log, record):
         port,
         clocks,
         events,
-        completions,
+        wheel,
+        wheel_len,
         heads,
         ports_free,
         order,
@@ -141,12 +152,12 @@ def run_loop(trace, hw, state, log, record):
         # warps acting at `now` (simpy priority 1), the LDS step (priority 2), the warps it woke
         for phase in range(first_phase, 2):
             if phase == 1:
-                if not _busy(s, completions, pair, held):
+                if not _busy(s, pair, held):
                     break
                 if record and len(log) - s[LOGGED] < npairs:  # no room for one cycle's rows
                     s[NOW], s[RESUME] = now, 1
                     return False
-                _retire(now, s, events, completions, warp)
+                _retire(now, s, events, wheel, wheel_len, warp)
                 for p in range(npairs):  # free ports whose pass ends now
                     if held[p] and pair[BUSY_UNTIL, p] <= now:
                         held[p] = 0
@@ -155,7 +166,8 @@ def run_loop(trace, hw, state, log, record):
                         now,
                         s,
                         events,
-                        completions,
+                        wheel,
+                        wheel_len,
                         warp,
                         simd,
                         pair,
@@ -170,7 +182,8 @@ def run_loop(trace, hw, state, log, record):
                 _grant(
                     now,
                     s,
-                    completions,
+                    wheel,
+                    wheel_len,
                     pair,
                     held,
                     queue,
@@ -217,8 +230,8 @@ def run_loop(trace, hw, state, log, record):
                     )
         first_phase = 0
         step = events[0, 0] if s[EVENTS] else NEVER
-        if _busy(s, completions, pair, held):
-            step = min(step, _next_lds_cycle(now, s, completions, pair, held))
+        if _busy(s, pair, held):
+            step = min(step, _next_lds_cycle(now, s, wheel_len, pair, held))
         if step == NEVER:
             break
         now = step
@@ -261,7 +274,7 @@ def _push(events, s, time, kind, w):
 
 
 @njit(cache=True, inline="always")
-def _busy(s, completions, pair, held):
+def _busy(s, pair, held):
     """The LDS has work: a request, a load in flight, a queued or served pass (des ``busy``)."""
     if s[WAITING] > 0 or s[COMPLETIONS] > 0:
         return True
@@ -272,17 +285,22 @@ def _busy(s, completions, pair, held):
 
 
 @njit(cache=True, inline="always")
-def _next_lds_cycle(now, s, completions, pair, held):
+def _next_lds_cycle(now, s, wheel_len, pair, held):
     """The next cycle whose LDS step can change anything: now + 1 while a request waits or a
     pair can present a head; else the next completion or end of a pass in service."""
     if s[WAITING] > 0:
         return now + 1
-    step = completions[0, 0] if s[COMPLETIONS] else NEVER
+    step = NEVER
     for p in range(len(held)):
         if held[p]:
             step = min(step, pair[BUSY_UNTIL, p])
         elif pair[LEN, p]:
             return now + 1
+    if s[COMPLETIONS]:  # the first non-empty bucket after the last retired cycle
+        cycle = s[RETIRED] + 1
+        while wheel_len[cycle & (len(wheel_len) - 1)] == 0:
+            cycle += 1
+        step = min(step, cycle)
     return max(step, now + 1)
 
 
@@ -342,15 +360,21 @@ def _run_warp(
 
 
 @njit(cache=True, inline="always")
-def _retire(now, s, events, completions, warp):
-    """Loads completing by ``now`` leave their warp's count; a satisfied ``wait_ds`` resumes."""
-    while s[COMPLETIONS] and completions[0, 0] <= now:
-        w = completions[0, 2]
-        s[COMPLETIONS] = _pop(completions, s[COMPLETIONS])
-        warp[OUTSTANDING, w] -= 1
-        if warp[WAIT_N, w] >= 0 and warp[OUTSTANDING, w] <= warp[WAIT_N, w]:
-            warp[WAIT_N, w] = -1
-            _push(events, s, now, WAKE, w)
+def _retire(now, s, events, wheel, wheel_len, warp):
+    """Loads completing by ``now`` (cycle by cycle, each cycle's in creation order) leave
+    their warp's count; a satisfied ``wait_ds`` resumes."""
+    while s[COMPLETIONS] and s[RETIRED] < now:
+        s[RETIRED] += 1
+        b = s[RETIRED] & (len(wheel_len) - 1)
+        for i in range(wheel_len[b]):
+            w = wheel[b, i]
+            warp[OUTSTANDING, w] -= 1
+            if warp[WAIT_N, w] >= 0 and warp[OUTSTANDING, w] <= warp[WAIT_N, w]:
+                warp[WAIT_N, w] = -1
+                _push(events, s, now, WAKE, w)
+        s[COMPLETIONS] -= wheel_len[b]
+        wheel_len[b] = 0
+    s[RETIRED] = now
 
 
 @njit(cache=True, inline="always")
@@ -358,7 +382,8 @@ def _issue(
     now,
     s,
     events,
-    completions,
+    wheel,
+    wheel_len,
     warp,
     simd,
     pair,
@@ -397,7 +422,7 @@ def _issue(
                     queue[p, q, Q_NEXT], queue[p, q, Q_END] = start, end
                     pair[LEN, p] += 1
                 else:  # no active lane: nothing to serve, completes after the latency
-                    _complete(completions, s, w, now + timing[LATENCY])
+                    _complete(wheel, wheel_len, s, w, now + timing[LATENCY])
                 warp[OUTSTANDING, w] += 1
                 warp[REQUEST, w] = -1
                 s[WAITING] -= 1
@@ -412,7 +437,8 @@ def _issue(
 def _grant(
     now,
     s,
-    completions,
+    wheel,
+    wheel_len,
     pair,
     held,
     queue,
@@ -456,7 +482,7 @@ def _grant(
         if queue[p, h, Q_NEXT] == queue[p, h, Q_END]:
             pair[HEAD, p] = _wrap(h + 1, timing[DEPTH])
             pair[LEN, p] -= 1
-            _complete(completions, s, queue[p, h, Q_WARP], now + cycles + timing[LATENCY])
+            _complete(wheel, wheel_len, s, queue[p, h, Q_WARP], now + cycles + timing[LATENCY])
     for i in range(stalled):
         p = decision[1, i]
         pair[STALLS, p] += 1
@@ -476,10 +502,15 @@ def _grant(
 
 
 @njit(cache=True, inline="always")
-def _complete(completions, s, w, cycle):
-    """A load of warp ``w`` completes at ``cycle`` (ties retire in creation order)."""
-    s[COMPLETIONS] = _push_heap(completions, s[COMPLETIONS], cycle, s[CSEQ], w, NONE)
-    s[CSEQ] += 1
+def _complete(wheel, wheel_len, s, w, cycle):
+    """A load of warp ``w`` completes at ``cycle`` (after the step that retired ``s[RETIRED]``,
+    at most ``len(wheel) - 1`` cycles later; ties retire in creation order)."""
+    b = cycle & (len(wheel_len) - 1)
+    if wheel_len[b] == wheel.shape[1]:
+        raise RuntimeError("completion wheel bucket overflow")
+    wheel[b, wheel_len[b]] = w
+    wheel_len[b] += 1
+    s[COMPLETIONS] += 1
 
 
 @njit(cache=True, inline="always")
