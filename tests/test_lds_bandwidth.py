@@ -224,3 +224,96 @@ def test_bad_configs_are_one_line_config_errors(changes, message):
     with pytest.raises(ConfigError, match=f"^<config>: {message}") as err:
         run_experiment(_raw(**changes))
     assert "\n" not in str(err.value)
+
+
+# ------------------------------------------------------------------ drift (configs/lds_drift.yaml)
+DRIFT_CONFIG = ROOT / "configs" / "lds_drift.yaml"
+DRIFT_SMALL = ["drift.seeds=4", "drift.jitter_cycles=[0, 16]"]
+
+
+@pytest.fixture(scope="module")
+def drift_run(tmp_path_factory):
+    """configs/lds_drift.yaml through the CLI, with few seeds: the JSON rows and the out dir."""
+    import contextlib
+    import io
+    import json
+
+    from wgpsim.cli import main
+
+    out = tmp_path_factory.mktemp("drift")
+    sets = [a for s in DRIFT_SMALL for a in ("--set", s)]
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        code = main(["run", str(DRIFT_CONFIG), "--json", "--out", str(out), *sets])
+    assert code == 0
+    return json.loads(stdout.getvalue()), out
+
+
+def test_drift_table_rates_and_intervals(drift_run):
+    rows, out = drift_run
+    drift = pd.read_csv(out / "drift.csv")
+    runs = pd.read_csv(out / "drift_runs.csv")
+    sweep = pd.read_csv(out / "sweep.csv").set_index(["layout", "burst"])
+    assert [r["layout"] for r in rows] == ["plain", "partitioned"]  # the main table is unchanged
+    assert drift[["layout", "jitter_cycles"]].values.tolist() == [
+        ["plain", 0],
+        ["plain", 16],
+        ["partitioned", 0],
+        ["partitioned", 16],
+    ]
+    assert (drift["seeds"] == 4).all() and len(runs) == 2 * 2 * 4
+    assert sorted(set(runs["seed"])) == [0, 1, 2, 3]  # config seed 0 and the next three
+    d = drift.set_index(["layout", "jitter_cycles"])
+    # Jitter 0 is the lock step of the main sweep at the same burst (32): same stalls, cycles.
+    for layout in ("plain", "partitioned"):
+        at = sweep.loc[(layout, 32)]
+        passes = runs.loc[runs["layout"] == layout, "passes"].iloc[0]
+        assert d.loc[(layout, 0), "conflict_rate"] == at["partition_conflict_cycles"] / passes
+        assert d.loc[(layout, 0), "cycles"] == at["cycles"]
+        assert d.loc[(layout, 0), "conflict_rate_std"] == 0
+    # Plain: the pairs share partition 0 and conflict; drift lowers the rate, not to zero.
+    assert 0 < d.loc[("plain", 16), "conflict_rate"] < d.loc[("plain", 0), "conflict_rate"]
+    # Partitioned: each pair has its own partition, so no timing can make them conflict.
+    assert (d.loc["partitioned", "conflict_rate_ci_high"] == 0).all()
+    for col in ("conflict_rate", "cycles"):
+        assert (drift[f"{col}_ci_low"] <= drift[col]).all()
+        assert (drift[col] <= drift[f"{col}_ci_high"]).all()
+    means = runs.groupby(["layout", "jitter_cycles"], sort=False)["conflict_rate"].mean()
+    assert np.allclose(means.to_numpy(), drift["conflict_rate"].to_numpy())
+    assert (out / "conflict_rate_vs_jitter.png").stat().st_size > 0
+
+
+def test_main_config_has_no_drift_section(result):
+    assert "drift" not in result.tables and "drift" not in yaml.safe_load(CONFIG.read_text())
+
+
+def test_drift_points_resume_from_the_checkpoint(tmp_path):
+    overrides = ["burst_lengths=[4, 8]", "report_burst=8", *DRIFT_SMALL]
+    path = tmp_path / "checkpoint.jsonl"
+    first = run_experiment(DRIFT_CONFIG, overrides=overrides, checkpoint=path, workers=1)
+    lines = path.read_text().splitlines()
+    assert sum('"lds_bandwidth.drift"' in line for line in lines) == 2 * 2 * 4
+    again = run_experiment(
+        DRIFT_CONFIG, overrides=overrides, checkpoint=path, resume=True, workers=1
+    )
+    assert path.read_text().splitlines() == lines  # nothing ran again
+    for name in ("drift", "drift_runs"):
+        pd.testing.assert_frame_equal(first.tables[name], again.tables[name])
+
+
+@pytest.mark.parametrize(
+    "drift, message",
+    [
+        ({"jiter_cycles": [1]}, "field 'drift.jiter_cycles': .*did you mean 'jitter_cycles'"),
+        ({"seeds": 1}, "field 'drift.seeds': 1 must be >= 2"),
+        ({"jitter_cycles": [-2, 4]}, "field 'drift.jitter_cycles': .*>= 0"),
+        ({"jitter_cycles": 4}, "field 'drift.jitter_cycles': expected a list"),
+        ({"burst": 4096}, "field 'drift.burst': 4096: "),
+        ({"confidence": 95}, "field 'drift.confidence': 95 must lie between 0 and 1"),
+        ([0, 2], "field 'drift': expected a mapping"),
+    ],
+)
+def test_bad_drift_sections_are_one_line_config_errors(drift, message):
+    with pytest.raises(ConfigError, match=f"^<config>: {message}") as err:
+        run_experiment(_raw(drift=drift, burst_lengths=[1, 2], report_burst=2))
+    assert "\n" not in str(err.value)
