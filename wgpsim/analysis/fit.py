@@ -92,10 +92,12 @@ def fit_steady_state(nbytes, cycles) -> SteadyStateFit:
 
 
 def _linregress(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float, float]:
-    """Slope, intercept, their standard errors and r, by ``scipy.stats.linregress``'s formulas.
+    """Slope, intercept, their standard errors and r: the statistics of ``scipy.stats.linregress``.
 
     Written with numpy so that ``wgpsim run`` does not pay scipy.stats' import (~0.9 s);
-    ``tests/test_analysis_fit.py`` checks it against ``scipy.stats.linregress``.
+    The residual sum of squares is summed directly, which keeps the standard errors accurate on
+    the near-perfect fits a deterministic model gives. ``tests/test_analysis_fit.py`` checks the
+    estimates against ``scipy.stats.linregress`` and the errors against ``numpy.linalg.lstsq``.
     """
     n = x.size
     dx, dy = x - x.mean(), y - y.mean()
@@ -103,7 +105,8 @@ def _linregress(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, floa
     slope = sxy / sxx
     intercept = float(y.mean()) - slope * float(x.mean())
     r = 1.0 if syy == 0.0 else max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
-    residual = max(0.0, (1.0 - r * r) * syy)  # sum of squared residuals
+    res = dy - slope * dx
+    residual = float(res @ res)  # directly, not (1 - r**2) * syy: near-perfect fits are the rule
     slope_stderr = math.sqrt(residual / sxx / (n - 2)) if n > 2 else 0.0
     intercept_stderr = slope_stderr * math.sqrt(sxx / n + float(x.mean()) ** 2)
     return slope, intercept, slope_stderr, intercept_stderr, r
