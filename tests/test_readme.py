@@ -45,3 +45,27 @@ def test_console_script_is_installed():
         [sys.executable, "-m", "wgpsim", "--help"], capture_output=True, text=True, check=True
     )
     assert "layout" in out.stdout and "run" in out.stdout
+
+
+def test_broken_pipe_is_quiet():
+    """`wgpsim ... --json | head -1` ends quietly with exit 0, as Unix tools do."""
+    code = (
+        "import os, sys\n"
+        "r, w = os.pipe(); os.close(r); os.dup2(w, 1)  # stdout is a pipe nobody reads\n"
+        "from wgpsim.cli import main\n"
+        "rc = main(['replay', 'examples/traces/two_pairs_conflict.jsonl', '--json'])\n"
+        "sys.stderr.write(f'rc={rc}')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.stderr == "rc=0"
+    assert proc.returncode == 0
+
+
+def test_out_that_is_a_file_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    target = tmp_path / "afile"
+    target.write_text("keep me")
+    assert main(["run", "configs/lds_bandwidth.yaml", "--out", str(target)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--out" in err[0] and "is a file" in err[0]
+    assert target.read_text() == "keep me"

@@ -39,10 +39,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.handler(args) or 0)
+        code = int(args.handler(args) or 0)
+        sys.stdout.flush()  # inside the try: a reader that left is seen here, not at exit
+        return code
     except WgpsimError as err:
         print(f"wgpsim: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `wgpsim ... --json | head`: the reader left; not an error
+        _silence_stdout()
+        return 0
     except FileNotFoundError as err:
         print(f"wgpsim: error: {err.filename}: no such file or directory", file=sys.stderr)
         return 2
@@ -53,6 +58,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("wgpsim: interrupted", file=sys.stderr)
         return 130
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so Python's exit-time flush does not fail again."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":  # pragma: no cover

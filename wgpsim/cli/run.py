@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from wgpsim.cli._common import print_json
+from wgpsim.errors import ConfigError
 from wgpsim.experiments import ExperimentResult, run_experiment
 
 CHECKPOINT = "checkpoint.jsonl"
@@ -92,6 +93,8 @@ def handle(args: argparse.Namespace) -> int:
     show_progress = not args.json and sys.stderr.isatty()
     progress = _progress_bar if show_progress else None
     out = args.out if args.out is not None else Path("results") / args.config.stem
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: is a file; give a directory for the results")
     result = run_experiment(
         args.config,
         hw_path=args.hw,
@@ -136,7 +139,8 @@ def _print_table(result: ExperimentResult, written: list[Path]) -> None:
 
     shown = result.display if result.display is not None else result.table
     prose = [c for c in shown.columns[1:] if shown[c].map(lambda v: len(str(v))).max() > _PROSE]
-    table = Table(title=f"{result.kind}: {result.name}")
+    title = result.kind if result.name == result.kind else f"{result.kind}: {result.name}"
+    table = Table(title=title)
     for i, column in enumerate(c for c in shown.columns if c not in prose):
         table.add_column(
             str(column), justify="left" if i == 0 else "right", no_wrap=True, min_width=len(column)
