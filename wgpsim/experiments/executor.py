@@ -42,6 +42,7 @@ beside it) are in the checkpoint, then the error is raised.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -100,9 +101,23 @@ def fingerprint(obj: Any) -> str:
     """A short hash of ``obj``'s pickle: what a sweep's results depend on besides the point.
 
     Checkpoint lines carry it, so a resumed run reuses only results of the same function with
-    the same bound arguments (a changed config makes them missing, not wrong).
+    the same bound arguments and the same wgpsim source (a changed config, or an engine fix,
+    makes them missing, not wrong).
     """
-    return hashlib.sha256(pickle.dumps(obj, protocol=4)).hexdigest()[:16]
+    digest = hashlib.sha256(pickle.dumps(obj, protocol=4))
+    digest.update(_source_digest())
+    return digest.hexdigest()[:16]
+
+
+@functools.cache
+def _source_digest() -> bytes:
+    """A hash of every module of the installed wgpsim package (a few ms, once per process)."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.digest()
 
 
 class Checkpoint:
