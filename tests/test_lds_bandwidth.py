@@ -155,7 +155,7 @@ def test_case_pipeline_pieces():
     plain, part = prepare(cfg, "plain", 32), prepare(cfg, "partitioned", 32)
     assert plain.allocation.offsets_of("plain") == [0]
     assert part.allocation.offsets_of("partitioned") == [0, 65536]
-    assert plain.bytes * cfg.elem_bytes == part.bytes * cfg.elem_bytes == 65536
+    assert np.prod(plain.shape) * cfg.elem_bytes == np.prod(part.shape) * cfg.elem_bytes == 65536
     assert usable_ports(plain.trace, cfg.hw) == 1
     assert usable_ports(part.trace, cfg.hw) == 2
     # Warp w's row lands in partition w % 2 when partitioned, partition 0 when plain.
@@ -317,3 +317,34 @@ def test_bad_drift_sections_are_one_line_config_errors(drift, message):
     with pytest.raises(ConfigError, match=f"^<config>: {message}") as err:
         run_experiment(_raw(drift=drift, burst_lengths=[1, 2], report_burst=2))
     assert "\n" not in str(err.value)
+
+
+def test_peak_is_the_bytes_a_pass_moves_times_the_ports():
+    # ds_load_b64 with fp16: 4 elements a lane, one pass of 32 lanes x 8 B = 256 B (a full port);
+    # ds_load_b32: 2 elements a lane, one pass of 128 B: the ceiling halves, and the model's
+    # steady rate stays under it.
+    for op, per_pass in (("ds_load_b64", 256), ("ds_load_b32", 128)):
+        raw, _ = load_config(CONFIG)
+        raw["hardware"] = str(CONFIG.parent / raw["hardware"])
+        raw["instruction"] = op
+        # fp16 elements a lane: 8 B -> 4, 4 B -> 2
+        raw["distributed"] = raw["distributed"].replace("[1, 8]", f"[1, {per_pass // 64}]")
+        raw["burst_lengths"] = [4, 8, 16, 32]
+        table = run_experiment(raw).table.set_index("layout")
+        assert table.loc["plain", "peak_bytes_per_cycle"] == per_pass
+        assert table.loc["partitioned", "peak_bytes_per_cycle"] == 2 * per_pass
+        assert (table["steady_bytes_per_cycle"] <= table["peak_bytes_per_cycle"] * 1.01).all()
+
+
+def test_peak_is_taken_at_the_reported_burst():
+    # Eight warps: at burst 32 the plain [8, 8192] fp16 tensor is 128 KiB, two partitions, and
+    # pairs can be served from different ones; at burst 1 it all sits in partition 0.
+    raw, _ = load_config(CONFIG)
+    raw["hardware"] = str(CONFIG.parent / raw["hardware"])
+    raw["warps"] = 8
+    raw["distributed"] = raw["distributed"].replace("warpsPerCTA = [4, 1]", "warpsPerCTA = [8, 1]")
+    raw["burst_lengths"] = [1, 32]
+    raw["layouts"] = {"plain": raw["layouts"]["plain"]}
+    table = run_experiment(raw).table.set_index("layout")
+    assert table.loc["plain", "peak_bytes_per_cycle"] == 512
+    assert table.loc["plain", "raw_bytes_per_cycle"] <= 512

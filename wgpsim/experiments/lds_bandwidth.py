@@ -17,8 +17,9 @@ point per (layout, jitter, seed), and adds the tables ``drift`` (partition-confl
 cycles per layout and jitter: mean and confidence interval, :mod:`wgpsim.analysis.drift`) and
 ``drift_runs`` (one row per run); ``wgpsim.plots.drift`` draws ``conflict_rate_vs_jitter``.
 
-The peak of a candidate is the port bandwidth times the number of ports its passes could be
-granted on in the same cycle at best: the largest number of SIMD pairs that each have a pass
+The peak of a candidate (at ``report_burst``) is the bytes one of its passes moves (a port's
+256 B for ``ds_load_b128``) times the number of ports its passes could be granted on in the same
+cycle at best: the largest number of SIMD pairs that each have a pass
 whose partitions are disjoint from the other pairs' passes, at most the number of ports (one
 pair alone never gets more than one port). It is a ceiling, whatever the timing: the plain layout
 puts all four rows in partition 0, so any two pairs' passes conflict: one port, 256 B/cycle. The
@@ -137,11 +138,6 @@ class Case:
     shape: tuple[int, int]
     allocation: Allocation
     trace: Trace
-
-    @property
-    def bytes(self) -> int:
-        """Bytes the warps read together: the tensor, once."""
-        return int(np.prod(self.shape))
 
 
 def parse_config(
@@ -293,6 +289,18 @@ def usable_ports(trace: Trace, hw: HardwareConfig) -> int:
     return best
 
 
+def peak_bytes_per_cycle(trace: Trace, hw: HardwareConfig) -> int:
+    """The candidate's ceiling: ``usable_ports`` x the most bytes one of its passes moves.
+
+    A ``ds_load_b128`` pass fills a 256 B port-cycle; a ``ds_load_b32`` pass moves 128 B, so its
+    ceiling is half the ports' width.
+    """
+    rows = np.flatnonzero(is_lds(trace.op))
+    passes = pass_table(trace.op[rows], trace.addr[rows], hw)
+    per_pass = min(int(passes.bytes.max()), hw.ports.bytes_per_cycle) if len(passes) else 0
+    return usable_ports(trace, hw) * per_pass
+
+
 def _disjoint_choice(groups: tuple[list[int], ...], taken: int = 0) -> bool:
     """Whether one mask can be picked from each group with no partition picked twice."""
     if not groups:
@@ -387,9 +395,9 @@ def run(
     cfg = parse_config(raw, source, hw_path=hw_path)
     first = check_cases(cfg, source)
     traces = drift_traces(cfg, cfg.drift.burst, source) if cfg.drift else {}
-    peaks = {
-        layout: usable_ports(case.trace, cfg.hw) * cfg.hw.ports.bytes_per_cycle
-        for layout, case in first.items()
+    peaks = {  # at the reported burst: a longer row may reach more partitions
+        layout: peak_bytes_per_cycle(prepare(cfg, layout, cfg.report_burst).trace, cfg.hw)
+        for layout in first
     }
     execution = execution or Execution(progress=progress)
     points = [(layout, burst) for layout in cfg.layouts for burst in cfg.burst_lengths]
@@ -434,5 +442,6 @@ __all__ = [
     "prepare",
     "run",
     "summarize",
+    "peak_bytes_per_cycle",
     "usable_ports",
 ]
