@@ -27,7 +27,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from wgpsim.engine._fast_loop import (
+from wgpsim.engine._fast_loop import run_loop
+from wgpsim.engine._fast_rules import loop_passes
+from wgpsim.engine._fast_state import (
     BUSY,
     CLOCKS,
     FINISHED,
@@ -36,10 +38,8 @@ from wgpsim.engine._fast_loop import (
     LOGGED,
     STALLS,
     new_state,
-    run_loop,
     warp_order,
 )
-from wgpsim.engine._fast_rules import loop_passes
 from wgpsim.engine.des import instruction_counts, jitter, partition_accesses
 from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, Result
 from wgpsim.errors import TraceError
