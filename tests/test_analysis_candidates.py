@@ -240,6 +240,15 @@ def test_rank_orders_by_cycles_then_tdm_then_lds():
     assert "bytes of LDS (15 vs 20)" in reasons["d"]
     assert "3 TDM instructions vs 2" in reasons["a"]
     assert reasons["c"] == "500 LDS cycles vs 300 for a"
+    assert [place for _, place, _ in ranked] == [1, 2, 3, 4]
+
+
+def test_equal_candidates_share_a_place():
+    rows = [
+        {"candidate": n, "cycles": c, "tdm_instructions": 1, "lds_bytes": 8}
+        for n, c in (("a", 300), ("b", 200), ("c", 300), ("d", 400))
+    ]
+    assert [(n, p) for n, p, _ in rank(rows)] == [("b", 1), ("a", 2), ("c", 2), ("d", 4)]
 
 
 # ------------------------------------------------------------------ one candidate end to end

@@ -31,17 +31,22 @@ def rank(
     criteria: Sequence[tuple[str, str]] = CRITERIA,
     name: str = "candidate",
 ) -> list[tuple[str, int, str]]:
-    """(name, place, reason) per candidate, best first; ties keep the input order."""
+    """(name, place, reason) per candidate, best first. Candidates equal on every criterion
+    share a place (competition ranking: 1, 2, 2, 4) and keep the input order."""
     keys = [f for f, _ in criteria]
-    order = sorted(range(len(rows)), key=lambda i: tuple(rows[i][k] for k in keys))
+    key = [tuple(row[k] for k in keys) for row in rows]
+    order = sorted(range(len(rows)), key=lambda i: key[i])
     ranked = [rows[i] for i in order]
     out = []
-    for place, row in enumerate(ranked):
-        if place == 0:
+    place = 0
+    for n, row in enumerate(ranked):
+        if n == 0 or key[order[n]] != key[order[n - 1]]:
+            place = n + 1
+        if n == 0:
             reason = _best(row, ranked[1] if len(ranked) > 1 else None, criteria, name)
         else:
-            reason = _behind(row, ranked[place - 1], criteria, name)
-        out.append((str(row[name]), place + 1, reason))
+            reason = _behind(row, ranked[n - 1], criteria, name)
+        out.append((str(row[name]), place, reason))
     return out
 
 
