@@ -300,7 +300,8 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
     env = simpy.Environment()
     lds = Lds(env, trace, hw, record_events)
     barrier = _Barrier(env, trace.num_warps, hw.timing.barrier_latency)
-    delays = jitter(len(trace), hw, seed)
+    drift = jitter(len(trace), hw, seed)
+    delays = None if drift is None else drift.tolist()
     clocks: list[tuple[int, str, int]] = []
     finished = [False] * trace.num_warps
     ops, args = trace.op.tolist(), trace.arg.tolist()
@@ -337,13 +338,13 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
     return _result(trace, hw, lds, clocks, int(env.now), seed, record_events)
 
 
-def jitter(n: int, hw: HardwareConfig, seed: int) -> list[int] | None:
+def jitter(n: int, hw: HardwareConfig, seed: int) -> np.ndarray | None:
     """Drift model ``uniform``: per trace row, 0..jitter_cycles extra cycles before issue
-    (None without drift); shared by every engine."""
+    (int64; None without drift); shared by every engine."""
     if hw.drift.model != "uniform" or hw.drift.jitter_cycles == 0:
         return None
     rng = np.random.default_rng(seed)
-    return rng.integers(0, hw.drift.jitter_cycles + 1, size=n).tolist()
+    return rng.integers(0, hw.drift.jitter_cycles + 1, size=n, dtype=np.int64)
 
 
 def instruction_counts(trace) -> dict[str, int]:

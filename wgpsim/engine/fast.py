@@ -61,7 +61,7 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
         table.start,
         table.partitions,
         table.bank_cycles,
-        np.zeros(0, dtype=np.int64) if delays is None else np.asarray(delays, dtype=np.int64),
+        np.zeros(0, dtype=np.int64) if delays is None else delays,
     )
     loop_hw = _loop_hw(hw, trace.num_warps)
     state = new_state(loop_trace, loop_hw)
