@@ -39,6 +39,7 @@ from wgpsim.trace.instructions import NUM_LDS_OPS, OP_BYTES_PER_LANE, OPS
 PAIR, ISSUED, PARTS = range(3)
 """Rows of the ``heads`` argument of ``grant``."""
 _MAX_BANKS = 64
+NEVER = np.iinfo(np.int64).max
 """Banks of one bank row fit one int64 mask."""
 
 __all__ = [
@@ -131,7 +132,7 @@ def _fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_widt
             continue
         w = bpl[op]
         for g in range(count[op]):
-            active, mask, parts, nrows, b = 0, 0, 0, 0, 0
+            active, mask, parts, low, high = 0, 0, 0, NEVER, -1
             for j in range(width[op]):
                 lane = lanes[op, g, j]
                 a = np.int64(addr[r, lane])
@@ -142,20 +143,8 @@ def _fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_widt
                 parts |= (np.int64(1) << _div(a, part_size)) | (
                     np.int64(1) << _div(a + w - 1, part_size)
                 )
-                d, last = _div(a, bank_width), _div(a + w - 1, bank_width)
-                while d <= last:  # the lane's dwords, one bank row at a time
-                    bank_row = _div(d, nbanks)
-                    bank = d - (bank_row << nbanks[1] if nbanks[1] >= 0 else bank_row * nbanks[0])
-                    n = min(last - d + 1, nbanks[0] - bank)
-                    if b >= nrows or bank_rows[b] != bank_row:  # not the last lane's bank row
-                        b = 0
-                        while b < nrows and bank_rows[b] != bank_row:
-                            b += 1
-                        if b == nrows:
-                            bank_rows[b], bank_masks[b] = bank_row, 0
-                            nrows += 1
-                    bank_masks[b] |= _bits(n) << bank
-                    d += n
+                low = min(low, _div(a, bank_width))
+                high = max(high, _div(a + w - 1, bank_width))
             if active == 0:
                 continue
             if len(row_out):
@@ -163,12 +152,45 @@ def _fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_widt
             if len(index_out):
                 index_out[k] = g
             parts_out[k] = parts
-            cycles_out[k] = _most_rows_per_bank(bank_masks, nrows)
+            # dwords closer than one bank row apart cannot share a bank: one cycle
+            cycles_out[k] = 1
+            if high - low >= nbanks[0]:
+                nrows = _bank_rows(
+                    addr, r, lanes, op, g, width[op], w, bank_width, nbanks, bank_rows, bank_masks
+                )
+                cycles_out[k] = _most_rows_per_bank(bank_masks, nrows)
             total += active * w
             k += 1
     if len(start):
         start[-1] = k
     return total
+
+
+@njit(cache=True, inline="always")
+def _bank_rows(addr, r, lanes, op, g, nlanes, w, bank_width, nbanks, rows, masks):
+    """The bank rows that pass g of row r touches (its ``nlanes`` lanes ``lanes[op, g]`` of
+    w bytes), in ``rows``, with a mask of the banks touched in each in ``masks``; returns
+    their number."""
+    nrows, b = 0, 0
+    for j in range(nlanes):
+        a = np.int64(addr[r, lanes[op, g, j]])
+        if a < 0:
+            continue
+        d, last = _div(a, bank_width), _div(a + w - 1, bank_width)
+        while d <= last:  # the lane's dwords, one bank row at a time
+            bank_row = _div(d, nbanks)
+            bank = d - (bank_row << nbanks[1] if nbanks[1] >= 0 else bank_row * nbanks[0])
+            n = min(last - d + 1, nbanks[0] - bank)
+            if b >= nrows or rows[b] != bank_row:  # not the last lane's bank row
+                b = 0
+                while b < nrows and rows[b] != bank_row:
+                    b += 1
+                if b == nrows:
+                    rows[b], masks[b] = bank_row, 0
+                    nrows += 1
+            masks[b] |= _bits(n) << bank
+            d += n
+    return nrows
 
 
 @njit(cache=True, inline="always")
