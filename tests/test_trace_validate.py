@@ -262,3 +262,16 @@ def test_jsonl_huge_warp_id_is_refused_before_expanding_barriers(tmp_path):
         TraceError, match=r"t.jsonl:4: field 'warp': 1000000000000 is too large \(at most 65535\)"
     ):
         read_jsonl(path)
+
+
+def test_a_valid_trace_is_checked_once_per_size():
+    from wgpsim.trace import TraceBuilder, validate
+
+    b = TraceBuilder(1)
+    b.load(0, "ds_load_b32", 4 * np.arange(32) + 60000)
+    trace = b.build(check=False)
+    assert validate(trace, 65536) is trace
+    # A larger LDS cannot make it invalid; a smaller one is checked again and can.
+    assert validate(trace, 327680) is trace
+    with pytest.raises(TraceError, match="outside"):
+        validate(trace, 32768)

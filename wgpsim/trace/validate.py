@@ -167,7 +167,14 @@ def validate(
 
     ``source`` (a file name) and ``lines`` (the file line of each row) make the message point
     into the file; without them it names the row index.
+
+    A trace's columns are read-only, so a trace found valid stays valid: it remembers the LDS
+    size it was checked against, and a second check against that size or a larger one (a trace
+    read from a file and then simulated) costs nothing.
     """
+    checked = trace.__dict__.get("_valid_within_lds_bytes")
+    if checked is not None and int(lds_bytes) >= checked:
+        return trace
     found = _row_problems(trace)
     lane = _lane_problem(trace, int(lds_bytes))
     if lane is not None:
@@ -178,4 +185,5 @@ def validate(
     if found:
         row, message = min(found, key=lambda f: f[0])
         raise TraceError(f"{_where(trace, row, source, lines)}: {message}")
+    object.__setattr__(trace, "_valid_within_lds_bytes", int(lds_bytes))  # frozen: see above
     return trace
