@@ -83,6 +83,14 @@ class Field:
         return self.default is _MISSING
 
 
+KIND_AND_HARDWARE = (
+    Field("kind", str),
+    Field("hardware", str, default=None, doc="hardware YAML, relative to the config file"),
+    Field("hardware_overrides", dict, default={}, doc="changes to the hardware YAML"),
+)
+"""The fields every experiment kind has: its ``kind`` and the hardware it runs on."""
+
+
 def closest(name: str, valid: Iterable[str]) -> str | None:
     """The valid name closest to a misspelt ``name`` (difflib), or None.
 

@@ -60,7 +60,13 @@ from wgpsim.experiments._gemm_tables import (
     tables,
     tables_from_rows,
 )
-from wgpsim.experiments.config import ConfigSource, Field, check_fields, load_hardware_for
+from wgpsim.experiments.config import (
+    KIND_AND_HARDWARE,
+    ConfigSource,
+    Field,
+    check_fields,
+    load_hardware_for,
+)
 from wgpsim.experiments.executor import Execution, fingerprint
 from wgpsim.hw import HardwareConfig
 from wgpsim.layout.distributed import AMDWMMALayout
@@ -68,9 +74,7 @@ from wgpsim.layout.dtypes import DTYPE_BITS
 from wgpsim.layout.notation import parse_any
 
 FIELDS = (
-    Field("kind", str),
-    Field("hardware", str, default=None, doc="hardware YAML, relative to the config file"),
-    Field("hardware_overrides", dict, default={}, doc="changes to the hardware YAML"),
+    *KIND_AND_HARDWARE,
     Field("block", list, items=int, doc="[BLOCK_M, BLOCK_N, BLOCK_K]"),
     Field("dtype", str, default="fp16", choices=tuple(DTYPE_BITS)),
     Field("warps", int, choices=(4, 8)),

@@ -54,6 +54,7 @@ from wgpsim.errors import AllocationError, LayoutError, TraceError
 from wgpsim.experiments import ExperimentResult, register_kind
 from wgpsim.experiments._drift import DriftSection, parse_drift, run_drift
 from wgpsim.experiments.config import (
+    KIND_AND_HARDWARE,
     ConfigSource,
     Field,
     check_fields,
@@ -72,9 +73,7 @@ from wgpsim.trace.instructions import INSTRUCTIONS, LANES, is_lds
 from wgpsim.trace.trace import Trace
 
 FIELDS = (
-    Field("kind", str),
-    Field("hardware", str, default=None, doc="hardware YAML, relative to the config file"),
-    Field("hardware_overrides", dict, default={}, doc="changes to the hardware YAML"),
+    *KIND_AND_HARDWARE,
     Field("warps", int, default=4),
     Field("dtype", str, default="fp16", choices=tuple(DTYPE_BITS)),
     Field("instruction", str, default="ds_load_b128"),
