@@ -34,7 +34,11 @@ def test_readme_command_runs(command, tmp_path, monkeypatch, capsys):
     argv = shlex.split(command)
     assert argv[0] == "wgpsim"
     monkeypatch.chdir(ROOT)
-    if argv[1] == "run":
+    # Files the command writes go to tmp_path, not into the checkout.
+    for i, arg in enumerate(argv[:-1]):
+        if arg in ("--timeline", "--plot", "--events", "--out"):
+            argv[i + 1] = str(tmp_path / Path(argv[i + 1]).name)
+    if argv[1] == "run" and "--out" not in argv:
         argv += ["--out", str(tmp_path)]
     assert main(argv[1:]) == 0
     assert capsys.readouterr().out.strip()

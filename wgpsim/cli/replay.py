@@ -39,6 +39,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="write the per-cycle event log (.csv or .parquet)",
     )
+    parser.add_argument(
+        "--timeline",
+        type=Path,
+        metavar="FILE",
+        help="draw the arbiter's ports and stalls per cycle (.png or .svg)",
+    )
+    parser.add_argument(
+        "--window",
+        metavar="FIRST:LAST",
+        help="cycles the timeline shows (default: all)",
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -48,11 +59,21 @@ def handle(args: argparse.Namespace) -> int:
             f"--events {args.events}: unknown format {args.events.suffix!r} "
             f"(valid: {', '.join(EVENT_FORMATS)})"
         )
+    window = _window(args.window)
+    if args.timeline is not None and args.timeline.suffix not in (".png", ".svg"):
+        raise ConfigError(f"--timeline {args.timeline}: the file must end in .png or .svg")
     hw = hardware_from_args(args)
     trace = read_trace(args.trace, hw.partitions.lds_bytes)
-    result = simulate(
-        trace, hw, engine=args.engine, seed=args.seed, record_events=args.events is not None
-    )
+    record = args.events is not None or args.timeline is not None
+    result = simulate(trace, hw, engine=args.engine, seed=args.seed, record_events=record)
+    if args.timeline is not None:
+        from wgpsim.plots.timeline import timeline_figure
+
+        fig = timeline_figure(result.events(), ports=hw.ports.names, window=window)
+        fmt = args.timeline.suffix[1:]
+        atomic_write(
+            args.timeline, lambda tmp: fig.savefig(tmp, format=fmt, dpi=130, bbox_inches="tight")
+        )
     if args.events is not None:
         events = result.events()
         if args.events.suffix == ".csv":
@@ -64,6 +85,19 @@ def handle(args: argparse.Namespace) -> int:
     else:
         _print_summary(args.trace, result, args.events)
     return 0
+
+
+def _window(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    first, sep, last = text.partition(":")
+    try:
+        window = (int(first), int(last))
+    except ValueError:
+        window = None
+    if not sep or window is None or window[0] > window[1]:
+        raise ConfigError(f"--window {text}: expected FIRST:LAST cycles, e.g. 0:200")
+    return window
 
 
 def _print_summary(trace_path: Path, result, events_path: Path | None) -> None:
