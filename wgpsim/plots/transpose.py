@@ -61,8 +61,8 @@ def transpose_figure(low: Lowering, k: int = 0, warp: int = 0) -> Figure:
     rows, cols = source.shape
     fig = Figure(figsize=(min(18, 2 + cols * 0.7), min(14, 1.5 + rows * 0.4)))
     groups = max(1, int(max(source.max(), dest.max())) // GROUP_LANES + 1)
-    cmap = ListedColormap([matplotlib.colormaps["Pastel1"](i % 9) for i in range(groups)])
-    cmap.set_bad("white")
+    colours = [matplotlib.colormaps["Pastel1"](i % 9) for i in range(groups)]
+    cmap = ListedColormap(colours).with_extremes(bad="white")
     titles = (
         "source lane S (its LDS read)",
         f"destination lane D (register R) after {low.instruction}",
