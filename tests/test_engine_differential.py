@@ -5,7 +5,9 @@ conflicts, broadcast, scattered, straddling partitions, inactive lanes) with ``w
 barriers, delays and clocks, on the default hardware and on variants that stress the issue and
 arbiter rules (small queues, slow issue, low dscnt, Triton lane grouping, warp drift with a
 seed). Every counter, every clock read (in order), the total cycles and the event log must be
-identical. The compiled rules are checked against ``wgpsim.hw.rules`` on their own as well.
+identical. Both engines call the one statement of each rule (``wgpsim.hw._kernels``; tested
+against hand-written references in ``tests/test_hw_rules.py``); here the fast engine's own pass
+columns are checked against ``wgpsim.hw.rules.pass_table`` as well.
 """
 
 from __future__ import annotations
@@ -17,12 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wgpsim.engine import ENGINES, des, fast, simulate
-from wgpsim.engine._fast_rules import grant_heads, pass_table
+from wgpsim.engine._fast_rules import loop_passes
 from wgpsim.errors import TraceError
 from wgpsim.hw import load_hardware, rules
-from wgpsim.hw.rules import ArbiterState, Head
 from wgpsim.trace.generate import microbenchmark_trace
-from wgpsim.trace.instructions import INSTRUCTIONS, LANES, op_code
+from wgpsim.trace.instructions import INSTRUCTIONS, LANES, NUM_LDS_OPS
 from wgpsim.trace.trace import TraceBuilder
 
 HW = load_hardware()
@@ -152,33 +153,24 @@ def test_fast_equals_des_on_streams(warps, loads, same_partition):
     )
 
 
-# -- the compiled rules against wgpsim.hw.rules -------------------------------------------------
+# -- the fast engine's pass columns against wgpsim.hw.rules ------------------------------------
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)
-@given(rows=st.lists(st.tuples(st.sampled_from(OPS), addresses), min_size=1, max_size=20))
-def test_compiled_pass_table_equals_rules(rows):
+@given(trace=traces(max_ops=5), index=st.booleans())
+def test_loop_passes_are_the_rules_pass_table(trace, index):
+    """Per trace row the passes ``loop_passes`` hands the loop (control rows: none) are those of
+    ``rules.pass_table`` over the LDS rows: same partitions, bank cycles, index and bytes."""
     for hw in (HW, VARIANTS["triton_lanes"]):
-        ops = np.array([op_code(o) for o, _ in rows], dtype=np.int16)
-        addr = np.stack([lane_addresses(o, spec) for o, spec in rows]).astype(np.int32)
-        want, got = rules.pass_table(ops, addr, hw), pass_table(ops, addr, hw)
-        for column in ("row", "index", "lane_mask", "bytes", "partitions", "bank_cycles"):
-            assert getattr(want, column).tolist() == getattr(got, column).tolist(), column
-
-
-@settings(max_examples=300, deadline=None, derandomize=True)
-@given(
-    present=st.lists(st.booleans(), min_size=2, max_size=2),
-    issued=st.lists(st.integers(0, 3), min_size=2, max_size=2),
-    parts=st.lists(st.integers(1, 63), min_size=2, max_size=2),
-    held=st.lists(st.sampled_from([0, 1, 2, 4, 3, 48]), min_size=2, max_size=2),
-    free=st.lists(st.booleans(), min_size=2, max_size=2),
-    favor=st.integers(0, 1),
-)
-def test_compiled_grant_equals_rules(present, issued, parts, held, free, favor):
-    heads = tuple(Head(p, issued[p], parts[p]) for p in range(2) if present[p] and not held[p])
-    state = ArbiterState(tuple(held), tuple(free), favor)
-    assert grant_heads(heads, state, HW) == rules.grant(heads, state, HW)
+        lds = np.flatnonzero(trace.op < NUM_LDS_OPS)
+        want = rules.pass_table(trace.op[lds], trace.addr[lds], hw)
+        got = loop_passes(trace.op, trace.addr, hw, index=index)
+        per_row = np.bincount(lds[want.row], minlength=len(trace))
+        assert np.diff(got.start).tolist() == per_row.tolist()
+        assert got.partitions.tolist() == want.partitions.tolist()
+        assert got.bank_cycles.tolist() == want.bank_cycles.tolist()
+        assert got.index.tolist() == (want.index.tolist() if index else [])
+        assert got.bytes == int(want.bytes.sum())
 
 
 # -- fixed cases ----------------------------------------------------------------------------------

@@ -209,3 +209,69 @@ def test_no_free_port_waits_without_a_partition_stall():
     one_port = HW.with_overrides(**{"ports.names": ["L"]})
     d = grant((Head(0, 0, 0b01), Head(1, 0, 0b10)), ArbiterState.idle(one_port), one_port)
     assert d.granted == ((0, 0),) and d.stalled == ()
+
+
+# -- the rules against plain hand-written references (the kernels are their only statement) ----
+
+
+def _reference_grant(heads, state, npairs):
+    """The arbiter rule of docs/DESIGN.md written plainly: oldest first, ties from ``favor``."""
+    order = sorted(heads, key=lambda h: (h.issued, (h.pair - state.favor) % npairs))
+    issued = [h.issued for h in heads]
+    favor = (state.favor + 1) % npairs if len(set(issued)) < len(issued) else state.favor
+    held = 0
+    for mask in state.held:
+        held |= mask
+    free = [port for port, ok in enumerate(state.ports_free) if ok]
+    granted, stalled = [], []
+    for head in order:
+        if head.partitions & held:
+            stalled.append(head.pair)
+        elif free:
+            granted.append((head.pair, free.pop(0)))
+            held |= head.partitions
+    return tuple(granted), tuple(stalled), favor
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    present=st.lists(st.booleans(), min_size=2, max_size=2),
+    issued=st.lists(st.integers(0, 3), min_size=2, max_size=2),
+    parts=st.lists(st.integers(1, 63), min_size=2, max_size=2),
+    held=st.lists(st.sampled_from([0, 1, 2, 4, 3, 48]), min_size=2, max_size=2),
+    free=st.lists(st.booleans(), min_size=2, max_size=2),
+    favor=st.integers(0, 1),
+)
+def test_grant_matches_a_plain_python_reference(present, issued, parts, held, free, favor):
+    heads = tuple(Head(p, issued[p], parts[p]) for p in range(2) if present[p] and not held[p])
+    state = ArbiterState(tuple(held), tuple(free), favor)
+    d = grant(heads, state, HW)
+    assert (d.granted, d.stalled, d.favor) == _reference_grant(heads, state, HW.num_pairs)
+
+
+@pytest.mark.parametrize(
+    ("heads", "held", "free", "favor", "expected"),
+    [
+        # (pair, issued, partitions) ...; expected (granted (pair, port), stalled, favor)
+        ((), (0, 0), (True, True), 1, ((), (), 1)),
+        (((0, 2, 0b1), (1, 2, 0b1)), (0, 0), (True, True), 1, (((1, 0),), (0,), 0)),
+        (((0, 2, 0b1), (1, 2, 0b10)), (0, 0), (False, True), 0, (((0, 1),), (), 1)),
+        (((0, 2, 0b1), (1, 2, 0b10)), (0, 0), (False, False), 0, ((), (), 1)),
+        (((1, 9, 0b11),), (0b10, 0), (True, True), 0, ((), (1,), 0)),
+        (((0, 3, 0b100), (1, 1, 0b110)), (0, 0), (True, True), 0, (((1, 0),), (0,), 0)),
+    ],
+)
+def test_grant_table_of_small_cases(heads, held, free, favor, expected):
+    d = grant(tuple(Head(*h) for h in heads), ArbiterState(held, free, favor), HW)
+    assert (d.granted, d.stalled, d.favor) == expected
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    dwords=st.lists(st.integers(-1, 400), min_size=1, max_size=40),
+    width=st.sampled_from([1, 2, 4, 8, 12, 16, 256, 520]),
+)
+def test_bank_cycles_match_a_hand_count(dwords, width):
+    """Any lane count and width, lanes spanning several bank rows."""
+    addr = np.array([-1 if d < 0 else 4 * d for d in dwords])
+    assert bank_cycles(addr, width, HW) == _reference_bank_cycles(addr, width)

@@ -6,15 +6,15 @@ clocks, in the same order as in ``wgpsim.engine.des``; the LDS steps one cycle a
 it has work and jumps over cycles in which it can only wait (docs/DESIGN.md, "Engines").
 
 Each LDS cycle t, as in des: retire loads completing at t; free ports whose pass ends at t;
-let each SIMD issue; grant head passes (``_fast_rules.grant``). Warps woken by that step act
-in cycle t after it, and the LDS sees them from t+1.
+let each SIMD issue; grant head passes (``wgpsim.hw._kernels.grant``, the rule of
+``wgpsim.hw.rules.grant``). Warps woken by that step act in cycle t after it, and the LDS sees
+them from t+1.
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-from wgpsim.engine._fast_rules import grant
 from wgpsim.engine._fast_state import (
     ARRIVED,
     BARRIER,
@@ -72,6 +72,7 @@ from wgpsim.engine._fast_state import (
     push,
     wrap,
 )
+from wgpsim.hw._kernels import grant
 
 
 @njit(cache=True)
@@ -387,8 +388,8 @@ def _grant(
     record,
     log,
 ):
-    """Present each idle pair's head pass to the arbiter (``_fast_rules.grant``) and start the
-    granted passes; a load completes ``lds_latency`` after its last pass is served."""
+    """Present each idle pair's head pass to the arbiter (``wgpsim.hw._kernels.grant``) and
+    start the granted passes; a load completes ``lds_latency`` after its last pass is served."""
     nheads = 0
     for p in range(len(held)):
         if pair[LEN, p] and not held[p]:

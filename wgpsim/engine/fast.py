@@ -1,7 +1,7 @@
 """The fast engine: the des reference's model, compiled, with the same ``Result`` cycle for cycle.
 
 ``simulate(trace, hw, engine="fast")`` splits every instruction into passes in one compiled
-sweep over the trace (``_fast_rules.loop_passes``, the rule of ``wgpsim.hw.rules``) and replays
+sweep over the trace (``_fast_rules.loop_passes``, the kernel of ``wgpsim.hw.rules``) and replays
 the warps, SIMDs, queues and arbiter in one compiled event loop (``_fast_loop.run_loop``) that
 skips the cycles in which the LDS can only wait (docs/DESIGN.md, "Engines").
 

@@ -1,5 +1,8 @@
 """The static rules of the LDS datapath, as plain functions (no simpy; every engine calls them).
 
+Each rule is stated once, as a compiled kernel in ``wgpsim.hw._kernels``; the functions here
+convert their arguments and call it (the fast engine calls the kernels from its compiled loop).
+
 An address lies in a partition and a bank:
 
 >>> hw = load_hardware()
@@ -39,8 +42,17 @@ from functools import lru_cache
 
 import numpy as np
 
+from wgpsim.errors import ConfigError
+from wgpsim.hw import _kernels
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctests)
-from wgpsim.trace.instructions import INSTRUCTIONS, OPS, instruction, op_code
+from wgpsim.trace.instructions import (
+    INSTRUCTIONS,
+    NUM_LDS_OPS,
+    OP_BYTES_PER_LANE,
+    OPS,
+    instruction,
+    op_code,
+)
 
 __all__ = [
     "ArbiterState",
@@ -51,13 +63,13 @@ __all__ = [
     "bank_cycles",
     "bank_of",
     "grant",
+    "LaneTable",
     "lane_groups",
+    "lane_table",
     "partition_of",
     "pass_table",
     "split_passes",
 ]
-
-_CHUNK_ROWS = 8192
 
 
 def partition_of(addr: np.ndarray | int, hw: HardwareConfig) -> np.ndarray | int:
@@ -120,25 +132,95 @@ class PassTable:
         return len(self.row)
 
 
-def _bank_cycles(addr: np.ndarray, bytes_per_lane: int, hw: HardwareConfig) -> np.ndarray:
-    """Bank cycles of lane groups ``addr[..., lanes]`` (-1 inactive): the largest number of
-    distinct dwords in one bank (at least 1)."""
-    width, nbanks = hw.banks.width_bytes, hw.banks.count
-    shape = addr.shape[:-1]
-    active = addr >= 0
-    first = addr // width
-    last = (addr + bytes_per_lane - 1) // width
-    span = int((last - first)[active].max(initial=0)) + 1
-    dwords = first[..., None] + np.arange(span)
-    valid = active[..., None] & (dwords <= last[..., None])
-    dwords = np.where(valid, dwords, -1).reshape(*shape, -1)
-    dwords.sort(axis=-1)
-    distinct = dwords >= 0
-    distinct[..., 1:] &= dwords[..., 1:] != dwords[..., :-1]
-    groups = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(*shape, 1)
-    keys = (groups * nbanks + dwords % nbanks)[distinct]
-    counts = np.bincount(keys, minlength=groups.size * nbanks).reshape(*shape, nbanks)
-    return np.maximum(counts.max(axis=-1), 1)
+class LaneTable:
+    """``lane_groups`` of every LDS op as the kernels take them: ``lanes[op, pass, j]`` is lane j
+    of pass ``pass`` (``count[op]`` passes of ``width[op]`` lanes), ``bytes_per_lane[op]``, and
+    the sizes the rules divide by as (size, log2 size or -1)."""
+
+    def __init__(self, hw: HardwareConfig) -> None:
+        if hw.banks.count > _kernels.MAX_BANKS:
+            raise ConfigError(
+                f"banks.count {hw.banks.count}: the LDS rules handle at most "
+                f"{_kernels.MAX_BANKS} banks (one bank row is one 64-bit mask)"
+            )
+        groups = [lane_groups(OPS[code], hw) for code in range(NUM_LDS_OPS)]
+        self.count = np.array([g.shape[0] for g in groups], dtype=np.int64)
+        self.width = np.array([g.shape[1] for g in groups], dtype=np.int64)
+        self.lanes = np.zeros((NUM_LDS_OPS, self.count.max(), self.width.max()), dtype=np.int64)
+        for code, g in enumerate(groups):
+            self.lanes[code, : g.shape[0], : g.shape[1]] = g
+        self.bytes_per_lane = OP_BYTES_PER_LANE[:NUM_LDS_OPS].copy()
+        self.sizes = (
+            _divisor(hw.partitions.size),
+            _divisor(hw.banks.width_bytes),
+            _divisor(hw.banks.count),
+        )
+        self.mask_dtype = _mask_dtype(hw.partitions.count)
+
+    def kernel_args(self, ops: np.ndarray, addr: np.ndarray) -> tuple[tuple, int]:
+        """The kernels' arguments for LDS rows ``ops``/``addr`` (converted as ``kernel_rows``)
+        and the number of their passes (``_kernels.count_passes``)."""
+        ops, addr = kernel_rows(ops, addr)
+        args = (ops, addr, _NO_ROWS, self.lanes, self.count, self.width)
+        return args, _kernels.count_passes(*args)
+
+    def fill(self, args: tuple, out: tuple) -> int:
+        """``_kernels.fill_passes`` of ``args`` into ``out``; returns the bytes of all passes."""
+        return _kernels.fill_passes(*args, self.bytes_per_lane, *self.sizes, out)
+
+
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+
+
+def _divisor(d: int) -> tuple[int, int]:
+    """(d, log2 d) for a power of two, else (d, -1): what the kernels divide by."""
+    return d, (d.bit_length() - 1 if d & (d - 1) == 0 else -1)
+
+
+def _mask_dtype(bits: int) -> type:
+    """The smallest unsigned dtype with ``bits`` bits (int64 beyond 32)."""
+    return next(
+        (d for d in (np.uint8, np.uint16, np.uint32) if bits <= 8 * np.dtype(d).itemsize), np.int64
+    )
+
+
+@lru_cache(maxsize=16)
+def lane_table(hw: HardwareConfig) -> LaneTable:
+    """The (cached) ``LaneTable`` of ``hw``; ConfigError beyond 64 banks."""
+    return LaneTable(hw)
+
+
+def kernel_rows(ops: np.ndarray, addr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``ops`` as int16 and ``addr`` as int32 (int64 if it does not fit), read-only and
+    contiguous like a ``Trace``'s columns: one compiled version of each kernel serves all."""
+    ops = np.ascontiguousarray(ops, dtype=np.int16)
+    addr = np.asarray(addr)
+    if addr.dtype != np.int32:
+        wide = addr.astype(np.int64, copy=False)
+        fits = not wide.size or np.iinfo(np.int32).min <= wide.min() <= wide.max() <= 2**31 - 1
+        addr = wide.astype(np.int32) if fits else wide
+    addr = np.ascontiguousarray(addr)
+    return _read_only(ops), _read_only(addr)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.setflags(write=False)
+    return view
+
+
+def pass_columns(n: int, table: LaneTable, **sizes: int) -> tuple[np.ndarray, ...]:
+    """The ``out`` columns of ``_kernels.fill_passes`` (row, index, lane_mask, bytes,
+    partitions, bank_cycles, start) in the dtypes every caller uses: ``n`` rows each, but the
+    columns named in ``sizes`` (e.g. ``row=0`` to skip it, ``start=rows + 1``)."""
+    dtypes = (np.int64, np.int8, np.int64, np.int16, table.mask_dtype, np.int16, np.int32)
+    names = ("row", "index", "lane_mask", "bytes", "partitions", "bank_cycles", "start")
+    lengths = [sizes.get(name, 0 if name == "start" else n) for name in names]
+    start_dtype = np.int32 if n < 2**31 else np.int64
+    return tuple(
+        np.empty(k, start_dtype if name == "start" else d)
+        for name, d, k in zip(names, dtypes, lengths, strict=True)
+    )
 
 
 def bank_cycles(addr: np.ndarray, bytes_per_lane: int, hw: HardwareConfig) -> int:
@@ -147,43 +229,32 @@ def bank_cycles(addr: np.ndarray, bytes_per_lane: int, hw: HardwareConfig) -> in
     >>> bank_cycles(np.array([0, 256, 256, 4]), 4, load_hardware())  # bank 0 twice, 256 shared
     2
     """
-    return int(_bank_cycles(np.asarray(addr, dtype=np.int64)[None, :], bytes_per_lane, hw)[0])
+    table = lane_table(hw)
+    ops, addr = kernel_rows(np.zeros(1), np.asarray(addr).reshape(1, -1))
+    n = addr.shape[1]
+    out = pass_columns(1, table)
+    args = (
+        ops,
+        addr,
+        _NO_ROWS,
+        np.arange(n, dtype=np.int64).reshape(1, 1, n),
+        np.ones(1, dtype=np.int64),
+        np.array([n], dtype=np.int64),
+    )
+    bpl = np.array([bytes_per_lane], dtype=table.bytes_per_lane.dtype)
+    passes = _kernels.count_passes(*args)
+    _kernels.fill_passes(*args, bpl, *table.sizes, out)
+    return int(out[5][0]) if passes else 1
 
 
 def pass_table(ops: np.ndarray, addr: np.ndarray, hw: HardwareConfig) -> PassTable:
-    """All passes of LDS instructions ``ops`` (op codes) with lane addresses ``addr`` [n, 32].
-
-    Vectorised per op code; passes with no active lane are skipped.
-    """
-    ops = np.asarray(ops)
-    addr = np.asarray(addr, dtype=np.int64)
-    size = hw.partitions.size
-    parts: list[tuple[np.ndarray, ...]] = []
-    for code in np.unique(ops):
-        name = OPS[int(code)]
-        bpl = instruction(name).bytes_per_lane
-        groups = lane_groups(name, hw)
-        lane_bit = np.int64(1) << groups.astype(np.int64)
-        rows_all = np.flatnonzero(ops == code)
-        for start in range(0, len(rows_all), _CHUNK_ROWS):
-            rows = rows_all[start : start + _CHUNK_ROWS]
-            a = addr[rows][:, groups]  # [rows, passes, lanes]
-            active = a >= 0
-            nbytes = active.sum(axis=-1) * bpl
-            touched = (np.int64(1) << (a // size)) | (np.int64(1) << ((a + bpl - 1) // size))
-            masks = np.bitwise_or.reduce(np.where(active, touched, 0), axis=-1)
-            lanes = np.bitwise_or.reduce(np.where(active, lane_bit, 0), axis=-1)
-            cycles = _bank_cycles(a, bpl, hw)
-            index = np.broadcast_to(np.arange(groups.shape[0]), nbytes.shape)
-            row = np.broadcast_to(rows[:, None], nbytes.shape)
-            keep = nbytes > 0
-            parts.append(tuple(x[keep] for x in (row, index, lanes, nbytes, masks, cycles)))
-    if not parts:
-        empty = np.zeros(0, dtype=np.int64)
-        return PassTable(*(empty,) * 6)
-    columns = [np.concatenate(c).astype(np.int64) for c in zip(*parts, strict=True)]
-    order = np.lexsort((columns[1], columns[0]))
-    return PassTable(*(c[order] for c in columns))
+    """All passes of LDS instructions ``ops`` (op codes) with lane addresses ``addr`` [n, 32],
+    in row then pass order; passes with no active lane are skipped."""
+    table = lane_table(hw)
+    args, n = table.kernel_args(ops, addr)
+    out = pass_columns(n, table)
+    table.fill(args, out)
+    return PassTable(*(np.asarray(c, dtype=np.int64) for c in out[:6]))
 
 
 def split_passes(op: str | int, addr: np.ndarray, hw: HardwareConfig) -> list[Pass]:
@@ -250,20 +321,21 @@ def grant(heads: tuple[Head, ...], state: ArbiterState, hw: HardwareConfig) -> D
     lowest free port unless it shares a partition with a pass in service or a head granted
     before it this cycle (a partition conflict: it stalls).
     """
-    npairs = hw.num_pairs
-    order = sorted(heads, key=lambda h: (h.issued, (h.pair - state.favor) % npairs))
-    issued = [h.issued for h in heads]
-    favor = (state.favor + 1) % npairs if len(set(issued)) < len(issued) else state.favor
-    held = 0
-    for mask in state.held:
-        held |= mask
-    free = [port for port, ok in enumerate(state.ports_free) if ok]
-    granted: list[tuple[int, int]] = []
-    stalled: list[int] = []
-    for head in order:
-        if head.partitions & held:
-            stalled.append(head.pair)
-        elif free:
-            granted.append((head.pair, free.pop(0)))
-            held |= head.partitions
-    return Decision(tuple(granted), tuple(stalled), favor)
+    n = max(len(heads), 1)
+    columns = np.zeros((3, n), dtype=np.int64)
+    for i, h in enumerate(heads):
+        columns[:, i] = (h.pair, h.issued, h.partitions)
+    out = np.zeros((2, 2 * n), dtype=np.int64)
+    granted, stalled, favor = _kernels.grant(
+        columns,
+        len(heads),
+        np.array(state.held, dtype=np.int64),
+        np.array(state.ports_free, dtype=np.bool_),
+        state.favor,
+        np.zeros(n, dtype=np.int64),
+        out,
+    )
+    pairs_ports = out[0, : 2 * granted].reshape(-1, 2).tolist()
+    return Decision(
+        tuple((p, q) for p, q in pairs_ports), tuple(out[1, :stalled].tolist()), int(favor)
+    )
