@@ -3,8 +3,8 @@
 Hypothesis draws traces of 1-8 warps mixing every LDS instruction (contiguous, strided with bank
 conflicts, broadcast, scattered, straddling partitions, inactive lanes) with ``wait_ds``,
 barriers, delays and clocks, on the default hardware and on variants that stress the issue and
-arbiter rules (small queues, slow issue, low dscnt, Triton lane grouping, warp drift with a
-seed). Every counter, every clock read (in order), the total cycles and the event log must be
+arbiter rules (small queues, slow issue, low dscnt, Triton lane grouping, 128 banks, warp drift
+with a seed). Every counter, every clock read (in order), the total cycles and the event log must be
 identical. Both engines call the one statement of each rule (``wgpsim.hw._kernels``; tested
 against hand-written references in ``tests/test_hw_rules.py``); here the fast engine's own pass
 columns are checked against ``wgpsim.hw.rules.pass_table`` as well.
@@ -36,6 +36,7 @@ VARIANTS = {
     "queue_1": HW.with_overrides(**{"timing.queue_depth": 1}),
     "issue_3": HW.with_overrides(**{"timing.issue_interval": 3}),
     "dscnt_2": HW.with_overrides(**{"timing.dscnt_max": 2, "timing.lds_latency": 9}),
+    "banks_128": HW.with_overrides(**{"banks.count": 128}),
 }
 DRIFT = {
     j: HW.with_overrides(**{"drift.model": "uniform", "drift.jitter_cycles": j}) for j in (1, 3, 8)
@@ -161,7 +162,7 @@ def test_fast_equals_des_on_streams(warps, loads, same_partition):
 def test_loop_passes_are_the_rules_pass_table(trace, index):
     """Per trace row the passes ``loop_passes`` hands the loop (control rows: none) are those of
     ``rules.pass_table`` over the LDS rows: same partitions, bank cycles, index and bytes."""
-    for hw in (HW, VARIANTS["triton_lanes"]):
+    for hw in (HW, VARIANTS["triton_lanes"], VARIANTS["banks_128"]):
         lds = np.flatnonzero(trace.op < NUM_LDS_OPS)
         want = rules.pass_table(trace.op[lds], trace.addr[lds], hw)
         got = loop_passes(trace.op, trace.addr, hw, index=index)

@@ -111,13 +111,13 @@ def test_bank_cycles_scalar_helper():
     assert bank_cycles(np.array([-1, -1]), 4, HW) == 1
 
 
-def _reference_bank_cycles(addr: np.ndarray, bytes_per_lane: int) -> int:
+def _reference_bank_cycles(addr: np.ndarray, bytes_per_lane: int, banks: int = 64) -> int:
     per_bank: dict[int, set[int]] = {}
     for a in addr:
         if a < 0:
             continue
         for d in range(a // 4, (a + bytes_per_lane - 1) // 4 + 1):
-            per_bank.setdefault(d % 64, set()).add(d)
+            per_bank.setdefault(d % banks, set()).add(d)
     return max([len(s) for s in per_bank.values()], default=0) or 1
 
 
@@ -266,12 +266,16 @@ def test_grant_table_of_small_cases(heads, held, free, favor, expected):
     assert (d.granted, d.stalled, d.favor) == expected
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+BANKS = {n: HW.with_overrides(**{"banks.count": n}) for n in (64, 48, 128)}
+
+
+@settings(max_examples=90, deadline=None, derandomize=True)
 @given(
     dwords=st.lists(st.integers(-1, 400), min_size=1, max_size=40),
     width=st.sampled_from([1, 2, 4, 8, 12, 16, 256, 520]),
+    banks=st.sampled_from(sorted(BANKS)),
 )
-def test_bank_cycles_match_a_hand_count(dwords, width):
-    """Any lane count and width, lanes spanning several bank rows."""
+def test_bank_cycles_match_a_hand_count(dwords, width, banks):
+    """Any lane count and width, lanes spanning several bank rows; 64 banks or not."""
     addr = np.array([-1 if d < 0 else 4 * d for d in dwords])
-    assert bank_cycles(addr, width, HW) == _reference_bank_cycles(addr, width)
+    assert bank_cycles(addr, width, BANKS[banks]) == _reference_bank_cycles(addr, width, banks)

@@ -44,7 +44,7 @@ __all__ = ["ISSUED", "MAX_BANKS", "NEVER", "PAIR", "PARTS", "count_passes", "fil
 PAIR, ISSUED, PARTS = range(3)
 """Rows of the ``heads`` argument of ``grant``."""
 MAX_BANKS = 64
-"""Banks of one bank row fit one int64 mask: the most banks the pass kernels handle."""
+"""Banks of one bank row fit one int64 mask up to this many banks (beyond: a plain count)."""
 NEVER = np.iinfo(np.int64).max
 
 
@@ -80,6 +80,8 @@ def fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_width
     first and last byte; bank cycles = the most distinct dwords in one bank (at least 1).
     Dword d lies in bank d mod 64 of bank row d // 64, so a pass is a set of bank rows, each
     with a 64-bit mask of the banks it touches: the bank cycles are the most rows sharing a bit.
+    With more than ``MAX_BANKS`` banks a row no longer fits one mask: the dwords are counted
+    one by one (``_most_dwords_per_bank``).
     """
     row_out, index_out, mask_out, bytes_out, parts_out, cycles_out, start = out
     span = 2  # bank rows one lane can touch
@@ -119,7 +121,11 @@ def fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_width
             parts_out[k] = parts
             # dwords closer than one bank row apart cannot share a bank: one cycle
             cycles_out[k] = 1
-            if high - low >= nbanks[0]:
+            if high - low >= nbanks[0] and nbanks[0] > MAX_BANKS:
+                cycles_out[k] = _most_dwords_per_bank(
+                    addr, r, lanes, op, g, width[op], w, bank_width, nbanks, bank_rows
+                )
+            elif high - low >= nbanks[0]:
                 nrows = _bank_rows(
                     addr, r, lanes, op, g, width[op], w, bank_width, nbanks, bank_rows, bank_masks
                 )
@@ -156,6 +162,31 @@ def _bank_rows(addr, r, lanes, op, g, nlanes, w, bank_width, nbanks, rows, masks
             masks[b] |= _bits(n) << bank
             d += n
     return nrows
+
+
+@njit(cache=True, inline="always")
+def _most_dwords_per_bank(addr, r, lanes, op, g, nlanes, w, bank_width, nbanks, dwords):
+    """The most distinct dwords in one bank (at least 1) of pass g of row r (``nlanes`` lanes
+    ``lanes[op, g]`` of w bytes), counted plainly; ``dwords`` is scratch."""
+    n = 0
+    for j in range(nlanes):
+        a = np.int64(addr[r, lanes[op, g, j]])
+        if a < 0:
+            continue
+        for d in range(_div(a, bank_width), _div(a + w - 1, bank_width) + 1):
+            dwords[n] = d
+            n += 1
+    per_bank = np.zeros(nbanks[0], dtype=np.int64)
+    most = 1
+    for i in range(n):
+        first = True  # dword i not seen before (a plain search: no sort to compile)
+        for j in range(i):
+            first = first and dwords[j] != dwords[i]
+        if first:
+            bank = dwords[i] % nbanks[0]
+            per_bank[bank] += 1
+            most = max(most, per_bank[bank])
+    return most
 
 
 @njit(cache=True, inline="always")

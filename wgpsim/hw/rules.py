@@ -42,7 +42,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from wgpsim.errors import ConfigError
 from wgpsim.hw import _kernels
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctests)
 from wgpsim.trace.instructions import (
@@ -138,11 +137,6 @@ class LaneTable:
     the sizes the rules divide by as (size, log2 size or -1)."""
 
     def __init__(self, hw: HardwareConfig) -> None:
-        if hw.banks.count > _kernels.MAX_BANKS:
-            raise ConfigError(
-                f"banks.count {hw.banks.count}: the LDS rules handle at most "
-                f"{_kernels.MAX_BANKS} banks (one bank row is one 64-bit mask)"
-            )
         groups = [lane_groups(OPS[code], hw) for code in range(NUM_LDS_OPS)]
         self.count = np.array([g.shape[0] for g in groups], dtype=np.int64)
         self.width = np.array([g.shape[1] for g in groups], dtype=np.int64)
@@ -186,7 +180,7 @@ def _mask_dtype(bits: int) -> type:
 
 @lru_cache(maxsize=16)
 def lane_table(hw: HardwareConfig) -> LaneTable:
-    """The (cached) ``LaneTable`` of ``hw``; ConfigError beyond 64 banks."""
+    """The (cached) ``LaneTable`` of ``hw``."""
     return LaneTable(hw)
 
 
