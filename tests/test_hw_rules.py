@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wgpsim.errors import TraceError
 from wgpsim.hw.config import load_hardware
 from wgpsim.hw.rules import (
     ArbiterState,
@@ -161,6 +162,8 @@ def test_pass_table_orders_by_row_then_pass():
     assert t.index.tolist() == [0, 0, 1, 0]
     assert t.partitions.tolist() == [1, 1, 1, 2]
     assert t.bytes.sum() == 256 + 512 + 256
+    with pytest.raises(TraceError, match="unknown LDS instruction 'wait_ds'"):
+        pass_table(np.array([op_code("wait_ds")]), addr[:1], HW)
 
 
 # -- the arbiter ------------------------------------------------------------------------------

@@ -244,8 +244,11 @@ def bank_cycles(addr: np.ndarray, bytes_per_lane: int, hw: HardwareConfig) -> in
 def pass_table(ops: np.ndarray, addr: np.ndarray, hw: HardwareConfig) -> PassTable:
     """All passes of LDS instructions ``ops`` (op codes) with lane addresses ``addr`` [n, 32],
     in row then pass order; passes with no active lane are skipped."""
+    codes = np.asarray(ops)
+    if codes.size and codes.max() >= NUM_LDS_OPS:  # raises the TraceError naming valid ones
+        instruction(OPS[int(codes[codes >= NUM_LDS_OPS].min())])
     table = lane_table(hw)
-    args, n = table.kernel_args(ops, addr)
+    args, n = table.kernel_args(codes, addr)
     out = pass_columns(n, table)
     table.fill(args, out)
     return PassTable(*(np.asarray(c, dtype=np.int64) for c in out[:6]))
