@@ -271,3 +271,14 @@ def test_dtypes():
     assert dtype_bytes("fp8e5m2") == 1 and dtype_bytes("F16") == 2
     with pytest.raises(LayoutError, match="unknown; valid: fp16"):
         dtype_bits("fp64")
+
+
+def test_padded_shape_must_match_the_tensor():
+    # The padding intervals count elements of the layout's own shape: applying it to another
+    # shape would silently move every padded row, so it is refused with the shape to write.
+    lay = PaddedSharedLayout([(32, 8)], order=[0, 1], shape=[64, 64])
+    with pytest.raises(
+        LayoutError, match=r"shape \[64, 64\] does not match the tensor shape \[32, 8\]"
+    ):
+        lay.to_linear_layout((32, 8))
+    assert lay.to_linear_layout((64, 64)).is_injective()

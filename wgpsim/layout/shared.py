@@ -173,7 +173,15 @@ class PaddedSharedLayout:
         return ll
 
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
+        """The linear component, for the tensor ``shape``, which must be the layout's own shape
+        (the padding intervals count elements of that shape: another shape would silently move
+        every padded row)."""
         shape = check_shape(shape, "padded_shared", self.rank)
+        if tuple(shape) != tuple(self.shape):
+            raise LayoutError(
+                f"padded_shared: its shape {list(self.shape)} does not match the tensor shape "
+                f"{list(shape)}; write shape = {list(shape)}"
+            )
         return fit_to_shape(self.linear_component(), shape, SHARED_IN_DIMS, drop_registers=False)
 
     def pad(self, offset: int | np.ndarray) -> int | np.ndarray:
