@@ -373,7 +373,9 @@ def display(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _kib(nbytes: int) -> str:
-    return f"{nbytes / 1024:g} KiB"
+    """``64 KiB`` for whole KiB, ``67.98 KiB`` otherwise."""
+    kib = nbytes / 1024
+    return f"{kib:g} KiB" if kib == int(kib) else f"{kib:.2f} KiB"
 
 
 @register_kind("lds_bandwidth")
