@@ -71,3 +71,14 @@ def test_replay_draws_the_timeline(tmp_path, capsys, monkeypatch):
     assert main(["replay", trace, "--timeline", str(tmp_path / "t.gif")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "--window 20:5" in err[0] and ".png or .svg" in err[1]
+
+
+def test_bank_conflicted_passes_are_long_and_hatched():
+    result, events = _events("bank_conflict.jsonl")
+    fig = timeline_figure(events)
+    ax = fig.axes[0]
+    assert f"{result.bank_conflict_cycles} bank-conflict cycles" in ax.get_title()
+    hatched = [c for c in ax.collections if c.get_hatch()]
+    widths = [p.get_extents().width for c in hatched for p in c.get_paths()]
+    long = events[(events["status"] == "granted") & (events["bank_cycles"] > 1)]
+    assert sorted(widths) == pytest.approx(sorted(long["bank_cycles"]))

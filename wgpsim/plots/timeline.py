@@ -1,7 +1,7 @@
 """The arbiter's timeline: which pass held which port in every cycle, and who waited.
 
 One row per port (L, C) shows each granted pass as a bar as long as its bank cycles, coloured by
-SIMD pair; one row per pair marks the cycles its head pass was stalled by a partition conflict.
+SIMD pair and hatched when bank conflicts make it longer than a cycle; one row per pair marks the cycles its head pass was stalled by a partition conflict.
 Two pairs on one partition look like a single busy port and a stalled row underneath; two pairs
 on separate partitions fill both ports.
 
@@ -59,13 +59,14 @@ def timeline_figure(
     fig, ax = plt.subplots(figsize=(min(16, max(9, 5 + span / 25)), 1.4 + 0.45 * len(rows)))
     for y, port in enumerate(ports):
         mine = granted[granted["port"] == port]
-        for pair, group in mine.groupby("pair"):
+        for (pair, conflicted), group in mine.groupby(["pair", mine["bank_cycles"] > 1]):
             ax.broken_barh(
                 list(zip(group["cycle"], group["bank_cycles"], strict=True)),
                 (y - 0.35, 0.7),
                 facecolors=colour[pair],
                 edgecolors="white",
                 linewidth=0.5,
+                hatch="///" if conflicted else None,
             )
     for k, pair in enumerate(pairs):
         mine = stalled[stalled["pair"] == pair]
@@ -80,11 +81,17 @@ def timeline_figure(
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlabel("cycle")
     stalls = len(stalled)
+    bank = int((granted["bank_cycles"] - 1).sum())
     ax.set_title(
         title
-        or f"LDS arbiter: {len(granted)} passes granted, {stalls} partition-conflict stall cycles"
+        or f"LDS arbiter: {len(granted)} passes, {bank} bank-conflict cycles, "
+        f"{stalls} partition-conflict stall cycles"
     )
     handles = [Patch(color=colour[p], label=f"pass of pair {p}") for p in pairs]
+    if bank:
+        handles.append(
+            Patch(facecolor="white", edgecolor="grey", hatch="///", label="bank-conflicted pass")
+        )
     handles.append(Patch(color="tab:red", label="stalled (partition conflict)"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
     ax.grid(axis="x", alpha=0.3)
