@@ -134,22 +134,24 @@ def _print_text(
     low: Lowering, payload: dict[str, Any], args: argparse.Namespace, texts: tuple[str, str]
 ) -> None:
     shape = "x".join(map(str, low.shape))
-    print(f"local_load tensor<{shape}x{args.dtype}>, {low.num_warps} warps")
+    warps = "1 warp" if low.num_warps == 1 else f"{low.num_warps} warps"
+    print(f"local_load tensor<{shape}x{args.dtype}>, {warps}")
     for name, text in zip(("shared", "dst"), texts, strict=True):
         print(f"  {name + ':':8}{text}")
     print(f"  {'bases:':8}{', '.join(map(str, payload['bases']))}")
     elems = f"{low.vector_elems} x {low.elem_bits}-bit per lane"
-    print(f"decision: {low.instruction} ({elems}), eligibility: {low.eligibility}")
+    print(f"decision: {low.instruction} ({elems}), ds_load_tr eligibility: {low.eligibility}")
     print(f"reason:   {low.reason}")
     counts = ", ".join(f"{n} x {name}" for name, n in low.counts.items())
-    print(f"per warp: {counts} ({low.num_registers} registers per lane)")
+    print(f"per warp: {counts} ({low.num_registers} {args.dtype} elements per lane)")
     print(f"cvt:      {payload['cvt']}")
     sim = payload.get("simulation")
     if sim:
         cyc = sim["lds_cycles_per_warp"]
         print(
-            f"LDS cycles per warp: {min(cyc)}..{max(cyc)} ({sim['passes']} passes, "
-            f"{sim['bytes']} B, {sim['bank_conflict_cycles']} bank-conflict cycles)"
+            f"LDS cycles: {min(cyc)}..{max(cyc)} per warp (fastest..slowest, all warps loading "
+            f"together); in all: {sim['passes']} passes, {sim['bytes']} B, "
+            f"{sim['bank_conflict_cycles']} bank-conflict cycles"
         )
     if "plot" in payload:
         print(f"plot:     {payload['plot']}")
