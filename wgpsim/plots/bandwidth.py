@@ -40,18 +40,24 @@ def bandwidth_vs_burst(
 ) -> Figure:
     """One colour per layout: measured raw B/cycle (points), the fit (curve), the peak (line).
 
+    Markers and dash patterns differ per layout too, so candidates with equal numbers stay
+    visible on top of each other.
+
     ``sweep`` needs columns ``layout``, ``burst``, ``bytes`` and ``raw_bytes_per_cycle``.
     """
     fig = Figure(figsize=(10, 4.5), layout="constrained")
     ax = fig.add_subplot()
     for i, (name, rows) in enumerate(sweep.groupby("layout", sort=False)):
         color = f"C{i % 10}"
+        marker, dashes = _MARKERS[i % len(_MARKERS)], _DASHES[i % len(_DASHES)]
         rows = rows.sort_values("burst")
         ax.plot(
             rows["burst"],
             rows["raw_bytes_per_cycle"],
-            "o",
+            marker,
             color=color,
+            markersize=9 - 1.5 * (i % 3),
+            fillstyle="full" if i % 2 == 0 else "none",
             label=f"{name}: measured",
         )
         fit = fits.get(name)
@@ -63,10 +69,16 @@ def bandwidth_vs_burst(
                 fit.bandwidth(burst * bytes_per_burst),
                 "-",
                 color=color,
+                dashes=dashes,
                 label=f"{name}: fit ({fit.rate:.1f} B/cycle, fixed {fit.fixed:.1f} cycles)",
             )
         if peaks and name in peaks:
-            ax.axhline(peaks[name], linestyle="--", color=color, label=f"{name}: peak")
+            ax.axhline(
+                peaks[name],
+                linestyle=(i * 3, (6, 6)),  # offset dashes: equal peaks interleave
+                color=color,
+                label=f"{name}: peak",
+            )
     ax.set_xlabel("burst length (loads per warp)")
     ax.set_ylabel("bandwidth (B/cycle)")
     ax.set_title(title)
@@ -74,6 +86,10 @@ def bandwidth_vs_burst(
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
     return fig
+
+
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+_DASHES = ((), (6, 2), (2, 2), (8, 2, 2, 2))
 
 
 def result_figures(result: Any) -> dict[str, Callable[[], Figure]]:
