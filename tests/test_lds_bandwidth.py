@@ -348,3 +348,22 @@ def test_peak_is_taken_at_the_reported_burst():
     table = run_experiment(raw).table.set_index("layout")
     assert table.loc["plain", "peak_bytes_per_cycle"] == 512
     assert table.loc["plain", "raw_bytes_per_cycle"] <= 512
+
+
+def test_a_padded_candidate_takes_the_shape_of_every_burst():
+    # Named once with a small shape; the sweep fills in [4, N] at each burst (and the piece
+    # shape inside a partitioned layout). The padding then breaks nothing: same rates.
+    raw, _ = load_config(CONFIG)
+    raw["hardware"] = str(CONFIG.parent / raw["hardware"])
+    raw["burst_lengths"] = [4, 8, 16, 32]
+    padded = "#ttg.padded_shared<[8192:+8] {order = [1, 0], shape = [4, 256]}>"
+    raw["layouts"] = {
+        "padded": padded,
+        "padded_partitioned": "#ttg.partitioned_shared<{numPartitions = 2, numGroups = 2, "
+        f"partitionDim = 0, partitionLayout = {padded.replace('[4, 256]', '[1, 256]')}}}>",
+    }
+    table = run_experiment(raw).table.set_index("layout")
+    assert table.loc["padded", "steady_bytes_per_cycle"] == pytest.approx(256, rel=0.02)
+    assert table.loc["padded_partitioned", "steady_bytes_per_cycle"] == pytest.approx(512, rel=0.02)
+    # 8 elements of padding after each 8192-element row: 16 B more per row but the last.
+    assert table.loc["padded", "lds_bytes"] == 65536 + 3 * 16

@@ -68,6 +68,7 @@ from wgpsim.hw.rules import pass_table
 from wgpsim.layout.addresses import local_load_addresses
 from wgpsim.layout.dtypes import DTYPE_BITS, dtype_bytes
 from wgpsim.layout.notation import parse_any
+from wgpsim.layout.shared import for_shape
 from wgpsim.trace.generate import microbenchmark_trace, vector_loads
 from wgpsim.trace.instructions import INSTRUCTIONS, LANES, is_lds
 from wgpsim.trace.trace import Trace
@@ -207,8 +208,8 @@ def _parse_layout(spec: Any, field: str, source: ConfigSource) -> Any:
 
 def prepare(cfg: LdsBandwidthConfig, layout: str, burst: int) -> Case:
     """Addresses, allocation and trace of candidate ``layout`` at ``burst`` loads per warp."""
-    shared = cfg.layouts[layout]
     shape = cfg.shape(burst)
+    shared = for_shape(cfg.layouts[layout], shape)
     buffers = tensor_buffers(layout, shared, shape, cfg.elem_bytes)
     allocation = allocate_on(cfg.hw, buffers)
     bases = allocation.offsets_of(layout)
@@ -228,10 +229,11 @@ def check_cases(cfg: LdsBandwidthConfig, source: ConfigSource) -> dict[str, Case
     burst of each candidate is prepared whole (its trace gives the warp count and the peak).
     """
     first = {}
-    for layout, shared in cfg.layouts.items():
+    for layout, named in cfg.layouts.items():
         for burst in cfg.burst_lengths:
             shape = cfg.shape(burst)
             try:
+                shared = for_shape(named, shape)
                 allocate_on(cfg.hw, tensor_buffers(layout, shared, shape, cfg.elem_bytes))
                 shared.to_linear_layout(shape)
                 cfg.distributed.to_linear_layout(shape)

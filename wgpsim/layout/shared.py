@@ -19,8 +19,9 @@ array([   0,  511,  528, 1056])
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
+from typing import Any
 
 import numpy as np
 
@@ -305,3 +306,24 @@ def _covered_shape(bases: Bases) -> tuple[int, ...]:
         raise LayoutError("padded_shared: 'offset' needs at least one basis (or give 'shape')")
     rank = len(bases[0])
     return tuple(max(1 << b[d].bit_length() for b in bases) for d in range(rank))
+
+
+def for_shape(layout: Any, shape: Sequence[int]) -> Any:
+    """``layout`` for a tensor of ``shape``: a padded layout written with ``order`` takes the
+    shape (its piece shape inside a partitioned layout); every other layout is returned as is.
+
+    Sweeps that grow a tensor (the microbenchmark's burst lengths) name a padded candidate once
+    and get the right shape at every size.
+
+    >>> pad = PaddedSharedLayout([(256, 8)], order=[1, 0], shape=[4, 256])
+    >>> for_shape(pad, (4, 8192)).shape
+    (4, 8192)
+    """
+    if isinstance(layout, PaddedSharedLayout) and layout.offset_bases is None:
+        return replace(layout, shape=tuple(shape))
+    if isinstance(layout, PartitionedSharedLayout) and isinstance(
+        layout.partition_layout, PaddedSharedLayout
+    ):
+        inner = for_shape(layout.partition_layout, layout.piece_shape(shape))
+        return replace(layout, partition_layout=inner)
+    return layout
