@@ -343,3 +343,18 @@ def test_addresses_are_local_load_addresses_and_bases_are_checked():
 def test_swapped_dst_and_shared_say_so():
     with pytest.raises(LayoutError, match=r"dst must be a distributed .* got swizzled_shared"):
         lower(LL_VALID, SHARED, (64, 16), "bf16")
+
+
+def test_misaligned_padding_is_named_before_any_trace():
+    # [8:+4]: eligible for ds_load_tr16_b128 (interval 8 >= tile 8) as Triton decides, but 4
+    # bf16 of padding put every other row 8 bytes off a 16-byte boundary.
+    low = lower(
+        "#ttg.padded_shared<[8:+4] {order = [0, 1], shape = [32, 8]}>",
+        "#ttg.linear<{register = [[0, 1], [0, 2], [0, 4]], lane = [[1, 0], [2, 0], [4, 0], "
+        "[8, 0], [16, 0]], warp = [], block = []}>",
+        (32, 8),
+        "bf16",
+    )
+    assert low.instruction == "ds_load_tr16_b128"
+    with pytest.raises(LayoutError, match="padding a multiple of 8 elements"):
+        low.trace()

@@ -43,7 +43,7 @@ from wgpsim.layout.addresses import local_load_addresses, local_load_encodings
 from wgpsim.layout.dtypes import dtype_bits, parse_shape
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.trace.emulate import emulate
-from wgpsim.trace.instructions import LANES
+from wgpsim.trace.instructions import INSTRUCTIONS, LANES
 from wgpsim.trace.lowering_plans import (
     MAX_VECTOR_BITS,
     PLAIN_LOADS,
@@ -103,8 +103,11 @@ class Lowering:
     def trace(self, *, clocks: bool = True, wait: bool = True, barrier: bool = True) -> Trace:
         """Every warp's instructions, optionally between a barrier + clock and wait_ds 0 + clock.
 
-        With ``clocks`` the engine measures the load as ``end - start`` of each warp.
+        With ``clocks`` the engine measures the load as ``end - start`` of each warp. Addresses
+        the instruction cannot read aligned (a padding that is not a multiple of its width) are a
+        LayoutError naming the padding, before any trace is built.
         """
+        self._check_alignment()
         b = TraceBuilder(num_warps=self.num_warps)
         if barrier:
             b.barrier()
@@ -117,6 +120,18 @@ class Lowering:
             if clocks:
                 b.clock(w, "end")
         return b.build()
+
+    def _check_alignment(self) -> None:
+        align = INSTRUCTIONS[self.instruction].alignment
+        bad = (self.addresses >= 0) & (self.addresses % align != 0)
+        if bad.any():
+            w, k, lane = (int(i[0]) for i in np.nonzero(bad))
+            raise LayoutError(
+                f"{self.instruction} reads {align} B per lane from {align}-byte aligned addresses, "
+                f"but the shared layout puts lane {lane} of warp {w} (instruction {k}) at "
+                f"byte {int(self.addresses[w, k, lane])}: make the padding a multiple of "
+                f"{align * 8 // self.elem_bits} elements"
+            )
 
     def emulate(self, lds: np.ndarray) -> np.ndarray:
         """Registers after the load, ``[warp, lane, register]``, from LDS contents (uint8).
