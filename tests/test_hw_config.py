@@ -197,3 +197,11 @@ def test_parse_overrides():
     }
     with pytest.raises(ConfigError, match="not key=value"):
         parse_overrides(["timing.lds_latency"])
+
+
+def test_override_typos_suggest_the_field():
+    from wgpsim.errors import ConfigError
+    from wgpsim.hw import load_hardware
+
+    with pytest.raises(ConfigError, match=r"did you mean 'lds_latency'\?"):
+        load_hardware().with_overrides(**{"timing.lds_latncy": 40})

@@ -23,7 +23,6 @@ parsed as YAML:
 from __future__ import annotations
 
 import copy
-import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from wgpsim.errors import ConfigError
+from wgpsim.errors import ConfigError, closest
 from wgpsim.hw import HardwareConfig, load_hardware
 
 _MISSING = object()
@@ -89,16 +88,6 @@ KIND_AND_HARDWARE = (
     Field("hardware_overrides", dict, default={}, doc="changes to the hardware YAML"),
 )
 """The fields every experiment kind has: its ``kind`` and the hardware it runs on."""
-
-
-def closest(name: str, valid: Iterable[str]) -> str | None:
-    """The valid name closest to a misspelt ``name`` (difflib), or None.
-
-    >>> closest("burst_lenghts", ["warps", "burst_lengths", "report_burst"])
-    'burst_lengths'
-    """
-    matches = difflib.get_close_matches(name, list(valid), n=1, cutoff=0.6)
-    return matches[0] if matches else None
 
 
 def unknown_message(name: str, valid: Iterable[str], what: str = "field") -> str:

@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from wgpsim.errors import ConfigError
+from wgpsim.errors import ConfigError, did_you_mean
 from wgpsim.hw.config_schema import (
     Arbiter,
     Banks,
@@ -270,7 +270,8 @@ def _set_dotted(raw: dict, key: str, value: Any, source: str) -> None:
     for depth, part in enumerate(parts):
         if not isinstance(node, dict) or part not in node:
             where = ".".join(parts[: depth + 1])
-            raise ConfigError(f"{source}: cannot override unknown field {where!r}")
+            hint = did_you_mean(part, node) if isinstance(node, dict) else ""
+            raise ConfigError(f"{source}: cannot override unknown field {where!r}{hint}")
         if depth == len(parts) - 1:
             if isinstance(value, dict) and isinstance(node[part], dict):
                 for sub, sub_value in value.items():

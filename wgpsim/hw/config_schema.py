@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from wgpsim.errors import ConfigError
+from wgpsim.errors import ConfigError, did_you_mean
 from wgpsim.layout.bits import log2
 from wgpsim.trace.instructions import INSTRUCTIONS, LANES
 
@@ -123,8 +123,8 @@ class _Reader:
         unknown = sorted(set(data) - set(keys))
         if unknown:
             raise ConfigError(
-                f"{self.source}: unknown field {_join(path, unknown[0])!r} "
-                f"(valid in {where}: {', '.join(keys)})"
+                f"{self.source}: unknown field {_join(path, unknown[0])!r}"
+                f"{did_you_mean(unknown[0], keys)} (valid in {where}: {', '.join(keys)})"
             )
         missing = [k for k in keys if k not in data]
         if missing:
