@@ -212,9 +212,13 @@ def test_event_log_matches_the_counters():
         "instruction",
         "pass_index",
         "partitions",
+        "partition_list",
         "bank_cycles",
         "status",
     ]
+    # the bitmask as partition numbers: 1 -> "0", 3 -> "0,1"
+    for mask, names in zip(ev["partitions"], ev["partition_list"], strict=True):
+        assert sum(1 << int(p) for p in names.split(",")) == mask
     granted, stalled = ev[ev.status == "granted"], ev[ev.status == "stalled"]
     assert len(granted) == r.passes
     assert stalled.groupby("pair").size().to_dict() == {

@@ -116,10 +116,21 @@ class Result:
         return self.bytes / self.measured_cycles if self.measured_cycles else 0.0
 
     def events(self) -> pd.DataFrame:
-        """The per-cycle arbiter log: one row per granted pass and per stalled cycle."""
+        """The per-cycle arbiter log: one row per granted pass and per stalled cycle.
+
+        ``row`` is the op's index in the trace (0-based, program order of the file);
+        ``partitions`` is the pass's partition bitmask and ``partition_list`` the same as
+        readable partition numbers ("0", "0,1").
+        """
         if self.event_log is None:
             raise TraceError("no event log: run simulate(..., record_events=True)")
-        return self.event_log
+        log = self.event_log.copy()
+        masks = log["partitions"].to_numpy()
+        names = {m: ",".join(str(p) for p in range(64) if m >> p & 1) for m in set(masks.tolist())}
+        log.insert(
+            log.columns.get_loc("partitions") + 1, "partition_list", [names[m] for m in masks]
+        )
+        return log
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able counters (snake_case keys); clocks as a list of records."""
