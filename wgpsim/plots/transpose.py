@@ -20,6 +20,8 @@ agree; for ``ds_load_tr`` the exchange shows as the transpose of each 8x8 block.
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib
 import numpy as np
 from matplotlib.colors import ListedColormap
@@ -59,7 +61,9 @@ def transpose_figure(low: Lowering, k: int = 0, warp: int = 0) -> Figure:
     """Source and destination ownership of instruction ``k`` of ``warp`` (Figures 1, 2)."""
     source, dest, reg = panels(low, k, warp)
     rows, cols = source.shape
-    fig = Figure(figsize=(min(18, 2 + cols * 0.7), min(14, 1.5 + rows * 0.4)))
+    # at least 9 inches wide, so a narrow box (a 32x1 column of scalar loads) keeps readable
+    # titles and labels
+    fig = Figure(figsize=(min(18, max(9, 2 + cols * 0.7)), min(14, 2 + rows * 0.4)))
     groups = max(1, int(max(source.max(), dest.max())) // GROUP_LANES + 1)
     colours = [matplotlib.colormaps["Pastel1"](i % 9) for i in range(groups)]
     cmap = ListedColormap(colours).with_extremes(bad="white")
@@ -71,8 +75,9 @@ def transpose_figure(low: Lowering, k: int = 0, warp: int = 0) -> Figure:
         ax = fig.add_subplot(1, 2, i + 1)
         shown = np.ma.masked_less(grid // GROUP_LANES, 0)
         ax.imshow(shown, cmap=cmap, vmin=-0.5, vmax=groups - 0.5, interpolation="nearest")
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel(f"dim1 (columns of the {rows}x{cols} box)")
+        ax.set_title(textwrap.fill(title, 32), fontsize=9)
+        ax.set_xticks(range(0, cols, max(1, cols // 8)))
+        ax.set_xlabel(textwrap.fill(f"dim1 (columns of the {rows}x{cols} box)", 32))
         ax.set_ylabel("dim0")
         if rows * cols <= _LABEL_CELLS:
             for (r, c), lane in np.ndenumerate(grid):
