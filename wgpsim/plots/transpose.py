@@ -14,7 +14,7 @@ agree; for ``ds_load_tr`` the exchange shows as the transpose of each 8x8 block.
 >>> src, dst, reg = panels(low)       # Figure 2a: S r reads 8 N-contiguous elements of K row r
 >>> src[:2, 6:10].tolist(), dst[:2, 6:10].tolist()
 ([[0, 0, 8, 8], [1, 1, 9, 9]], [[6, 7, 8, 9], [6, 7, 8, 9]])
->>> transpose_figure(low).axes[1].get_title().replace("\n", " ")
+>>> transpose_figure(low).axes[1].get_title().replace(chr(10), " ")
 'destination lane D (register R) after ds_load_tr16_b128'
 """
 
