@@ -134,6 +134,14 @@ def pieces_figure(candidate: Any, block_mn: Sequence[int]) -> Figure:
         f"{candidate.spec.name}: pieces of A (left) and B (top) by LDS partition; C tiles by instruction",
         fontsize=9,
     )
+    center.set_xlabel("N (instruction tiles)")
+    fig.text(
+        0.01,
+        0.01,
+        "Pn: the band's bytes lie in physical partition n;  "
+        "P* (white): the band spans several partitions",
+        fontsize=7,
+    )
     return fig
 
 
