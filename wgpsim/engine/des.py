@@ -8,17 +8,9 @@ partition; the load completes ``lds_latency`` cycles after its last pass is serv
 
 The seed's microbenchmark with all four rows in one partition serializes 256 passes:
 
->>> from wgpsim.trace.trace import TraceBuilder
->>> b = TraceBuilder(num_warps=4)
->>> b.barrier()
->>> for w in range(4):
-...     b.clock(w, "start")
-...     b.loads(w, "ds_load_b128", w * 16384 + 512 * np.arange(32)[:, None] + 16 * np.arange(32))
-...     b.wait_ds(w, 0)
->>> b.barrier()
->>> for w in range(4):
-...     b.clock(w, "end")
->>> r = run(b.build(), load_hardware())
+>>> from wgpsim.trace.generate import streaming_trace
+>>> seed_plain = streaming_trace(4, 32, "ds_load_b128", lambda w: w * 16384, timed=True)
+>>> r = run(seed_plain, load_hardware())
 >>> r.measurement(), r.passes, r.port_busy_cycles
 (323, 256, {'L': 256, 'C': 0})
 """
