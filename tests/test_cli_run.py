@@ -241,7 +241,7 @@ def test_workers_and_scheduler_errors(capsys, tmp_path):
     assert time.perf_counter() - start < CONNECT_TIMEOUT + 10
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith("wgpsim: error: scheduler tcp://127.0.0.1:1: cannot connect within")
-    code, _, err = _run(capsys, CONFIG, "--out", out_dir, "--set", "execution.scheduler=nohost")
+    code, _, err = _run(capsys, CONFIG, "--out", out_dir, "--scheduler", "nohost")
     assert code == 2 and "scheduler nohost: not an address" in err and err.count("\n") == 1
     code, _, err = _run(capsys, CONFIG, "--out", out_dir, "--set", "execution.workers=0")
     assert code == 2 and "field 'execution.workers': 0 must be >= 1" in err

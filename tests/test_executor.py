@@ -235,7 +235,7 @@ def test_execution_section_of_the_config(monkeypatch):
     monkeypatch.setattr(executor, "run_points", spy)
     run_experiment(CONFIG, overrides={**SMALL, "execution": {"workers": 3}})
     run_experiment(CONFIG, overrides={**SMALL, "execution.workers": 3}, workers=2)
-    run_experiment(CONFIG, overrides={**SMALL, "execution.scheduler": "tcp://h:1"})
+    run_experiment(CONFIG, overrides=SMALL, scheduler="tcp://h:1")
     assert seen == [(3, None), (2, None), (None, "tcp://h:1")]
     for changes, message in [
         (
@@ -244,7 +244,7 @@ def test_execution_section_of_the_config(monkeypatch):
         ),
         ({"execution.workers": 0}, "field 'execution.workers': 0 must be >= 1"),
         ({"execution": 4}, "field 'execution': expected a mapping"),
-        ({"execution.scheduler": 8786}, "field 'execution.scheduler': expected a string"),
+        ({"execution.scheduler": "tcp://h:1"}, "field 'execution.scheduler': a config file cannot"),
     ]:
         with pytest.raises(ConfigError, match=f": {message}"):
             run_experiment(CONFIG, overrides={**SMALL, **changes})

@@ -8,6 +8,8 @@ Traceback (most recent call last):
 wgpsim.errors.LayoutError: lane basis 3 [0, 64]: out of range for dim1 of size 64
 """
 
+import math
+
 
 class WgpsimError(Exception):
     """Base of every error a user can cause with bad input."""
@@ -27,6 +29,36 @@ class ConfigError(WgpsimError, ValueError):
 
 class AllocationError(WgpsimError, ValueError):
     """Buffers that the LDS allocator cannot place (for example more than 320 KiB)."""
+
+
+SHOWN_CHARS = 40
+"""Longest ``repr`` of a bad value that an error message quotes; a longer one is described."""
+
+
+def shown(value: object) -> str:
+    """The bad value as an error message quotes it: its ``repr`` if short, else its type and size.
+
+    A message names the file and what was expected; it never echoes a whole file (a text file
+    given where YAML was expected reads as one long string):
+
+    >>> shown(-1), shown("fp16"), shown([1, 2])
+    ('-1', "'fp16'", '[1, 2]')
+    >>> shown("root:x:0:0:root:/root:/bin/bash daemon:x:1:1:daemon:/usr/sbin"), shown(10**5000)
+    ('a string of 61 characters', 'an integer of about 5000 digits')
+    >>> shown(list(range(100)))
+    'a list of 100 items'
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**SHOWN_CHARS:
+        digits = math.floor(abs(value).bit_length() * math.log10(2))  # str() stops at 4300
+        return f"an integer of about {digits} digits"
+    text = repr(value)
+    if len(text) <= SHOWN_CHARS:
+        return text
+    if isinstance(value, str):
+        return f"a string of {len(value)} characters"
+    if isinstance(value, (list, tuple, dict, set)):
+        return f"a {type(value).__name__} of {len(value)} items".replace("a dict ", "a mapping ")
+    return f"{text[: SHOWN_CHARS - 3]}..."
 
 
 def closest(name: str, valid) -> str | None:

@@ -16,14 +16,17 @@ before anything runs or is written; a bad one is one line on stderr and exit cod
 
 Each finished sweep point is appended to ``DIR/checkpoint.jsonl`` as it completes; ``--resume``
 computes only the points missing from it, and the tables are the same as an uninterrupted run's.
-Where the points run (``--workers``, ``--scheduler``, or the config's ``execution:`` section) is
-described in ``wgpsim.experiments.executor``; the results do not depend on it.
+Where the points run (``--workers`` or the config's ``execution: {workers: N}``, ``--scheduler``
+or ``$WGPSIM_SCHEDULER``) is described in ``wgpsim.experiments.executor``; the results do not
+depend on it. A scheduler is never read from a config file: connecting to one trusts it, since
+what it returns is unpickled in this process.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from pathlib import Path
@@ -32,6 +35,7 @@ from typing import Any
 from wgpsim.cli._common import print_json
 from wgpsim.errors import ConfigError
 from wgpsim.experiments import ExperimentResult, run_experiment
+from wgpsim.experiments.executor import SCHEDULER_ENV
 
 CHECKPOINT = "checkpoint.jsonl"
 """The file in the output directory that records every finished sweep point."""
@@ -69,7 +73,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--scheduler",
         metavar="ADDR",
-        help="run the points on this Dask scheduler (tcp://host:8786) instead of locally",
+        help=(
+            f"run the points on this Dask scheduler (tcp://host:8786; default ${SCHEDULER_ENV}) "
+            "instead of locally. Connecting trusts the scheduler: it runs code in this process"
+        ),
     )
     parser.add_argument(
         "--resume",
@@ -101,7 +108,7 @@ def handle(args: argparse.Namespace) -> int:
         overrides=args.overrides,
         progress=progress,
         workers=args.workers,
-        scheduler=args.scheduler,
+        scheduler=args.scheduler or os.environ.get(SCHEDULER_ENV) or None,
         checkpoint=out / CHECKPOINT,
         resume=args.resume,
     )

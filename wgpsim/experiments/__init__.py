@@ -17,8 +17,11 @@ Sweeps run through one executor (:mod:`wgpsim.experiments.executor`): a runner t
 checkpoint, progress) runs each sweep with one call, ``execution.map(fn, points, desc=...)``,
 where ``fn`` is a module-level function of one point (bind the config with
 ``functools.partial``) returning a row dict. Every config may hold an ``execution`` section,
-``{workers: N, scheduler: tcp://host:8786}``; the arguments of :func:`run_experiment` (the CLI's
-``--workers``/``--scheduler``) take precedence over it.
+``{workers: N}``; the arguments of :func:`run_experiment` (the CLI's ``--workers``) take
+precedence over it. A Dask scheduler is named only by the ``scheduler`` argument (the CLI's
+``--scheduler`` or ``$WGPSIM_SCHEDULER``), never by a config file: connecting to a scheduler
+trusts it (what it returns is unpickled in this process), and a shared config must not choose
+whom a user trusts.
 
 >>> "lds_bandwidth" in kinds()
 True
@@ -41,7 +44,7 @@ from typing import Any
 
 import pandas as pd
 
-from wgpsim.errors import ConfigError
+from wgpsim.errors import ConfigError, shown
 from wgpsim.experiments.config import (
     ConfigSource,
     Field,
@@ -50,7 +53,7 @@ from wgpsim.experiments.config import (
     closest,
     load_config,
 )
-from wgpsim.experiments.executor import Checkpoint, Execution
+from wgpsim.experiments.executor import SCHEDULER_ENV, Checkpoint, Execution
 from wgpsim.files import atomic_write
 
 Runner = Callable[..., "ExperimentResult"]
@@ -60,7 +63,6 @@ _NOT_KINDS = {"config", "executor"}
 
 EXECUTION_FIELDS = (
     Field("workers", int, default=None, doc="local worker processes (default: every core)"),
-    Field("scheduler", str, default=None, doc="Dask scheduler address, e.g. tcp://host:8786"),
 )
 
 
@@ -162,7 +164,7 @@ def run_experiment(
 
     ``hw_path`` replaces the config's ``hardware`` file. Every config error is raised (as
     :class:`~wgpsim.errors.ConfigError`) before the experiment does any work. ``workers`` and
-    ``scheduler`` choose where the sweep's points run (they override the config's
+    ``scheduler`` choose where the sweep's points run (``workers`` overrides the config's
     ``execution`` section; see :mod:`wgpsim.experiments.executor`); ``checkpoint`` is a JSON
     Lines file that records each finished point, and ``resume`` reuses the points already in it.
     """
@@ -185,7 +187,13 @@ def _execution(
 ) -> Execution:
     """The config's ``execution`` section, validated, with the explicit arguments on top."""
     if section is not None and not isinstance(section, Mapping):
-        raise source.error("execution", f"expected a mapping, got {section!r}")
+        raise source.error("execution", f"expected a mapping, got {shown(section)}")
+    if section is not None and "scheduler" in section:
+        raise source.error(
+            "execution.scheduler",
+            "a config file cannot name a Dask scheduler (connecting to one trusts it: it runs "
+            f"code in this process); give --scheduler ADDR or set {SCHEDULER_ENV}=ADDR instead",
+        )
     fields = check_fields(section or {}, EXECUTION_FIELDS, source, prefix="execution.")
     if workers is not None and workers < 1:
         raise ConfigError(f"--workers {workers}: must be >= 1 (leave it out for every core)")
@@ -195,7 +203,7 @@ def _execution(
         )
     return Execution(
         workers=workers if workers is not None else fields["workers"],
-        scheduler=scheduler if scheduler is not None else fields["scheduler"],
+        scheduler=scheduler,
     )
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from wgpsim.errors import ConfigError, closest
+from wgpsim.errors import ConfigError, closest, shown
 from wgpsim.hw import HardwareConfig, load_hardware
 
 _MISSING = object()
@@ -199,17 +199,17 @@ def check_fields(
             continue
         if not _type_ok(value, f.type):
             raise source.error(
-                where, f"expected {_type_name(f.type)}, got {type(value).__name__} {value!r}"
+                where, f"expected {_type_name(f.type)}, got {type(value).__name__} {shown(value)}"
             )
         if f.items is not None:
             for i, item in enumerate(value):
                 if not _type_ok(item, f.items):
                     raise source.error(
-                        f"{where}[{i}]", f"expected {_type_name(f.items)}, got {item!r}"
+                        f"{where}[{i}]", f"expected {_type_name(f.items)}, got {shown(item)}"
                     )
         if f.choices is not None and value not in f.choices:
             choices = [str(c) for c in f.choices]
-            raise source.error(where, unknown_message(str(value), choices, what=f"value {value!r}"))
+            raise source.error(where, unknown_message(str(value), choices, what=f"value {shown(value)}"))
         out[f.name] = value
     return out
 

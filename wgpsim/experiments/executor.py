@@ -75,6 +75,14 @@ to balance them at a few milliseconds of scheduling each."""
 CONNECT_TIMEOUT = 3.0
 """Seconds to wait for a Dask scheduler before giving up with a ConfigError."""
 
+SCHEDULER_ENV = "WGPSIM_SCHEDULER"
+"""The environment variable that names a Dask scheduler when ``--scheduler`` is not given.
+
+A scheduler address is taken only from the command line or the environment, never from a
+config file: connecting to a scheduler trusts it, because the results it returns are
+unpickled in this process (a doctored cluster runs its code here). A config shared by someone
+else must not be able to point a run at their cluster."""
+
 _MISSING = object()
 
 Fn = Callable[[Any], Any]
@@ -347,10 +355,16 @@ def connect(scheduler: str) -> Any:
         "processes"
     )
     try:
-        if parse_address(str(scheduler), strict=False)[0] != "inproc":
+        scheme = parse_address(str(scheduler), strict=False)[0]
+        if scheme != "inproc":
             get_address_host_port(str(scheduler))
     except ValueError as err:
         raise ConfigError(f"scheduler {scheduler}: not an address ({err}); {hint}") from None
+    if scheme == "inproc" and not _inproc_listening(str(scheduler)):
+        raise ConfigError(
+            f"scheduler {scheduler}: no scheduler of this process listens there (inproc:// "
+            f"reaches only a scheduler started in the same process); {hint}"
+        )
     try:
         return Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except Exception as err:  # noqa: BLE001 (OSError, TimeoutError, ...: all one line)
@@ -358,6 +372,14 @@ def connect(scheduler: str) -> Any:
         raise ConfigError(
             f"scheduler {scheduler}: cannot connect within {CONNECT_TIMEOUT:g} s ({reason}); {hint}"
         ) from None
+
+
+def _inproc_listening(address: str) -> bool:
+    """Whether a Dask listener of this process serves the ``inproc://`` ``address``."""
+    from distributed.comm.inproc import global_manager
+
+    with global_manager.lock:
+        return address.removeprefix("inproc://") in global_manager.listeners
 
 
 def _on_dask(fn: Fn, points: list[Any], todo: list[int], client: Any) -> Batches:
@@ -420,6 +442,7 @@ __all__ = [
     "CONNECT_TIMEOUT",
     "DASK_CHUNKS_PER_WORKER",
     "INLINE_SECONDS",
+    "SCHEDULER_ENV",
     "Checkpoint",
     "Execution",
     "connect",

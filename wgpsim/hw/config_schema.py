@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from wgpsim.errors import ConfigError, did_you_mean
+from wgpsim.errors import ConfigError, did_you_mean, shown
 from wgpsim.layout.bits import log2
 from wgpsim.trace.instructions import INSTRUCTIONS, LANES
 
@@ -114,12 +114,12 @@ class _Reader:
         self.source = source
 
     def fail(self, path: str, what: str, value: Any) -> ConfigError:
-        return ConfigError(f"{self.source}: field {path!r} must be {what}, got {value!r}")
+        return ConfigError(f"{self.source}: field {path!r} must be {what}, got {shown(value)}")
 
     def section(self, data: Any, path: str, keys: tuple[str, ...]) -> dict:
         where = f"section {path!r}" if path else "the top level"
         if not isinstance(data, dict):
-            raise ConfigError(f"{self.source}: {where} must be a mapping, got {data!r}")
+            raise ConfigError(f"{self.source}: {where} must be a mapping, got {shown(data)}")
         unknown = sorted(set(data) - set(keys))
         if unknown:
             raise ConfigError(
