@@ -209,7 +209,9 @@ def check_fields(
                     )
         if f.choices is not None and value not in f.choices:
             choices = [str(c) for c in f.choices]
-            raise source.error(where, unknown_message(str(value), choices, what=f"value {shown(value)}"))
+            raise source.error(
+                where, unknown_message(str(value), choices, what=f"value {shown(value)}")
+            )
         out[f.name] = value
     return out
 
