@@ -16,7 +16,7 @@ from wgpsim.files import atomic_write
 if TYPE_CHECKING:
     from wgpsim.hw.config import HardwareConfig
 
-__all__ = ["add_hw_args", "atomic_write", "hardware_from_args", "print_json"]
+__all__ = ["add_hw_args", "atomic_write", "hardware_from_args", "print_json", "print_lds_metrics"]
 
 
 def add_hw_args(parser: argparse.ArgumentParser) -> None:
@@ -55,3 +55,45 @@ def print_json(payload: Any) -> None:
     """Print ``payload`` as JSON on stdout (numpy scalars and arrays become plain values)."""
     json.dump(payload, sys.stdout, indent=2, default=_default)
     sys.stdout.write("\n")
+
+
+def print_lds_metrics(console: Any, result: Any, per_instruction: Any) -> None:
+    """The run's LDS metrics under rocprof-compute's names (``wgpsim.analysis.metrics``) and a
+    per-instruction bank table (a DataFrame of ``instruction_metrics``), on a rich ``console``."""
+    print_metric_tables(
+        result_metrics(result), per_instruction.to_dict(orient="records"), console=console
+    )
+
+
+def print_metric_tables(
+    metrics: dict[str, Any], per_instruction: list[dict[str, Any]], console: Any = None
+) -> None:
+    """Print ``lds_metrics(...).to_dict()`` and the per-instruction rows as two tables."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console() if console is None else console
+    table = Table(title="LDS metrics (rocprof-compute names)", title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for name, value in metrics.items():
+        table.add_row(name, _cell(value))
+    console.print(table)
+    banks = Table(title="per instruction (bank conflicts, no timing)", title_justify="left")
+    columns = list(per_instruction[0]) if per_instruction else ["instruction"]
+    for i, column in enumerate(columns):
+        banks.add_column(str(column), justify="left" if i == 0 else "right", overflow="fold")
+    for row in per_instruction:
+        banks.add_row(*(_cell(row[c]) for c in columns))
+    console.print(banks)
+
+
+def result_metrics(result: Any) -> dict[str, Any]:
+    """``lds_metrics(result).to_dict()`` (imported late: the CLI starts fast)."""
+    from wgpsim.analysis.metrics import lds_metrics
+
+    return lds_metrics(result).to_dict()
+
+
+def _cell(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)

@@ -19,7 +19,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from wgpsim.cli._common import add_hw_args, hardware_from_args, print_json
+from wgpsim.cli._common import add_hw_args, hardware_from_args, print_json, print_metric_tables
+from wgpsim.engine import DEFAULT_ENGINE, ENGINES
 from wgpsim.errors import ConfigError
 from wgpsim.hw.alloc import allocate_on, tensor_buffers
 from wgpsim.layout.addresses import local_load_encodings
@@ -48,6 +49,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--no-transpose", action="store_true", help="disable transposed loads (ds_load_tr)"
     )
     parser.add_argument("--simulate", action="store_true", help="time the load with the engine")
+    parser.add_argument(
+        "--engine",
+        default=DEFAULT_ENGINE,
+        choices=ENGINES,
+        help=f"timing engine for --simulate (default {DEFAULT_ENGINE})",
+    )
     add_hw_args(parser)
     parser.add_argument("--plot", type=Path, help="write the ownership panels (PNG or SVG)")
     parser.add_argument("--instr", type=int, default=0, help="instruction to plot (default 0)")
@@ -86,12 +93,17 @@ def _bases(text: str | None, shared: Any, shape: tuple[int, ...], dtype: str, hw
     return values
 
 
-def _simulate(low: Lowering, hw) -> dict[str, Any]:
+def _simulate(low: Lowering, hw, engine: str) -> dict[str, Any]:
+    from wgpsim.analysis.metrics import instruction_metrics, lds_metrics
     from wgpsim.engine import simulate
 
-    result = simulate(low.trace(), hw)
+    trace = low.trace()
+    result = simulate(trace, hw, engine=engine)
     cycles = result.measurements()
     return {
+        "engine": engine,
+        "lds_metrics": lds_metrics(result).to_dict(),
+        "per_instruction": instruction_metrics(trace, hw).to_dict(orient="records"),
         "lds_cycles_per_warp": [int(c) for c in cycles.tolist()],
         "lds_cycles_max": int(cycles.max()),
         "total_cycles": int(result.total_cycles),
@@ -117,7 +129,7 @@ def handle(args: argparse.Namespace) -> int:
     )
     payload = low.to_dict() | {"bases": bases}
     if args.simulate:
-        payload["simulation"] = _simulate(low, hw)
+        payload["simulation"] = _simulate(low, hw, args.engine)
     if args.plot is not None:
         from wgpsim.plots.ownership import save
         from wgpsim.plots.transpose import transpose_figure
@@ -151,7 +163,8 @@ def _print_text(
         print(
             f"LDS cycles: {min(cyc)}..{max(cyc)} per warp (fastest..slowest, all warps loading "
             f"together); in all: {sim['passes']} passes, {sim['bytes']} B, "
-            f"{sim['bank_conflict_cycles']} bank-conflict cycles"
+            f"{sim['bank_conflict_cycles']} bank-conflict cycles ({sim['engine']} engine)"
         )
+        print_metric_tables(sim["lds_metrics"], sim["per_instruction"])
     if "plot" in payload:
         print(f"plot:     {payload['plot']}")

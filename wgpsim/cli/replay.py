@@ -14,12 +14,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wgpsim.cli._common import add_hw_args, atomic_write, hardware_from_args, print_json
-from wgpsim.engine import ENGINES, simulate
+from wgpsim.analysis.metrics import instruction_metrics, lds_metrics
+from wgpsim.cli._common import (
+    add_hw_args,
+    atomic_write,
+    hardware_from_args,
+    print_json,
+    print_lds_metrics,
+)
+from wgpsim.engine import DEFAULT_ENGINE, ENGINES, simulate
 from wgpsim.errors import ConfigError
 from wgpsim.trace.io import read_trace
 
 EVENT_FORMATS = (".csv", ".parquet")
+FIGURE_FORMATS = (".png", ".svg", ".pdf")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,7 +38,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("trace", type=Path, help="trace file (.jsonl or .parquet)")
     add_hw_args(parser)
-    parser.add_argument("--engine", default="des", help=f"timing engine ({', '.join(ENGINES)})")
+    parser.add_argument(
+        "--engine",
+        default=DEFAULT_ENGINE,
+        help=f"timing engine ({', '.join(ENGINES)}; default {DEFAULT_ENGINE})",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the drift model")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument(
@@ -43,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--timeline",
         type=Path,
         metavar="FILE",
-        help="draw the arbiter's ports and stalls per cycle (.png or .svg)",
+        help="draw the arbiter's ports and stalls per cycle (.png, .svg or .pdf)",
     )
     parser.add_argument(
         "--window",
@@ -60,8 +72,10 @@ def handle(args: argparse.Namespace) -> int:
             f"(valid: {', '.join(EVENT_FORMATS)})"
         )
     window = _window(args.window)
-    if args.timeline is not None and args.timeline.suffix not in (".png", ".svg"):
-        raise ConfigError(f"--timeline {args.timeline}: the file must end in .png or .svg")
+    if args.timeline is not None and args.timeline.suffix not in FIGURE_FORMATS:
+        raise ConfigError(
+            f"--timeline {args.timeline}: the file must end in {', '.join(FIGURE_FORMATS)}"
+        )
     hw = hardware_from_args(args)
     trace = read_trace(args.trace, hw.partitions.lds_bytes)
     record = args.events is not None or args.timeline is not None
@@ -80,10 +94,18 @@ def handle(args: argparse.Namespace) -> int:
             atomic_write(args.events, lambda tmp: events.to_csv(tmp, index=False))
         else:
             atomic_write(args.events, lambda tmp: events.to_parquet(tmp, index=False))
+    per_instruction = instruction_metrics(trace, hw)
     if args.json:
-        print_json({"trace": str(args.trace), **result.to_dict()})
+        print_json(
+            {
+                "trace": str(args.trace),
+                **result.to_dict(),
+                "lds_metrics": lds_metrics(result).to_dict(),
+                "per_instruction": per_instruction.to_dict(orient="records"),
+            }
+        )
     else:
-        _print_summary(args.trace, result, args.events)
+        _print_summary(args.trace, result, per_instruction, args)
     return 0
 
 
@@ -100,7 +122,7 @@ def _window(text: str | None) -> tuple[int, int] | None:
     return window
 
 
-def _print_summary(trace_path: Path, result, events_path: Path | None) -> None:
+def _print_summary(trace_path: Path, result, per_instruction, args: argparse.Namespace) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -113,8 +135,11 @@ def _print_summary(trace_path: Path, result, events_path: Path | None) -> None:
     per_warp = result.measurements()
     for warp, cycles in per_warp.items():
         table.add_row(f"warp {warp} start->end", str(int(cycles)))
-    console = Console(width=100)
+    console = Console()
     console.print(f"wgpsim replay {trace_path} on {result.hardware} ({result.engine} engine)")
     console.print(table)
-    if events_path is not None:
-        console.print(f"event log: {events_path}")
+    print_lds_metrics(console, result, per_instruction)
+    if args.events is not None:
+        console.print(f"event log: {args.events}")
+    if args.timeline is not None:
+        console.print(f"timeline: {args.timeline}")

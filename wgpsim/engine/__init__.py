@@ -29,14 +29,18 @@ from wgpsim.trace.validate import validate
 ENGINES = ("des", "fast")
 """Engines known to this package (a module ``wgpsim.engine.<name>`` may add more)."""
 
-__all__ = ["ENGINES", "Result", "simulate"]
+DEFAULT_ENGINE = "fast"
+"""The engine ``simulate()``, every CLI verb and every experiment use unless told otherwise
+(it agrees with the ``des`` reference cycle for cycle)."""
+
+__all__ = ["DEFAULT_ENGINE", "ENGINES", "Result", "simulate"]
 
 
 def simulate(
     trace,
     hw: HardwareConfig | None = None,
     *,
-    engine: str = "des",
+    engine: str = DEFAULT_ENGINE,
     seed: int = 0,
     record_events: bool = False,
 ) -> Result:
