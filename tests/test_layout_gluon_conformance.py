@@ -17,9 +17,10 @@ from wgpsim.layout.distributed import (
     BlockedLayout,
     DistributedLinearLayout,
     DotOperandLayout,
+    SliceLayout,
 )
 from wgpsim.layout.notation import to_text
-from wgpsim.layout.shared import PartitionedSharedLayout, SwizzledSharedLayout
+from wgpsim.layout.shared import PartitionedSharedLayout, SharedLinearLayout, SwizzledSharedLayout
 
 pytest.importorskip("triton")
 pytestmark = pytest.mark.triton
@@ -116,7 +117,62 @@ def sample_cases(seed=7):
         cases.append(
             (DotOperandLayout(op_idx, mma, k_width), [non_k, k] if op_idx == 0 else [k, non_k])
         )
+    cases += _batched_wmma(rng) + _slices(rng, cases) + _shared_linear(rng)
     return cases
+
+
+def _batched_wmma(rng):
+    """Rank-3 WMMA (a batched tl.dot, dim 0 the batch) and its dot operands."""
+    cases = []
+    for _ in range(15):
+        instr = rng.choice([(16, 16, 32), (16, 16, 64), (32, 16, 64)])
+        pool = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]  # unit bases: surjective in any order
+        rng.shuffle(pool)
+        n_warp = rng.randint(0, 2)
+        mma = AMDWMMALayout(3, rng.random() < 0.5, pool[:n_warp], pool[n_warp : n_warp + 1], instr)
+        rows, cols = mma.tile_shape
+        batch = pow2(rng, 0, 2)
+        cases.append((mma, [batch, rows * pow2(rng, 0, 2), cols * pow2(rng, 0, 2)]))
+        op_idx = rng.randint(0, 1)
+        non_k = mma.tile_shape[op_idx] * pow2(rng, 0, 2)
+        k = instr[2] * pow2(rng, 0, 1)
+        dot = DotOperandLayout(op_idx, mma, pow2(rng, 1, 3))
+        cases.append((dot, [batch, non_k, k] if op_idx == 0 else [batch, k, non_k]))
+    return cases
+
+
+def _slices(rng, cases):
+    """Slices of the distributed layouts above (1-D results: a vector read from LDS)."""
+    out = []
+    parents = [(lay, shape) for lay, shape in cases if not hasattr(lay, "vec")]
+    # (a linear parent clamped to a size-1 dim is no permutation, which 3.9.0's binding aborts on)
+    parents = [
+        p
+        for p in parents
+        if not isinstance(p[0], PartitionedSharedLayout | DistributedLinearLayout)
+    ]
+    for lay, shape in rng.sample(parents, 25):
+        dim = rng.randrange(len(shape))
+        out.append((SliceLayout(dim, lay), shape[:dim] + shape[dim + 1 :]))
+    return out
+
+
+def _shared_linear(rng):
+    """Shared linear layouts: a permutation of the unit bases of a shape, some XOR-mixed."""
+    out = []
+    for _ in range(20):
+        shape = [pow2(rng, 0, 4), pow2(rng, 1, 5)]
+        bases = [[1 << k, 0] for k in range(shape[0].bit_length() - 1)]
+        bases += [[0, 1 << k] for k in range(shape[1].bit_length() - 1)]
+        rng.shuffle(bases)
+        for i in range(1, len(bases)):  # mix a later basis into an earlier one's column bits
+            if rng.random() < 0.3:
+                j = rng.randrange(i)
+                bases[i] = [bases[i][0] | bases[j][0], bases[i][1] | bases[j][1]]
+        lay = SharedLinearLayout(bases, rng.choice([16, 32]))
+        if lay.shape == tuple(shape) and lay.to_linear_layout(shape).is_surjective():
+            out.append((lay, shape))
+    return out
 
 
 def expected(layout, shape):
@@ -142,9 +198,11 @@ def test_sample_is_broad(triton_results):
     kinds = {type(lay).__name__ for lay, _ in cases}
     assert kinds == {
         "BlockedLayout", "SwizzledSharedLayout", "PartitionedSharedLayout",
-        "DistributedLinearLayout", "AMDWMMALayout", "DotOperandLayout",
+        "DistributedLinearLayout", "AMDWMMALayout", "DotOperandLayout", "SliceLayout",
+        "SharedLinearLayout",
     }  # fmt: skip
-    assert len(cases) > 150
+    assert sum(isinstance(lay, AMDWMMALayout) and lay.rank == 3 for lay, _ in cases) >= 10
+    assert len(cases) > 220
 
 
 def test_every_conversion_matches_triton(triton_results):

@@ -12,11 +12,13 @@ from wgpsim.layout.distributed import (
     BlockedLayout,
     DistributedLinearLayout,
     DotOperandLayout,
+    SliceLayout,
 )
 from wgpsim.layout.notation import from_dict, parse, parse_any, to_dict, to_text
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
+    SharedLinearLayout,
     SwizzledSharedLayout,
 )
 
@@ -83,7 +85,19 @@ partitioned = st.builds(
     st.sampled_from([0, 1]),
     st.one_of(swizzled, padded),
 )
-any_layout = st.one_of(blocked(), linear, swizzled, padded, wmma(), swizzled_wmma, dot, partitioned)
+batched_wmma = st.just(AMDWMMALayout(3, False, [[0, 1, 0], [0, 0, 1]], [[1, 0, 0]], (16, 16, 32)))
+sliced = st.builds(
+    SliceLayout, st.sampled_from([0, 1]), st.one_of(blocked(), wmma(), dot, batched_wmma)
+)
+shared_linear = st.builds(
+    SharedLinearLayout,
+    st.permutations([[0, 1], [0, 2], [1, 0], [2, 0], [4, 0]]),
+    st.sampled_from([16, 32]),
+)
+any_layout = st.one_of(
+    blocked(), linear, swizzled, padded, wmma(), swizzled_wmma, dot, partitioned,
+    batched_wmma, sliced, shared_linear,
+)  # fmt: skip
 
 
 @settings(max_examples=150, deadline=None)
@@ -118,6 +132,37 @@ def test_triton_test_file_forms():
     assert parse("#ttg.dot_op<{opIdx = 0, parent = #mma_b16, kWidth = 8}>", {"mma_b16": mma}) == (
         DotOperandLayout(0, mma, 8)
     )
+
+
+def test_triton_printed_forms_of_new_encodings():
+    """As Triton 3.9.0 prints them (a Gluon kernel's TTGIR); to_text gives the same text."""
+    texts = [
+        "#ttg.shared_linear<{offset = [[0, 1], [0, 2], [1, 0], [2, 4], [0, 4]]}, alignment = 16>",
+        "#ttg.slice<{dim = 0, parent = #ttg.amd_wmma<{version = 3, isTranspose = false, "
+        "ctaLayout = {warp = [[0, 1], [1, 0]]}, instrShape = [16, 16, 32]}>}>",
+        "#ttg.amd_wmma<{version = 3, isTranspose = false, ctaLayout = {register = [[1, 0, 0]], "
+        "warp = [[0, 1, 0], [0, 0, 1]]}, instrShape = [16, 16, 32]}>",
+        "#ttg.amd_wmma<{version = 3, isTranspose = false, ctaLayout = {}, instrShape = [16, 16, 32]}>",
+    ]
+    for text in texts:
+        assert to_text(parse(text)) == text
+    assert parse(texts[0]).alignment == 16
+    assert parse(texts[2]).rank == 3 and parse(texts[3]).rank is None
+
+
+def test_new_encoding_errors():
+    with pytest.raises(LayoutError, match=r"cover shape \[4, 8\], not the tensor shape \[8, 8\]"):
+        parse(
+            "#ttg.shared_linear<{offset = [[0, 1], [0, 2], [1, 0], [2, 4], [0, 4]]}>"
+        ).to_linear_layout((8, 8))
+    with pytest.raises(LayoutError, match="surjective"):
+        parse("#ttg.shared_linear<{offset = [[0, 1], [0, 2], [1, 0], [2, 4]]}, alignment = 16>")
+    with pytest.raises(LayoutError, match="'parent' must be a distributed layout"):
+        parse("#ttg.slice<{dim = 0, parent = #ttg.swizzled_shared<{vec = 1, perPhase = 1, "
+              "maxPhase = 1, order = [0, 1]}>}>")  # fmt: skip
+    with pytest.raises(LayoutError, match="rank 2, expected 3"):
+        parse("#ttg.amd_wmma<{version = 3, ctaLayout = {register = [[1, 0, 0]]}, "
+              "instrShape = [16, 16, 32]}>").to_linear_layout((64, 64))  # fmt: skip
 
 
 def test_warps_per_cta_form_and_field_order():

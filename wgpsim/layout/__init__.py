@@ -30,6 +30,7 @@ from wgpsim.layout.distributed import (
     BlockedLayout,
     DistributedLinearLayout,
     DotOperandLayout,
+    SliceLayout,
 )
 from wgpsim.layout.dtypes import dtype_bits, dtype_bytes
 from wgpsim.layout.linear_layout import LinearLayout
@@ -37,6 +38,7 @@ from wgpsim.layout.notation import from_dict, parse, parse_any, to_dict, to_text
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
+    SharedLinearLayout,
     SwizzledSharedLayout,
 )
 
@@ -48,6 +50,8 @@ __all__ = [
     "LinearLayout",
     "PaddedSharedLayout",
     "PartitionedSharedLayout",
+    "SharedLinearLayout",
+    "SliceLayout",
     "SwizzledSharedLayout",
     "conversion",
     "conversion_table",

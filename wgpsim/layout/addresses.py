@@ -22,25 +22,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wgpsim.errors import LayoutError
-from wgpsim.layout.distributed import (
-    AMDWMMALayout,
-    BlockedLayout,
-    DistributedLinearLayout,
-    DotOperandLayout,
-)
+from wgpsim.layout.distributed import DISTRIBUTED_TYPES
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.layout.notation import kind_of, parse_any, to_text
-from wgpsim.layout.shared import (
-    PaddedSharedLayout,
-    PartitionedSharedLayout,
-    SwizzledSharedLayout,
-)
+from wgpsim.layout.shared import SHARED_TYPES, PaddedSharedLayout, PartitionedSharedLayout
 
 if TYPE_CHECKING:
     import pandas as pd
-
-_DISTRIBUTED = (BlockedLayout, DistributedLinearLayout, AMDWMMALayout, DotOperandLayout)
-_SHARED = (SwizzledSharedLayout, PaddedSharedLayout, PartitionedSharedLayout)
 
 
 def _kind(layout: Any) -> str:
@@ -64,12 +52,14 @@ def local_load_encodings(
     dst = dst if isinstance(dst, LinearLayout) else parse_any(dst)
     shared = shared if isinstance(shared, LinearLayout) else parse_any(shared)
     dst_ok = (
-        dst.has_in_dim("lane") if isinstance(dst, LinearLayout) else isinstance(dst, _DISTRIBUTED)
+        dst.has_in_dim("lane")
+        if isinstance(dst, LinearLayout)
+        else isinstance(dst, DISTRIBUTED_TYPES)
     )
     shared_ok = (
         shared.has_in_dim("offset")
         if isinstance(shared, LinearLayout)
-        else isinstance(shared, _SHARED)
+        else isinstance(shared, SHARED_TYPES)
     )
     swapped = f" (are {names[0]} and {names[1]} swapped?)" if not (dst_ok or shared_ok) else ""
     if not dst_ok:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
+from typing import Any
 
 from wgpsim.errors import LayoutError
 from wgpsim.layout.bits import is_pow2
@@ -290,13 +291,13 @@ class AMDWMMALayout:
                 f"{[list(mn) for mn in WMMA_V3_MN]}"
             )
         require_pow2(what, "instrShape[2]", shape[2])
-        for field, bases in (("warp", self.warp_bases), ("register", self.reg_bases)):
-            for k, b in enumerate(bases):
-                if len(b) != 2:
-                    raise LayoutError(
-                        f"{what}: ctaLayout {field} basis {k} {list(b)} must have 2 entries"
-                    )
-        self.cta_layout()  # checks surjectivity
+        ranks = {len(b) for b in (*self.warp_bases, *self.reg_bases)}
+        if len(ranks) > 1 or ranks - {2, 3}:
+            raise LayoutError(
+                f"{what}: ctaLayout bases {_lists(self.warp_bases + self.reg_bases)} must all have "
+                "2 entries (or 3 for a batched rank-3 layout)"
+            )
+        self.cta_layout(self.rank or 2)  # checks surjectivity
 
     @classmethod
     def from_warps_per_cta(
@@ -323,16 +324,22 @@ class AMDWMMALayout:
         return 1 << len(self.warp_bases)
 
     @property
+    def rank(self) -> int | None:
+        """2, or 3 for a batched layout (dim 0 the batch); None when no basis says (an empty
+        ctaLayout fits a tensor of either rank)."""
+        return next((len(b) for b in (*self.warp_bases, *self.reg_bases)), None)
+
+    @property
     def tile_shape(self) -> tuple[int, int]:
-        """(rows, cols) of one instruction's tile in tensor coordinates."""
+        """(rows, cols) of one instruction's tile in tensor coordinates (the last two dims)."""
         m, n = self.instr_shape[:2]
         return (n, m) if self.transposed else (m, n)
 
-    def cta_layout(self) -> LinearLayout:
-        """The ctaLayout as a layout (register, warp) -> tiles; must be surjective."""
+    def cta_layout(self, rank: int = 2) -> LinearLayout:
+        """The ctaLayout as a layout (register, warp) -> tiles (``dim0..``); must be surjective."""
         try:
             return LinearLayout.from_bases(
-                {"register": self.reg_bases, "warp": self.warp_bases}, ["dim0", "dim1"]
+                {"register": self.reg_bases, "warp": self.warp_bases}, standard_dims(rank)
             )
         except LayoutError:
             raise LayoutError(
@@ -341,18 +348,34 @@ class AMDWMMALayout:
                 "not surjective); add register bases for the tiles no warp reaches"
             ) from None
 
-    def tile_layout(self) -> LinearLayout:
-        """One instruction (wave32): lanes 0-15 along N, lane 16 -> +8 along M, registers
-        along M (a 32x16 instruction has one more register basis, +16 along M)."""
+    def tile_layout(self, rank: int = 2) -> LinearLayout:
+        """One instruction (wave32) on the last two dims: lanes 0-15 along N, lane 16 -> +8
+        along M, registers along M (a 32x16 instruction has one more register basis, +16 along
+        M). A batched (rank 3) layout's tile has size 1 along the batch dim 0."""
         regs = [[1, 0], [2, 0], [4, 0]] + ([[16, 0]] if self.instr_shape[0] == 32 else [])
         lanes = [[0, 1], [0, 2], [0, 4], [0, 8], [8, 0]]
         if self.transposed:
             regs, lanes = ([b[::-1] for b in regs], [b[::-1] for b in lanes])
-        return LinearLayout.from_bases({"register": regs, "lane": lanes}, ["dim0", "dim1"])
+        batch = [0] * (rank - 2)
+        return LinearLayout.from_bases(
+            {"register": [batch + b for b in regs], "lane": [batch + b for b in lanes]},
+            standard_dims(rank),
+        )
+
+    def _shape_rank(self, shape: Sequence[int]) -> int:
+        rank = self.rank or len(shape)
+        if rank not in (2, 3) or len(shape) != rank:
+            raise LayoutError(
+                f"amd_wmma: shape {list(shape)} has rank {len(shape)}, expected "
+                f"{rank if self.rank else '2 or 3'} (the rank of the ctaLayout bases)"
+            )
+        return rank
 
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
-        shape = check_shape(shape, "amd_wmma", 2)
-        ll = (self.tile_layout() * self.cta_layout()).transpose_outs(["dim1", "dim0"])
+        rank = self._shape_rank(shape)
+        shape = check_shape(shape, "amd_wmma", rank)
+        ll = self.tile_layout(rank) * self.cta_layout(rank)
+        ll = ll.transpose_outs(standard_dims(rank)[::-1])  # repeats go N, then M, then batch
         return _distributed(ll, shape, drop_registers=False)
 
 
@@ -387,9 +410,15 @@ class DotOperandLayout:
     def num_warps(self) -> int:
         return self.parent.num_warps
 
+    @property
+    def rank(self) -> int | None:
+        return self.parent.rank
+
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
-        shape = check_shape(shape, "dot_op", 2)
-        k_dim, non_k = ("dim1", "dim0") if self.op_idx == 0 else ("dim0", "dim1")
+        rank = self.parent._shape_rank(shape)
+        shape = check_shape(shape, "dot_op", rank)
+        dims = standard_dims(rank)
+        k_dim, non_k = (dims[-1], dims[-2]) if self.op_idx == 0 else (dims[-2], dims[-1])
         instr_k = self.parent.instr_shape[2]
         tile_non_k = self.parent.tile_shape[self.op_idx]
         k_depth = WARP_SIZE // WMMA_TILE
@@ -402,8 +431,8 @@ class DotOperandLayout:
         )
         if tile_non_k > WMMA_TILE:
             tile = tile * ident(tile_non_k // WMMA_TILE, "register", non_k)
-        cta = _project_away(self.parent.cta_layout(), k_dim).remove_zero_bases("register")
-        ll = (tile * cta).transpose_outs([k_dim, non_k])
+        cta = _project_away(self.parent.cta_layout(rank), k_dim).remove_zero_bases("register")
+        ll = (tile * cta).transpose_outs([k_dim, non_k, *dims[:-2]])
         return _distributed(ll, shape, drop_registers=False)
 
 
@@ -413,4 +442,57 @@ def _project_away(ll: LinearLayout, out_dim: str) -> LinearLayout:
     return ll.sublayout(ll.in_dim_names, keep)
 
 
-DistributedLayout = BlockedLayout | DistributedLinearLayout | AMDWMMALayout | DotOperandLayout
+@dataclass(frozen=True)
+class SliceLayout:
+    """``#ttg.slice``: ``parent`` with tensor dim ``dim`` removed (a reduction's result, or a
+    1-D vector read from LDS). Triton: the parent's layout for the shape with a size-1 dim
+    inserted at ``dim``, that out dim dropped, and the register bases it zeroes removed.
+
+    >>> rows = SliceLayout(1, BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
+    >>> L = rows.to_linear_layout((64,))
+    >>> L.get_bases("register"), L.get_bases("lane")
+    (((16,), (32,)), ((0,), (0,), (0,), (1,), (2,)))
+    """
+
+    dim: int
+    parent: Any
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.parent, DISTRIBUTED_TYPES):
+            raise LayoutError(
+                f"slice: field 'parent' must be a distributed layout, got {type(self.parent).__name__}"
+            )
+        rank = self.parent.rank
+        if not isinstance(self.dim, int) or not 0 <= self.dim < (rank or 3):
+            raise LayoutError(
+                f"slice: field 'dim' {self.dim} must be a dim of the parent (0..{(rank or 3) - 1})"
+            )
+
+    @property
+    def rank(self) -> int | None:
+        rank = self.parent.rank
+        return None if rank is None else rank - 1
+
+    @property
+    def num_warps(self) -> int:
+        return self.parent.num_warps
+
+    def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
+        shape = tuple(int(s) for s in shape)
+        parent_shape = (*shape[: self.dim], 1, *shape[self.dim :])
+        ll = self.parent.to_linear_layout(parent_shape)
+        names = standard_dims(len(parent_shape))
+        kept = [n for i, n in enumerate(names) if i != self.dim]
+        ll = ll.sublayout(ll.in_dim_names, kept)
+        for new, old in zip(standard_dims(len(shape)), kept, strict=True):
+            ll = ll.rename_out_dim(old, new) if new != old else ll
+        return ll.remove_zero_bases("register")
+
+
+#: Every distributed encoding class (a slice's parent is one of them).
+DISTRIBUTED_TYPES = (
+    BlockedLayout, DistributedLinearLayout, AMDWMMALayout, DotOperandLayout, SliceLayout
+)  # fmt: skip
+DistributedLayout = (
+    BlockedLayout | DistributedLinearLayout | AMDWMMALayout | DotOperandLayout | SliceLayout
+)

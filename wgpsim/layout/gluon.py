@@ -20,10 +20,12 @@ from wgpsim.layout.distributed import (
     BlockedLayout,
     DistributedLinearLayout,
     DotOperandLayout,
+    SliceLayout,
 )
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
+    SharedLinearLayout,
     SwizzledSharedLayout,
 )
 
@@ -62,13 +64,21 @@ def from_gluon(obj: Any) -> Any:
             obj.reg_bases, obj.lane_bases, obj.warp_bases, obj.block_bases
         )
     if name == "AMDWMMALayout":
-        if obj.rank != 2:
-            raise LayoutError(f"AMDWMMALayout: rank {obj.rank}: only rank 2 is modelled")
+        if obj.rank not in (2, 3):
+            raise LayoutError(f"AMDWMMALayout: rank {obj.rank}: only ranks 2 and 3 are modelled")
         return AMDWMMALayout(
             obj.version, obj.transposed, obj.warp_bases, obj.reg_bases or (), obj.instr_shape
         )
     if name == "DotOperandLayout":
         return DotOperandLayout(obj.operand_index, from_gluon(obj.parent), obj.k_width)
+    if name == "SliceLayout":
+        return SliceLayout(obj.dim, from_gluon(obj.parent))
+    if name == "SharedLinearLayout":
+        if obj.block_bases:
+            raise LayoutError(
+                f"SharedLinearLayout: block_bases {obj.block_bases}: one CTA is modelled"
+            )
+        return SharedLinearLayout(obj.offset_bases, obj.alignment)
     if name == "SwizzledSharedLayout":
         return SwizzledSharedLayout(obj.vec, obj.per_phase, obj.max_phase, obj.order)
     if name == "PaddedSharedLayout":
@@ -101,9 +111,14 @@ def to_gluon(layout: Any) -> Any:
             _lists(layout.warp_bases),
             _lists(layout.reg_bases),
             list(layout.instr_shape),
+            rank=layout.rank or 2,
         )
     if isinstance(layout, DotOperandLayout):
         return gl.DotOperandLayout(layout.op_idx, to_gluon(layout.parent), layout.k_width)
+    if isinstance(layout, SliceLayout):
+        return gl.SliceLayout(layout.dim, to_gluon(layout.parent))
+    if isinstance(layout, SharedLinearLayout):
+        return gl.SharedLinearLayout(_lists(layout.offset_bases), [], layout.alignment)
     if isinstance(layout, SwizzledSharedLayout):
         return gl.SwizzledSharedLayout(
             layout.vec, layout.per_phase, layout.max_phase, list(layout.order)

@@ -32,10 +32,12 @@ from wgpsim.layout.distributed import (
     BlockedLayout,
     DistributedLinearLayout,
     DotOperandLayout,
+    SliceLayout,
 )
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
+    SharedLinearLayout,
     SwizzledSharedLayout,
 )
 
@@ -73,6 +75,7 @@ _SPECS: dict[str, tuple[type, list[tuple[str, str, tuple[str, ...]]]]] = {
         DotOperandLayout,
         [("op_idx", "opIdx", ()), ("parent", "parent", ()), ("k_width", "kWidth", ())],
     ),
+    "slice": (SliceLayout, [("dim", "dim", ()), ("parent", "parent", ())]),
     "swizzled_shared": (
         SwizzledSharedLayout,
         [
@@ -100,6 +103,10 @@ _SPECS: dict[str, tuple[type, list[tuple[str, str, tuple[str, ...]]]]] = {
             ("partition_layout", "partitionLayout", ()),
         ],
     ),
+    "shared_linear": (
+        SharedLinearLayout,
+        [("offset_bases", "offset", ()), ("alignment", "alignment", ())],
+    ),
 }
 _KIND_OF = {cls: kind for kind, (cls, _) in _SPECS.items()}
 # Fields that describe the CTA grid (CGA): accepted when they describe one CTA.
@@ -118,8 +125,8 @@ def _build(kind: str, given: Mapping[str, Any], aliases: Mapping[str, Encoding])
     given = dict(given)
     if kind == "amd_wmma":
         given = _wmma_fields(given)
-    if kind == "padded_shared" and given.pop("block", []) not in ([], ()):
-        raise LayoutError("padded_shared: field 'block' must be empty (one CTA is modelled)")
+    if kind in ("padded_shared", "shared_linear") and given.pop("block", []) not in ([], ()):
+        raise LayoutError(f"{kind}: field 'block' must be empty (one CTA is modelled)")
     fields: dict[str, Any] = {}
     for name, value in given.items():
         if name in _CGA_FIELDS:
@@ -256,6 +263,13 @@ class _Reader:
         if kind == "padded_shared":
             given["intervals"] = self.intervals()
         given.update(self.dictionary())
+        while self.peek(","):  # attributes after the dict: `{...}, alignment = 16`
+            self.take(",")
+            key = self.match(self.NAME, "a field name")
+            self.take("=")
+            if key in given:
+                raise LayoutError(f"notation: field {key!r} given twice")
+            given[key] = self.value()
         self.take(">")
         return _build(kind, given, self.aliases)
 
@@ -350,8 +364,8 @@ def to_text(layout: Encoding) -> str:
     fields = {mlir: getattr(layout, f) for f, mlir, _ in spec}
     prefix = ""
     if kind == "amd_wmma":
-        cta = {"register": fields.pop("register")} if layout.reg_bases else {}
-        cta["warp"] = fields.pop("warp")
+        cta = {"register": fields.pop("register"), "warp": fields.pop("warp")}
+        cta = {k: v for k, v in cta.items() if v}  # Triton prints only the non-empty ones
         fields = {"version": fields["version"], "isTranspose": fields["isTranspose"],
                   "ctaLayout": cta, "instrShape": fields["instrShape"]}  # fmt: skip
     if kind == "padded_shared":
@@ -360,8 +374,11 @@ def to_text(layout: Encoding) -> str:
             fields = {"offset": fields["offset"], "block": []}
         else:
             del fields["offset"]
+    suffix = ""
+    if kind == "shared_linear":
+        suffix = f", alignment = {fields.pop('alignment')}"
     body = ", ".join(f"{k} = {_fmt(v)}" for k, v in fields.items())
-    return f"#ttg.{kind}<{prefix}{{{body}}}>"
+    return f"#ttg.{kind}<{prefix}{{{body}}}{suffix}>"
 
 
 def _plain(value: Any) -> Any:

@@ -201,7 +201,68 @@ class PaddedSharedLayout:
         return self.padded_elems(prod(shape)) * elem_bytes
 
 
-InnerShared = SwizzledSharedLayout | PaddedSharedLayout
+@dataclass(frozen=True)
+class SharedLinearLayout:
+    """``#ttg.shared_linear<{offset = [...]}, alignment = A>`` (Gluon's ``SharedLinearLayout``):
+    the offset bases given directly, one per offset bit, each a tensor coordinate. The layout
+    covers exactly the shape its bases span (Triton asserts the tensor has that shape) and must
+    reach every element. Here the 16-column rows of a [4, 16] tile are XOR-swizzled by 4:
+
+    >>> lay = SharedLinearLayout([[0, 1], [0, 2], [0, 4], [0, 8], [1, 4], [2, 8]])
+    >>> lay.shape, lay.to_linear_layout((4, 16)).apply({"offset": 16 + 3})
+    ((4, 16), {'dim0': 1, 'dim1': 7})
+    """
+
+    offset_bases: Bases
+    alignment: int = 16
+
+    def __post_init__(self) -> None:
+        what = "shared_linear"
+        object.__setattr__(self, "offset_bases", as_bases(self.offset_bases, what, "offset"))
+        if not self.offset_bases or len({len(b) for b in self.offset_bases}) != 1:
+            raise LayoutError(
+                f"{what}: field 'offset' needs at least one basis, all of one length (the rank)"
+            )
+        if len(self.offset_bases[0]) == 0:
+            raise LayoutError(f"{what}: offset bases need one entry per tensor dim")
+        require_pow2(what, "alignment", self.alignment)
+        self._layout()
+
+    @property
+    def rank(self) -> int:
+        return len(self.offset_bases[0])
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape the bases cover (per dim, the least power of two above every entry)."""
+        return _covered_shape(self.offset_bases)
+
+    def _layout(self) -> LinearLayout:
+        try:
+            return LinearLayout.from_bases(
+                {"offset": self.offset_bases, "block": ()}, standard_dims(self.rank)
+            )
+        except LayoutError:
+            raise LayoutError(
+                f"shared_linear: offset bases {[list(b) for b in self.offset_bases]} must reach "
+                f"every element of the shape {list(self.shape)} they span (Triton requires a "
+                "surjective layout)"
+            ) from None
+
+    def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
+        shape = check_shape(shape, "shared_linear", self.rank)
+        if tuple(shape) != self.shape:
+            raise LayoutError(
+                f"shared_linear: its bases cover shape {list(self.shape)}, not the tensor shape "
+                f"{list(shape)} (Triton requires the two to be equal)"
+            )
+        return self._layout()
+
+    def alloc_bytes(self, shape: Sequence[int], elem_bytes: int) -> int:
+        return prod(shape) * elem_bytes
+
+
+InnerShared = SwizzledSharedLayout | PaddedSharedLayout | SharedLinearLayout
 
 
 @dataclass(frozen=True)
@@ -229,10 +290,10 @@ class PartitionedSharedLayout:
                 f"{what}: field 'numPartitions' must be >= 2, got {self.num_partitions}"
             )
         require_pow2(what, "numGroups", self.num_groups)
-        if not isinstance(self.partition_layout, SwizzledSharedLayout | PaddedSharedLayout):
+        if not isinstance(self.partition_layout, InnerShared):
             raise LayoutError(
-                f"{what}: field 'partitionLayout' must be a swizzled_shared or padded_shared "
-                f"layout, got {type(self.partition_layout).__name__}"
+                f"{what}: field 'partitionLayout' must be a swizzled_shared, padded_shared or "
+                f"shared_linear layout, got {type(self.partition_layout).__name__}"
             )
         if not 0 <= self.partition_dim < self.partition_layout.rank:
             raise LayoutError(
@@ -292,7 +353,13 @@ class PartitionedSharedLayout:
         return (total // self.num_logical_pieces) * self.num_groups
 
 
-SharedLayout = SwizzledSharedLayout | PaddedSharedLayout | PartitionedSharedLayout
+SharedLayout = (
+    SwizzledSharedLayout | PaddedSharedLayout | PartitionedSharedLayout | SharedLinearLayout
+)
+#: Every shared encoding class.
+SHARED_TYPES = (
+    SwizzledSharedLayout, PaddedSharedLayout, PartitionedSharedLayout, SharedLinearLayout
+)  # fmt: skip
 
 
 def _powers(n: int) -> list[int]:
