@@ -6,8 +6,8 @@ clocks, in the same order as in ``wgpsim.engine.des``; the LDS steps one cycle a
 it has work and jumps over cycles in which it can only wait (docs/DESIGN.md, "Engines").
 
 Each LDS cycle t, as in des: retire loads completing at t; free ports whose pass ends at t;
-let each SIMD issue; grant head passes (``wgpsim.hw._kernels.grant``, the rule of
-``wgpsim.hw.rules.grant``). Warps woken by that step act in cycle t after it, and the LDS sees
+let each SIMD issue; grant head passes (``_fast_grant.grant``, the fast engine's own
+statement of ``wgpsim.hw.rules.grant``). Warps woken by that step act in cycle t after it, and the LDS sees
 them from t+1.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from wgpsim.engine._fast_grant import grant
 from wgpsim.engine._fast_state import (
     ARRIVED,
     BARRIER,
@@ -72,7 +73,6 @@ from wgpsim.engine._fast_state import (
     push,
     wrap,
 )
-from wgpsim.hw._kernels import grant
 
 
 @njit(cache=True)
@@ -388,7 +388,7 @@ def _grant(
     record,
     log,
 ):
-    """Present each idle pair's head pass to the arbiter (``wgpsim.hw._kernels.grant``) and
+    """Present each idle pair's head pass to the arbiter (``_fast_grant.grant``) and
     start the granted passes; a load completes ``lds_latency`` after its last pass is served."""
     nheads = 0
     for p in range(len(held)):

@@ -1,9 +1,10 @@
 """The fast engine: the des reference's model, compiled, with the same ``Result`` cycle for cycle.
 
 ``simulate(trace, hw, engine="fast")`` splits every instruction into passes in one compiled
-sweep over the trace (``_fast_rules.loop_passes``, the kernel of ``wgpsim.hw.rules``) and replays
-the warps, SIMDs, queues and arbiter in one compiled event loop (``_fast_loop.run_loop``) that
-skips the cycles in which the LDS can only wait (docs/DESIGN.md, "Engines").
+sweep over the trace (``_fast_passes.loop_passes``) and replays the warps, SIMDs, queues and
+arbiter (``_fast_grant.grant``) in one compiled event loop (``_fast_loop.run_loop``) that skips
+the cycles in which the LDS can only wait (docs/DESIGN.md, "Engines"). Its rules are its own
+compiled statement, independent of ``wgpsim.hw.rules`` (which ``des`` uses).
 
 The seed's microbenchmark with all four rows in one partition, as in ``des``:
 
@@ -20,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from wgpsim.engine._fast_loop import run_loop
-from wgpsim.engine._fast_rules import loop_passes
+from wgpsim.engine._fast_passes import loop_passes
 from wgpsim.engine._fast_state import (
     BUSY,
     CLOCKS,

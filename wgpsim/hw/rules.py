@@ -1,7 +1,9 @@
-"""The static rules of the LDS datapath, as plain functions (no simpy; every engine calls them).
+"""The rules of the LDS datapath as plain Python and numpy: the reference (no numba, no simpy).
 
-Each rule is stated once, as a compiled kernel in ``wgpsim.hw._kernels``; the functions here
-convert their arguments and call it (the fast engine calls the kernels from its compiled loop).
+``des`` uses only these functions. The fast engine states the same rules again, compiled and
+written independently (``wgpsim.engine._fast_passes``, ``wgpsim.engine._fast_grant``), and the
+tests compare the two: a bug in one statement shows up as a disagreement (docs/DESIGN.md,
+"Engines").
 
 An address lies in a partition and a bank:
 
@@ -11,7 +13,7 @@ array([0, 0, 1, 4])
 >>> bank_of(np.array([0, 4, 252, 256]), hw)
 array([ 0,  1, 63,  0])
 
-An instruction becomes passes (one pass = what one port serves per bank cycle). The seed's
+An instruction becomes passes (one pass = what one port serves per bank cycle). The AMD blog's
 microbenchmark load, lane l reading 16 B at 16*l, is two conflict-free passes of 16 lanes:
 
 >>> [(len(p.lanes), p.bytes, p.partitions, p.bank_cycles)
@@ -42,16 +44,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from wgpsim.hw import _kernels
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctests)
-from wgpsim.trace.instructions import (
-    INSTRUCTIONS,
-    NUM_LDS_OPS,
-    OP_BYTES_PER_LANE,
-    OPS,
-    instruction,
-    op_code,
-)
+from wgpsim.trace.instructions import INSTRUCTIONS, NUM_LDS_OPS, OPS, instruction, op_code
 
 __all__ = [
     "ArbiterState",
@@ -62,23 +56,27 @@ __all__ = [
     "bank_cycles",
     "bank_of",
     "grant",
-    "LaneTable",
     "lane_groups",
-    "lane_table",
     "partition_of",
     "pass_table",
     "split_passes",
 ]
 
+ROWS_AT_ONCE = 4096
+"""Instructions whose passes ``pass_table`` computes in one numpy step (bounds its memory)."""
+
 
 def partition_of(addr: np.ndarray | int, hw: HardwareConfig) -> np.ndarray | int:
-    """Physical partition of LDS byte address ``addr``: a // partition size (seed: 64 KiB)."""
+    """Physical partition of LDS byte address ``addr``: a // partition size (64 KiB)."""
     return np.floor_divide(addr, hw.partitions.size)
 
 
 def bank_of(addr: np.ndarray | int, hw: HardwareConfig) -> np.ndarray | int:
     """Bank of byte address ``addr``: (a // bank width) mod number of banks."""
     return np.floor_divide(addr, hw.banks.width_bytes) % hw.banks.count
+
+
+# -- an instruction's passes ----------------------------------------------------------------------
 
 
 @lru_cache(maxsize=256)
@@ -96,10 +94,64 @@ def lane_groups(op: str, hw: HardwareConfig) -> np.ndarray:
     """
     bits = hw.lane_bits(op)
     lanes = np.arange(hw.wgp.warp_size)
-    selector = sum(((lanes >> b) & 1) << i for i, b in enumerate(bits)) if bits else 0 * lanes
+    selector = np.zeros_like(lanes)
+    for i, bit in enumerate(bits):
+        selector |= ((lanes >> bit) & 1) << i
     groups = np.stack([lanes[selector == k] for k in range(1 << len(bits))])
     groups.setflags(write=False)
     return groups
+
+
+def lane_dwords(addr: np.ndarray, width: int, hw: HardwareConfig) -> np.ndarray:
+    """The dwords (bank-wide words) each lane touches: lane l reading ``width`` bytes at
+    ``addr[..., l]`` touches dwords a // 4 .. (a + width - 1) // 4. Shape [..., lanes x span],
+    -1 where a lane is inactive (address -1) or touches fewer than ``span`` dwords.
+
+    >>> lane_dwords(np.array([0, 6, -1]), 4, load_hardware()).tolist()  # 6: unaligned, 2 dwords
+    [0, -1, 1, 2, -1, -1]
+    """
+    addr = np.asarray(addr, dtype=np.int64)
+    word = hw.banks.width_bytes
+    span = (width + word - 1) // word + 1  # an unaligned lane touches one dword more
+    first, last = addr // word, (addr + width - 1) // word
+    dwords = first[..., None] + np.arange(span)
+    touched = (addr[..., None] >= 0) & (dwords <= last[..., None])
+    return np.where(touched, dwords, -1).reshape(*addr.shape[:-1], addr.shape[-1] * span)
+
+
+def pass_bank_cycles(addr: np.ndarray, width: int, hw: HardwareConfig) -> np.ndarray:
+    """Bank cycles of each pass ``addr[i]`` (lane addresses, -1 inactive, ``width`` bytes per
+    lane): the most distinct dwords falling in one bank, at least 1. Lanes reading the same
+    dword share it (a broadcast)."""
+    addr = np.asarray(addr, dtype=np.int64)
+    dwords = lane_dwords(addr, width, hw)
+    passes = np.broadcast_to(np.arange(len(addr))[:, None], dwords.shape)
+    touched = dwords >= 0
+    stride = int(dwords.max(initial=0)) + 1
+    distinct = np.unique(passes[touched] * stride + dwords[touched])  # (pass, dword) once each
+    which, dword = np.divmod(distinct, stride)
+    nbanks = hw.banks.count
+    per_bank = np.bincount(which * nbanks + dword % nbanks, minlength=len(addr) * nbanks)
+    return np.maximum(per_bank.reshape(len(addr), nbanks).max(axis=1, initial=0), 1)
+
+
+def bank_cycles(addr: np.ndarray, bytes_per_lane: int, hw: HardwareConfig) -> int:
+    """Port cycles one pass needs: the most distinct dwords falling in one bank, at least 1.
+
+    >>> bank_cycles(np.array([0, 256, 256, 4]), 4, load_hardware())  # bank 0 twice, 256 shared
+    2
+    """
+    return int(pass_bank_cycles(np.asarray(addr)[None, :], bytes_per_lane, hw)[0])
+
+
+def pass_partitions(addr: np.ndarray, width: int, hw: HardwareConfig) -> np.ndarray:
+    """Partitions each pass ``addr[i]`` touches, as a bitmask: the partitions of every active
+    lane's first and last byte."""
+    addr = np.asarray(addr, dtype=np.int64)
+    active = addr >= 0
+    first = np.left_shift(1, partition_of(np.where(active, addr, 0), hw))
+    last = np.left_shift(1, partition_of(np.where(active, addr + width - 1, 0), hw))
+    return np.bitwise_or.reduce(np.where(active, first | last, 0), axis=-1)
 
 
 @dataclass(frozen=True)
@@ -114,7 +166,7 @@ class Pass:
 
 @dataclass(frozen=True)
 class PassTable:
-    """Every non-empty pass of a sequence of LDS instructions, in order (columnar).
+    """Every non-empty pass of a sequence of LDS instructions, in order (columnar, int64).
 
     ``row`` indexes the instruction it belongs to, ``index`` is its pass number within it
     (counting skipped empty passes), ``lane_mask`` has bit l set for each active lane l.
@@ -131,127 +183,50 @@ class PassTable:
         return len(self.row)
 
 
-class LaneTable:
-    """``lane_groups`` of every LDS op as the kernels take them: ``lanes[op, pass, j]`` is lane j
-    of pass ``pass`` (``count[op]`` passes of ``width[op]`` lanes), ``bytes_per_lane[op]``, and
-    the sizes the rules divide by as (size, log2 size or -1)."""
-
-    def __init__(self, hw: HardwareConfig) -> None:
-        groups = [lane_groups(OPS[code], hw) for code in range(NUM_LDS_OPS)]
-        self.count = np.array([g.shape[0] for g in groups], dtype=np.int64)
-        self.width = np.array([g.shape[1] for g in groups], dtype=np.int64)
-        self.lanes = np.zeros((NUM_LDS_OPS, self.count.max(), self.width.max()), dtype=np.int64)
-        for code, g in enumerate(groups):
-            self.lanes[code, : g.shape[0], : g.shape[1]] = g
-        self.bytes_per_lane = OP_BYTES_PER_LANE[:NUM_LDS_OPS].copy()
-        self.sizes = (
-            _divisor(hw.partitions.size),
-            _divisor(hw.banks.width_bytes),
-            _divisor(hw.banks.count),
-        )
-        self.mask_dtype = _mask_dtype(hw.partitions.count)
-
-    def kernel_args(self, ops: np.ndarray, addr: np.ndarray) -> tuple[tuple, int]:
-        """The kernels' arguments for LDS rows ``ops``/``addr`` (converted as ``kernel_rows``)
-        and the number of their passes (``_kernels.count_passes``)."""
-        ops, addr = kernel_rows(ops, addr)
-        args = (ops, addr, _NO_ROWS, self.lanes, self.count, self.width)
-        return args, _kernels.count_passes(*args)
-
-    def fill(self, args: tuple, out: tuple) -> int:
-        """``_kernels.fill_passes`` of ``args`` into ``out``; returns the bytes of all passes."""
-        return _kernels.fill_passes(*args, self.bytes_per_lane, *self.sizes, out)
-
-
-_NO_ROWS = np.zeros(0, dtype=np.int64)
-
-
-def _divisor(d: int) -> tuple[int, int]:
-    """(d, log2 d) for a power of two, else (d, -1): what the kernels divide by."""
-    return d, (d.bit_length() - 1 if d & (d - 1) == 0 else -1)
-
-
-def _mask_dtype(bits: int) -> type:
-    """The smallest unsigned dtype with ``bits`` bits (int64 beyond 32)."""
-    return next(
-        (d for d in (np.uint8, np.uint16, np.uint32) if bits <= 8 * np.dtype(d).itemsize), np.int64
+def _passes_of(code: int, rows: np.ndarray, addr: np.ndarray, hw: HardwareConfig) -> PassTable:
+    """The passes of instructions ``rows`` (indices into ``addr``), all of op ``code``."""
+    groups = lane_groups(OPS[code], hw)  # [passes, lanes per pass]
+    width = INSTRUCTIONS[OPS[code]].bytes_per_lane
+    lane_addr = addr[rows][:, groups]  # [instructions, passes, lanes per pass]
+    row, index = np.nonzero((lane_addr >= 0).any(axis=-1))  # passes with an active lane
+    served = lane_addr[row, index]  # [passes, lanes per pass]
+    active = served >= 0
+    return PassTable(
+        row=rows[row],
+        index=index,
+        lane_mask=np.where(active, np.left_shift(1, groups[index]), 0).sum(axis=-1),
+        bytes=active.sum(axis=-1) * width,
+        partitions=pass_partitions(served, width, hw),
+        bank_cycles=pass_bank_cycles(served, width, hw),
     )
-
-
-@lru_cache(maxsize=16)
-def lane_table(hw: HardwareConfig) -> LaneTable:
-    """The (cached) ``LaneTable`` of ``hw``."""
-    return LaneTable(hw)
-
-
-def kernel_rows(ops: np.ndarray, addr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``ops`` as int16 and ``addr`` as int32 (int64 if it does not fit), read-only and
-    contiguous like a ``Trace``'s columns: one compiled version of each kernel serves all."""
-    ops = np.ascontiguousarray(ops, dtype=np.int16)
-    addr = np.asarray(addr)
-    if addr.dtype != np.int32:
-        wide = addr.astype(np.int64, copy=False)
-        fits = not wide.size or np.iinfo(np.int32).min <= wide.min() <= wide.max() <= 2**31 - 1
-        addr = wide.astype(np.int32) if fits else wide
-    addr = np.ascontiguousarray(addr)
-    return _read_only(ops), _read_only(addr)
-
-
-def _read_only(a: np.ndarray) -> np.ndarray:
-    view = a.view()
-    view.setflags(write=False)
-    return view
-
-
-def pass_columns(n: int, table: LaneTable, **sizes: int) -> tuple[np.ndarray, ...]:
-    """The ``out`` columns of ``_kernels.fill_passes`` (row, index, lane_mask, bytes,
-    partitions, bank_cycles, start) in the dtypes every caller uses: ``n`` rows each, but the
-    columns named in ``sizes`` (e.g. ``row=0`` to skip it, ``start=rows + 1``)."""
-    dtypes = (np.int64, np.int8, np.int64, np.int16, table.mask_dtype, np.int16, np.int32)
-    names = ("row", "index", "lane_mask", "bytes", "partitions", "bank_cycles", "start")
-    lengths = [sizes.get(name, 0 if name == "start" else n) for name in names]
-    start_dtype = np.int32 if n < 2**31 else np.int64
-    return tuple(
-        np.empty(k, start_dtype if name == "start" else d)
-        for name, d, k in zip(names, dtypes, lengths, strict=True)
-    )
-
-
-def bank_cycles(addr: np.ndarray, bytes_per_lane: int, hw: HardwareConfig) -> int:
-    """Port cycles one pass needs: the most distinct dwords falling in one bank, at least 1.
-
-    >>> bank_cycles(np.array([0, 256, 256, 4]), 4, load_hardware())  # bank 0 twice, 256 shared
-    2
-    """
-    table = lane_table(hw)
-    ops, addr = kernel_rows(np.zeros(1), np.asarray(addr).reshape(1, -1))
-    n = addr.shape[1]
-    out = pass_columns(1, table)
-    args = (
-        ops,
-        addr,
-        _NO_ROWS,
-        np.arange(n, dtype=np.int64).reshape(1, 1, n),
-        np.ones(1, dtype=np.int64),
-        np.array([n], dtype=np.int64),
-    )
-    bpl = np.array([bytes_per_lane], dtype=table.bytes_per_lane.dtype)
-    passes = _kernels.count_passes(*args)
-    _kernels.fill_passes(*args, bpl, *table.sizes, out)
-    return int(out[5][0]) if passes else 1
 
 
 def pass_table(ops: np.ndarray, addr: np.ndarray, hw: HardwareConfig) -> PassTable:
     """All passes of LDS instructions ``ops`` (op codes) with lane addresses ``addr`` [n, 32],
-    in row then pass order; passes with no active lane are skipped."""
-    codes = np.asarray(ops)
+    in row then pass order; passes with no active lane are skipped.
+
+    >>> t = pass_table(np.array([op_code("ds_load_b128")]), 16 * np.arange(32)[None], load_hardware())
+    >>> t.index.tolist(), t.bytes.tolist(), t.bank_cycles.tolist()
+    ([0, 1], [256, 256], [1, 1])
+    """
+    codes = np.asarray(ops, dtype=np.int64)
+    addr = np.asarray(addr, dtype=np.int64)
     if codes.size and codes.max() >= NUM_LDS_OPS:  # raises the TraceError naming valid ones
         instruction(OPS[int(codes[codes >= NUM_LDS_OPS].min())])
-    table = lane_table(hw)
-    args, n = table.kernel_args(codes, addr)
-    out = pass_columns(n, table)
-    table.fill(args, out)
-    return PassTable(*(np.asarray(c, dtype=np.int64) for c in out[:6]))
+    pieces = [
+        _passes_of(int(code), rows[start : start + ROWS_AT_ONCE], addr, hw)
+        for code in np.unique(codes)
+        for rows in [np.flatnonzero(codes == code)]
+        for start in range(0, len(rows), ROWS_AT_ONCE)
+    ]
+    columns = [
+        np.concatenate([getattr(p, name) for p in pieces]).astype(np.int64)
+        if pieces
+        else np.zeros(0, dtype=np.int64)
+        for name in ("row", "index", "lane_mask", "bytes", "partitions", "bank_cycles")
+    ]
+    order = np.lexsort((columns[1], columns[0]))  # row, then pass
+    return PassTable(*(c[order] for c in columns))
 
 
 def split_passes(op: str | int, addr: np.ndarray, hw: HardwareConfig) -> list[Pass]:
@@ -262,7 +237,7 @@ def split_passes(op: str | int, addr: np.ndarray, hw: HardwareConfig) -> list[Pa
     table = pass_table(np.array([code]), np.asarray(addr, dtype=np.int64)[None, :], hw)
     return [
         Pass(
-            lanes=tuple(lane for lane in range(hw.wgp.warp_size) if (mask >> lane) & 1),
+            lanes=tuple(lane for lane in range(hw.wgp.warp_size) if (int(mask) >> lane) & 1),
             bytes=int(nbytes),
             partitions=int(parts),
             bank_cycles=int(cycles),
@@ -318,21 +293,21 @@ def grant(heads: tuple[Head, ...], state: ArbiterState, hw: HardwareConfig) -> D
     lowest free port unless it shares a partition with a pass in service or a head granted
     before it this cycle (a partition conflict: it stalls).
     """
-    n = max(len(heads), 1)
-    columns = np.zeros((3, n), dtype=np.int64)
-    for i, h in enumerate(heads):
-        columns[:, i] = (h.pair, h.issued, h.partitions)
-    out = np.zeros((2, 2 * n), dtype=np.int64)
-    granted, stalled, favor = _kernels.grant(
-        columns,
-        len(heads),
-        np.array(state.held, dtype=np.int64),
-        np.array(state.ports_free, dtype=np.bool_),
-        state.favor,
-        np.zeros(n, dtype=np.int64),
-        out,
-    )
-    pairs_ports = out[0, : 2 * granted].reshape(-1, 2).tolist()
+    npairs = hw.num_pairs
+    order = sorted(heads, key=lambda h: (h.issued, (h.pair - state.favor) % npairs))
+    taken = 0
+    for partitions in state.held:
+        taken |= partitions
+    free = [port for port, ok in enumerate(state.ports_free) if ok]
+    granted, stalled = [], []
+    for head in order:
+        if head.partitions & taken:
+            stalled.append(head.pair)
+        elif free:
+            granted.append((head.pair, free.pop(0)))
+            taken |= head.partitions
+    issued = [h.issued for h in heads]
+    tie = len(set(issued)) < len(issued)
     return Decision(
-        tuple((p, q) for p, q in pairs_ports), tuple(out[1, :stalled].tolist()), int(favor)
+        tuple(granted), tuple(stalled), (state.favor + 1) % npairs if tie else state.favor
     )

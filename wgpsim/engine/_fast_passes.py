@@ -1,0 +1,351 @@
+"""The fast engine's statement of the pass rules: compiled kernels, written apart from the
+reference (``wgpsim.hw.rules``) so that the tests comparing the two can see a bug in either.
+
+``loop_passes`` splits every row of a trace into passes in one compiled sweep
+(``count_passes``, then ``fill_passes``) and keeps the columns the fast engine's loop needs, in
+the smallest integer types. The rules, as docs/DESIGN.md "Engine timing rules" states them: a
+pass is the active lanes (address >= 0) of one lane group of an instruction; a lane reading w
+bytes at a touches dwords a//4 .. (a+w-1)//4 and the partitions of its first and last byte; a
+pass moves w bytes per active lane, touches the OR of its lanes' partitions and needs the most
+distinct dwords falling in one bank (at least 1) cycles. Passes with no active lane are dropped.
+
+Here bank cycles are counted with bit masks: dword d lies in bank d mod 64 of bank row d // 64,
+so a pass is a set of bank rows, each with a 64-bit mask of the banks it touches, and its bank
+cycles are the most rows sharing a bit (beyond 64 banks the dwords are counted one by one).
+
+A 2-way bank conflict (lanes reading 0 and 512) and a broadcast:
+
+>>> from wgpsim.trace.instructions import op_code
+>>> addr = np.stack([512 * (np.arange(32) % 2), np.zeros(32, dtype=int)])
+>>> t = loop_passes(np.full(2, op_code("ds_load_b32")), addr, load_hardware(), index=False)
+>>> t.start.tolist(), t.bank_cycles.tolist(), t.partitions.tolist(), t.bytes
+([0, 1, 2], [2, 1], [1, 1], 256)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from numba import njit
+
+from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
+from wgpsim.trace.instructions import NUM_LDS_OPS, OP_BYTES_PER_LANE, OPS
+
+__all__ = ["LaneTable", "LoopPasses", "count_passes", "fill_passes", "lane_table", "loop_passes"]
+
+MAX_BANKS = 64
+"""Banks of one bank row fit one int64 mask up to this many banks (beyond: a plain count)."""
+NEVER = np.iinfo(np.int64).max
+
+
+@dataclass(frozen=True)
+class LoopPasses:
+    """The passes of every trace row, as the fast engine's loop takes them: the passes of row
+    r are ``start[r]:start[r + 1]``; per pass its ``partitions`` mask, ``bank_cycles`` and
+    (only if asked, for the event log) its ``index`` in its instruction; ``bytes`` of all."""
+
+    start: np.ndarray
+    partitions: np.ndarray
+    bank_cycles: np.ndarray
+    index: np.ndarray
+    bytes: int
+
+    def __len__(self) -> int:
+        return len(self.partitions)
+
+
+def loop_passes(
+    ops: np.ndarray, addr: np.ndarray, hw: HardwareConfig, *, index: bool
+) -> LoopPasses:
+    """The passes of every row in the columns the loop needs, in the smallest dtypes (control
+    rows have no pass)."""
+    table = lane_table(hw)
+    args, n = table.kernel_args(ops, addr)
+    out = pass_columns(
+        n, table, row=0, index=n if index else 0, lane_mask=0, bytes=0, start=len(ops) + 1
+    )
+    total = table.fill(args, out)
+    return LoopPasses(out[6], out[4], out[5], out[1], int(total))
+
+
+def pass_list(ops: np.ndarray, addr: np.ndarray, hw: HardwareConfig) -> dict[str, np.ndarray]:
+    """Every column of the passes of LDS rows ``ops``/``addr`` (row, index, lane_mask, bytes,
+    partitions, bank_cycles) as int64, in row then pass order: what tests compare with
+    ``wgpsim.hw.rules.pass_table``."""
+    table = lane_table(hw)
+    args, n = table.kernel_args(ops, addr)
+    out = pass_columns(n, table)
+    table.fill(args, out)
+    names = ("row", "index", "lane_mask", "bytes", "partitions", "bank_cycles")
+    return {name: np.asarray(c, dtype=np.int64) for name, c in zip(names, out, strict=False)}
+
+
+class LaneTable:
+    """The lane groups of every LDS op as the kernels take them: ``lanes[op, pass, j]`` is lane
+    j of pass ``pass`` (``count[op]`` passes of ``width[op]`` lanes), ``bytes_per_lane[op]``,
+    and the sizes the rules divide by as (size, log2 size or -1).
+
+    Lanes are ordered by the number their pass-selecting bits (config ``passes``) spell:
+
+    >>> lane_table(load_hardware()).lanes[OPS.index("ds_load_b128"), :, :3].tolist()
+    [[0, 1, 2], [16, 17, 18]]
+    """
+
+    def __init__(self, hw: HardwareConfig) -> None:
+        groups = [_groups(hw.lane_bits(OPS[code]), hw.wgp.warp_size) for code in range(NUM_LDS_OPS)]
+        self.count = np.array([g.shape[0] for g in groups], dtype=np.int64)
+        self.width = np.array([g.shape[1] for g in groups], dtype=np.int64)
+        self.lanes = np.zeros((NUM_LDS_OPS, self.count.max(), self.width.max()), dtype=np.int64)
+        for code, g in enumerate(groups):
+            self.lanes[code, : g.shape[0], : g.shape[1]] = g
+        self.bytes_per_lane = OP_BYTES_PER_LANE[:NUM_LDS_OPS].copy()
+        self.sizes = (
+            _divisor(hw.partitions.size),
+            _divisor(hw.banks.width_bytes),
+            _divisor(hw.banks.count),
+        )
+        self.mask_dtype = _mask_dtype(hw.partitions.count)
+
+    def kernel_args(self, ops: np.ndarray, addr: np.ndarray) -> tuple[tuple, int]:
+        """The kernels' arguments for rows ``ops``/``addr`` (converted as ``kernel_rows``)
+        and the number of their passes (``count_passes``)."""
+        ops, addr = kernel_rows(ops, addr)
+        args = (ops, addr, _NO_ROWS, self.lanes, self.count, self.width)
+        return args, count_passes(*args)
+
+    def fill(self, args: tuple, out: tuple) -> int:
+        """``fill_passes`` of ``args`` into ``out``; returns the bytes of all passes."""
+        return fill_passes(*args, self.bytes_per_lane, *self.sizes, out)
+
+
+def _groups(bits: tuple[int, ...], warp_size: int) -> np.ndarray:
+    """[passes, lanes]: the lanes sorted (stably) by the pass number their ``bits`` spell."""
+    pass_of = np.zeros(warp_size, dtype=np.int64)
+    for i, b in enumerate(bits):
+        pass_of += ((np.arange(warp_size) >> b) & 1) * (1 << i)
+    return np.argsort(pass_of, kind="stable").reshape(1 << len(bits), -1)
+
+
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+
+
+def _divisor(d: int) -> tuple[int, int]:
+    """(d, log2 d) for a power of two, else (d, -1): what the kernels divide by."""
+    return d, (d.bit_length() - 1 if d & (d - 1) == 0 else -1)
+
+
+def _mask_dtype(bits: int) -> type:
+    """The smallest unsigned dtype with ``bits`` bits (int64 beyond 32)."""
+    return next(
+        (d for d in (np.uint8, np.uint16, np.uint32) if bits <= 8 * np.dtype(d).itemsize), np.int64
+    )
+
+
+@lru_cache(maxsize=16)
+def lane_table(hw: HardwareConfig) -> LaneTable:
+    """The (cached) ``LaneTable`` of ``hw``."""
+    return LaneTable(hw)
+
+
+def kernel_rows(ops: np.ndarray, addr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``ops`` as int16 and ``addr`` as int32 (int64 if it does not fit), read-only and
+    contiguous like a ``Trace``'s columns: one compiled version of each kernel serves all."""
+    ops = np.ascontiguousarray(ops, dtype=np.int16)
+    addr = np.asarray(addr)
+    if addr.dtype != np.int32:
+        wide = addr.astype(np.int64, copy=False)
+        fits = not wide.size or np.iinfo(np.int32).min <= wide.min() <= wide.max() <= 2**31 - 1
+        addr = wide.astype(np.int32) if fits else wide
+    addr = np.ascontiguousarray(addr)
+    return _read_only(ops), _read_only(addr)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.setflags(write=False)
+    return view
+
+
+def pass_columns(n: int, table: LaneTable, **sizes: int) -> tuple[np.ndarray, ...]:
+    """The ``out`` columns of ``fill_passes`` (row, index, lane_mask, bytes, partitions,
+    bank_cycles, start) in the dtypes every caller uses: ``n`` rows each, but the columns
+    named in ``sizes`` (e.g. ``row=0`` to skip it, ``start=rows + 1``)."""
+    dtypes = (np.int64, np.int8, np.int64, np.int16, table.mask_dtype, np.int16, np.int32)
+    names = ("row", "index", "lane_mask", "bytes", "partitions", "bank_cycles", "start")
+    lengths = [sizes.get(name, 0 if name == "start" else n) for name in names]
+    start_dtype = np.int32 if n < 2**31 else np.int64
+    return tuple(
+        np.empty(k, start_dtype if name == "start" else d)
+        for name, d, k in zip(names, dtypes, lengths, strict=True)
+    )
+
+
+@njit(cache=True)
+def count_passes(ops, addr, rows, lanes, count, width):
+    """Number of passes with at least one active lane of ``rows`` (every row when empty;
+    rows of control ops have none)."""
+    n = 0
+    for i in range(len(rows) if len(rows) else len(ops)):
+        r = rows[i] if len(rows) else i
+        op = ops[r]
+        if op >= len(count):
+            continue
+        for g in range(count[op]):
+            for j in range(width[op]):
+                if addr[r, lanes[op, g, j]] >= 0:
+                    n += 1
+                    break
+    return n
+
+
+@njit(cache=True)
+def fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_width, nbanks, out):
+    """Write each non-empty pass of ``rows`` (as in ``count_passes``; in row, then pass
+    order) into the ``out`` columns (row, index, lane_mask, bytes, partitions, bank_cycles,
+    start); an empty column is skipped. ``start[i]`` is the first pass of row i, ``start[-1]``
+    the number of passes. Returns the bytes of all passes.
+
+    A lane reading w bytes at a touches dwords a//4 .. (a+w-1)//4 and the partitions of its
+    first and last byte; bank cycles = the most distinct dwords in one bank (at least 1).
+    Dword d lies in bank d mod 64 of bank row d // 64, so a pass is a set of bank rows, each
+    with a 64-bit mask of the banks it touches: the bank cycles are the most rows sharing a bit.
+    With more than ``MAX_BANKS`` banks a row no longer fits one mask: the dwords are counted
+    one by one (``_most_dwords_per_bank``).
+    """
+    row_out, index_out, mask_out, bytes_out, parts_out, cycles_out, start = out
+    span = 2  # bank rows one lane can touch
+    for w in bpl:
+        span = max(span, w // bank_width[0] + 2)
+    bank_rows = np.empty(lanes.shape[2] * span, dtype=np.int64)
+    bank_masks = np.empty(lanes.shape[2] * span, dtype=np.int64)
+    k, total = 0, 0
+    for i in range(len(rows) if len(rows) else len(ops)):
+        r = rows[i] if len(rows) else i
+        if len(start):
+            start[i] = k
+        op = ops[r]
+        if op >= len(count):
+            continue
+        w = bpl[op]
+        for g in range(count[op]):
+            active, mask, parts, low, high = 0, 0, 0, NEVER, -1
+            for j in range(width[op]):
+                lane = lanes[op, g, j]
+                a = np.int64(addr[r, lane])
+                if a < 0:
+                    continue
+                active += 1
+                mask |= np.int64(1) << lane
+                parts |= (np.int64(1) << _div(a, part_size)) | (
+                    np.int64(1) << _div(a + w - 1, part_size)
+                )
+                low = min(low, _div(a, bank_width))
+                high = max(high, _div(a + w - 1, bank_width))
+            if active == 0:
+                continue
+            if len(row_out):
+                row_out[k], mask_out[k], bytes_out[k] = r, mask, active * w
+            if len(index_out):
+                index_out[k] = g
+            parts_out[k] = parts
+            # dwords closer than one bank row apart cannot share a bank: one cycle
+            cycles_out[k] = 1
+            if high - low >= nbanks[0] and nbanks[0] > MAX_BANKS:
+                cycles_out[k] = _most_dwords_per_bank(
+                    addr, r, lanes, op, g, width[op], w, bank_width, nbanks, bank_rows
+                )
+            elif high - low >= nbanks[0]:
+                nrows = _bank_rows(
+                    addr, r, lanes, op, g, width[op], w, bank_width, nbanks, bank_rows, bank_masks
+                )
+                cycles_out[k] = _most_rows_per_bank(bank_masks, nrows)
+            total += active * w
+            k += 1
+    if len(start):
+        start[-1] = k
+    return total
+
+
+@njit(cache=True, inline="always")
+def _bank_rows(addr, r, lanes, op, g, nlanes, w, bank_width, nbanks, rows, masks):
+    """The bank rows that pass g of row r touches (its ``nlanes`` lanes ``lanes[op, g]`` of
+    w bytes), in ``rows``, with a mask of the banks touched in each in ``masks``; returns
+    their number."""
+    nrows, b = 0, 0
+    for j in range(nlanes):
+        a = np.int64(addr[r, lanes[op, g, j]])
+        if a < 0:
+            continue
+        d, last = _div(a, bank_width), _div(a + w - 1, bank_width)
+        while d <= last:  # the lane's dwords, one bank row at a time
+            bank_row = _div(d, nbanks)
+            bank = d - (bank_row << nbanks[1] if nbanks[1] >= 0 else bank_row * nbanks[0])
+            n = min(last - d + 1, nbanks[0] - bank)
+            if b >= nrows or rows[b] != bank_row:  # not the last lane's bank row
+                b = 0
+                while b < nrows and rows[b] != bank_row:
+                    b += 1
+                if b == nrows:
+                    rows[b], masks[b] = bank_row, 0
+                    nrows += 1
+            masks[b] |= _bits(n) << bank
+            d += n
+    return nrows
+
+
+@njit(cache=True, inline="always")
+def _most_dwords_per_bank(addr, r, lanes, op, g, nlanes, w, bank_width, nbanks, dwords):
+    """The most distinct dwords in one bank (at least 1) of pass g of row r (``nlanes`` lanes
+    ``lanes[op, g]`` of w bytes), counted plainly; ``dwords`` is scratch."""
+    n = 0
+    for j in range(nlanes):
+        a = np.int64(addr[r, lanes[op, g, j]])
+        if a < 0:
+            continue
+        for d in range(_div(a, bank_width), _div(a + w - 1, bank_width) + 1):
+            dwords[n] = d
+            n += 1
+    per_bank = np.zeros(nbanks[0], dtype=np.int64)
+    most = 1
+    for i in range(n):
+        first = True  # dword i not seen before (a plain search: no sort to compile)
+        for j in range(i):
+            first = first and dwords[j] != dwords[i]
+        if first:
+            bank = dwords[i] % nbanks[0]
+            per_bank[bank] += 1
+            most = max(most, per_bank[bank])
+    return most
+
+
+@njit(cache=True, inline="always")
+def _bits(n):
+    """The mask of the n low bits (n <= 64)."""
+    return np.int64(-1) if n >= 64 else (np.int64(1) << n) - 1
+
+
+@njit(cache=True, inline="always")
+def _most_rows_per_bank(masks, n):
+    """The largest number of ``masks[:n]`` sharing one bit (at least 1)."""
+    union, shared = np.int64(0), np.int64(0)
+    for i in range(n):
+        shared |= union & masks[i]
+        union |= masks[i]
+    most = 1
+    while shared:  # only banks read from two rows or more can set the maximum
+        bit = shared & -shared
+        shared ^= bit
+        rows = 0
+        for i in range(n):
+            rows += (masks[i] & bit) != 0
+        most = max(most, rows)
+    return most
+
+
+@njit(cache=True, inline="always")
+def _div(a, d):
+    """``a // d`` for ``a >= 0`` and ``d`` given as (d, log2 d or -1): a shift for the usual
+    power-of-two sizes."""
+    return a >> d[1] if d[1] >= 0 else a // d[0]
