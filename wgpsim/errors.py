@@ -31,6 +31,10 @@ class AllocationError(WgpsimError, ValueError):
     """Buffers that the LDS allocator cannot place (for example more than 320 KiB)."""
 
 
+class ModuleError(WgpsimError, ValueError):
+    """A kernel (TTGIR module, cache directory, trace) that a frontend cannot read."""
+
+
 SHOWN_CHARS = 40
 """Longest ``repr`` of a bad value that an error message quotes; a longer one is described."""
 

@@ -1,0 +1,157 @@
+"""Kernels for wgpsim's kernel report: sources compiled for gfx1250 by ``regenerate.py``.
+
+* ``lds_bandwidth``: the AMD blog's LDS bandwidth microbenchmark as a Gluon kernel (a [4, 8192]
+  fp16 tensor, 64 KiB, stored to LDS and read back into a blocked layout, 32 ds_load_b128 per
+  warp), plain (``PARTITIONED=False``) and partitioned (two partitions, rows alternating).
+* ``gemm_tdm``: a Gluon GEMM, 128x128x64 fp16 tiles, double-buffered TDM loads into LDS, WMMA
+  v3; the standard layouts or ``make_partitioned_dot_layouts``'s partitioned ones.
+* ``matmul``: a plain Triton ``tl.dot`` matmul (the compiler picks the layouts).
+
+The AMD blog: https://rocm.blogs.amd.com/software-tools-optimization/mi450-lds-optimization/README.html
+"""
+
+import triton
+import triton.language as tl
+from triton.experimental import gluon
+from triton.experimental.gluon import language as ttgl
+from triton.experimental.gluon.language.amd import gfx1250
+from triton.experimental.gluon.language.amd.gfx1250 import PartitionedSharedLayout, tdm
+
+
+@gluon.jit
+def lds_bandwidth(
+    x_ptr, out_ptr, N: ttgl.constexpr, NUM_WARPS: ttgl.constexpr, PARTITIONED: ttgl.constexpr
+):
+    blocked: ttgl.constexpr = ttgl.BlockedLayout([1, 8], [1, 32], [NUM_WARPS, 1], [1, 0])
+    if PARTITIONED:
+        shared: ttgl.constexpr = PartitionedSharedLayout(
+            2, NUM_WARPS // 2, 0, ttgl.SwizzledSharedLayout(1, 1, 1, [1, 0])
+        )
+    else:
+        shared: ttgl.constexpr = ttgl.SwizzledSharedLayout(1, 1, 1, [1, 0])
+    rows = ttgl.arange(0, NUM_WARPS, layout=ttgl.SliceLayout(1, blocked))
+    cols = ttgl.arange(0, N, layout=ttgl.SliceLayout(0, blocked))
+    offs = rows[:, None] * N + cols[None, :]
+    x = ttgl.load(x_ptr + offs)
+    smem = ttgl.allocate_shared_memory(ttgl.float16, [NUM_WARPS, N], shared, x)
+    ttgl.barrier()
+    y = smem.load(blocked)
+    ttgl.barrier()
+    ttgl.store(out_ptr + offs, y)
+
+
+@gluon.jit
+def gemm_tdm(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    BM: ttgl.constexpr,
+    BN: ttgl.constexpr,
+    BK: ttgl.constexpr,
+    SHARED_A: ttgl.constexpr,
+    SHARED_B: ttgl.constexpr,
+    WMMA: ttgl.constexpr,
+):
+    a_desc = tdm.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BM, BK], SHARED_A)
+    b_desc = tdm.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BK, BN], SHARED_B)
+    a_smem = ttgl.allocate_shared_memory(ttgl.float16, [2, BM, BK], SHARED_A)
+    b_smem = ttgl.allocate_shared_memory(ttgl.float16, [2, BK, BN], SHARED_B)
+    dot_a: ttgl.constexpr = ttgl.DotOperandLayout(0, WMMA, 8)
+    dot_b: ttgl.constexpr = ttgl.DotOperandLayout(1, WMMA, 8)
+    acc = ttgl.zeros([BM, BN], ttgl.float32, WMMA)
+    tdm.async_load(a_desc, [0, 0], a_smem.index(0))
+    tdm.async_load(b_desc, [0, 0], b_smem.index(0))
+    for k in range(0, K // BK - 1):
+        s = k % 2
+        tdm.async_load(a_desc, [0, (k + 1) * BK], a_smem.index(1 - s))
+        tdm.async_load(b_desc, [(k + 1) * BK, 0], b_smem.index(1 - s))
+        tdm.async_wait(2)
+        a = a_smem.index(s).load(dot_a)
+        b = b_smem.index(s).load(dot_b)
+        acc = gfx1250.wmma(a, b, acc)
+    tdm.async_wait(0)
+    a = a_smem.index(1).load(dot_a)
+    b = b_smem.index(1).load(dot_b)
+    acc = gfx1250.wmma(a, b, acc)
+    rows = ttgl.arange(0, BM, layout=ttgl.SliceLayout(1, WMMA))
+    cols = ttgl.arange(0, BN, layout=ttgl.SliceLayout(0, WMMA))
+    ttgl.store(c_ptr + rows[:, None] * N + cols[None, :], acc.to(ttgl.float16))
+
+
+@triton.jit
+def matmul(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    sam,
+    sak,
+    sbk,
+    sbn,
+    scm,
+    scn,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    offs_m = pid * BM + tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    a_ptrs = a_ptr + offs_m[:, None] * sam + offs_k[None, :] * sak
+    b_ptrs = b_ptr + offs_k[:, None] * sbk + offs_n[None, :] * sbn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, K, BK):
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+        acc += tl.dot(a, b)
+        a_ptrs += BK * sak
+        b_ptrs += BK * sbk
+    tl.store(c_ptr + offs_m[:, None] * scm + offs_n[None, :] * scn, acc.to(tl.float16))
+
+
+def gemm_layouts(partitioned: bool, bm: int = 128, bn: int = 128, bk: int = 64):
+    """(SHARED_A, SHARED_B, WMMA) for ``gemm_tdm``: padded operands and a plain ctaLayout, or
+    ``make_partitioned_dot_layouts``'s partitioned operands and swizzled ctaLayout."""
+    from triton.experimental.gluon.language.amd._layouts import AMDWMMALayout
+
+    pa = ttgl.PaddedSharedLayout.with_identity_for([[bk, 8]], [bm, bk], [1, 0])
+    pb = ttgl.PaddedSharedLayout.with_identity_for([[bn, 16]], [bk, bn], [1, 0])
+    if partitioned:
+        return gfx1250.make_partitioned_dot_layouts(bm, bn, pa, pb, 4, [16, 16, 32])
+    return pa, pb, AMDWMMALayout(3, True, [[0, 1], [1, 0]], [], [16, 16, 32])
+
+
+PTR3 = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
+#: name -> (function, signature, constexprs, num_warps)
+CASES = {
+    "lds_bandwidth_plain": (
+        lds_bandwidth,
+        {"x_ptr": "*fp16", "out_ptr": "*fp16"},
+        {"N": 8192, "NUM_WARPS": 4, "PARTITIONED": False},
+        4,
+    ),
+    "lds_bandwidth_partitioned": (
+        lds_bandwidth,
+        {"x_ptr": "*fp16", "out_ptr": "*fp16"},
+        {"N": 8192, "NUM_WARPS": 4, "PARTITIONED": True},
+        4,
+    ),
+    "matmul": (
+        matmul,
+        PTR3 | {s: "i32" for s in ("sam", "sak", "sbk", "sbn", "scm", "scn")},
+        {"BM": 128, "BN": 128, "BK": 64},
+        4,
+    ),
+}
+
+
+def gemm_case(partitioned: bool):
+    sa, sb, wmma = gemm_layouts(partitioned)
+    consts = {"BM": 128, "BN": 128, "BK": 64, "SHARED_A": sa, "SHARED_B": sb, "WMMA": wmma}
+    return gemm_tdm, PTR3, consts, 4

@@ -1,0 +1,164 @@
+"""Find a kernel's TTGIR (and its assembly and metadata) where Triton leaves them.
+
+``read_kernel(path)`` takes
+
+* a ``*.ttgir`` file (Triton's cache, ``TRITON_KERNEL_DUMP``) or an ``*.mlir`` dump (for example
+  one taken after ``allocate-shared-memory``, with ``allocation.offset`` and ``ttg.shared``); a
+  ``NAME.amdgcn`` and ``NAME.json`` beside it are read too;
+* a directory: a Triton cache entry or dump directory holding one kernel's ``*.ttgir`` (``name``
+  picks one when there are several);
+* a tritonparse trace (``*.ndjson``): the ``compilation`` events carry the files in
+  ``payload.file_content``.
+
+The metadata's ``shared`` stands in for ``ttg.shared`` when the module has none (a cache
+``.ttgir`` is dumped before allocation).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from wgpsim.errors import ModuleError
+from wgpsim.frontend.model import Kernel
+from wgpsim.frontend.ttgir import read_ttgir
+
+__all__ = ["attach", "merge_offsets", "read_kernel"]
+
+
+def read_kernel(path: str | Path, name: str | None = None) -> Kernel:
+    """The kernel model of a TTGIR file, a cache/dump directory, or a tritonparse trace."""
+    path = Path(path)
+    if path.is_dir():
+        return _from_directory(path, name)
+    if not path.exists():
+        raise FileNotFoundError(2, "no such file or directory", str(path))
+    if path.suffix in (".ndjson", ".jsonl") or path.name.endswith(".ndjson.gz"):
+        return _from_tritonparse(path, name)
+    text = path.read_text(errors="replace")
+    kernel = read_ttgir(text, source=str(path))
+    stem = path.name.split(".")[0]
+    asm = path.with_name(f"{stem}.amdgcn")
+    meta = path.with_name(f"{stem}.json")
+    return attach(
+        kernel,
+        asm.read_text(errors="replace") if asm.is_file() else None,
+        _json(meta) if meta.is_file() else None,
+    )
+
+
+def attach(kernel: Kernel, assembly: str | None, metadata: dict[str, Any] | None) -> Kernel:
+    """The kernel with its assembly and metadata (``shared`` fills a missing ``ttg.shared``)."""
+    meta = dict(metadata or {})
+    shared = kernel.ttg_shared
+    if shared is None and isinstance(meta.get("shared"), int):
+        shared = meta["shared"]
+        meta["ttg_shared_from"] = "metadata"
+    elif shared is not None:
+        meta["ttg_shared_from"] = "module"
+    items = tuple((k, v) for k, v in meta.items() if isinstance(v, (int, str, float, bool)))
+    return replace(kernel, assembly=assembly, ttg_shared=shared, metadata=items)
+
+
+def merge_offsets(kernel: Kernel, allocated: Kernel) -> Kernel:
+    """``kernel`` (read before allocation) with the offsets and ``ttg.shared`` of the same
+    kernel read after Triton's ``allocate-shared-memory`` (its explicit buffers, in order)."""
+    mine = [b for b in kernel.buffers if b.kind == "explicit"]
+    theirs = [b for b in allocated.buffers if b.kind == "explicit"]
+    same = len(mine) == len(theirs) and all(
+        a.memdesc == b.memdesc for a, b in zip(mine, theirs, strict=True)
+    )
+    if not same:
+        raise ModuleError(
+            f"{allocated.source}: its local_allocs ({len(theirs)}) do not match those of "
+            f"{kernel.source} ({len(mine)}): not the same kernel"
+        )
+    offsets = {a.name: b.offsets for a, b in zip(mine, theirs, strict=True)}
+    buffers = tuple(replace(b, offsets=offsets.get(b.name, b.offsets)) for b in kernel.buffers)
+    scratch = tuple(b for b in allocated.buffers if b.kind == "scratch")
+    meta = dict(kernel.metadata) | {"ttg_shared_from": "module"}
+    return replace(
+        kernel,
+        buffers=buffers + scratch,
+        ttg_shared=allocated.ttg_shared,
+        metadata=tuple(meta.items()),
+    )
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ModuleError(f"{path}: not JSON metadata ({err})") from None
+    return data if isinstance(data, dict) else {}
+
+
+def _from_directory(path: Path, name: str | None) -> Kernel:
+    files = sorted(p for p in path.iterdir() if p.suffix in (".ttgir",))
+    files += sorted(p for p in path.iterdir() if p.name.endswith(".post.mlir"))
+    if name is not None:
+        files = [p for p in files if p.name.split(".")[0] == name]
+    ttgir = [p for p in files if p.suffix == ".ttgir"]
+    post = [p for p in files if p.name.endswith(".post.mlir")]
+    stems = sorted({p.name.split(".")[0] for p in ttgir + post})
+    if not stems:
+        what = f" named {name!r}" if name else ""
+        raise ModuleError(
+            f"{path}: no *.ttgir{what} in this directory (a Triton cache entry or "
+            "TRITON_KERNEL_DUMP directory holds one per kernel)"
+        )
+    if len(stems) > 1:
+        raise ModuleError(
+            f"{path}: {len(stems)} kernels ({', '.join(stems)}): pick one with --name"
+        )
+    if ttgir:
+        kernel = read_kernel(ttgir[0])
+        if post:
+            kernel = merge_offsets(kernel, read_kernel(post[0]))
+        return kernel
+    return read_kernel(post[0])
+
+
+def _from_tritonparse(path: Path, name: str | None) -> Kernel:
+    import gzip
+
+    opener = gzip.open if path.name.endswith(".gz") else open
+    found: list[tuple[str, dict[str, Any]]] = []
+    with opener(path, "rt") as fh:
+        for no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ModuleError(f"{path}:{no}: not a JSON line ({err.msg})") from None
+            if not isinstance(event, dict) or event.get("event_type") != "compilation":
+                continue
+            payload = event.get("payload") or {}
+            meta = payload.get("metadata") or {}
+            found.append((str(meta.get("name", "?")), payload))
+    if name is not None:
+        found = [f for f in found if f[0] == name]
+    if not found:
+        raise ModuleError(
+            f"{path}: no compilation event{f' of {name!r}' if name else ''} in "
+            "this tritonparse trace"
+        )
+    names = sorted({n for n, _ in found})
+    if len(names) > 1:
+        raise ModuleError(f"{path}: compilations of {', '.join(names)}: pick one with --name")
+    kname, payload = found[-1]
+    files = payload.get("file_content") or {}
+    ttgir = next((v for k, v in files.items() if k.endswith(".ttgir")), None)
+    if ttgir is None:
+        raise ModuleError(f"{path}: the compilation of {kname} carries no .ttgir in file_content")
+    asm = next((v for k, v in files.items() if k.endswith(".amdgcn")), None)
+    meta = payload.get("metadata") or {}
+    target = meta.get("target") or {}
+    if isinstance(target, dict) and target.get("backend") not in (None, "hip"):
+        raise ModuleError(
+            f"{path}: {kname} was compiled for {target.get('backend')}, not hip:gfx1250"
+        )
+    return attach(read_ttgir(ttgir, source=f"{path}:{kname}.ttgir"), asm, meta)

@@ -1,0 +1,747 @@
+"""Read a whole TTGIR module (Triton 3.9.0, gfx1250) into the kernel model.
+
+The reader walks the module line by line as Triton prints it (one op a line, regions opened by a
+trailing ``{`` and closed by a leading ``}``). It reads the ``#name = ...`` aliases (layouts
+through `wgpsim.layout.notation`), the ``#locN`` table, the module attributes (``ttg.num-warps``,
+``ttg.threads-per-warp``, ``ttg.target``, ``ttg.shared``), functions, ``scf.for``/``scf.if``
+nesting (or the ``cf`` blocks of a module dumped after ``convert-scf-to-cf``), every
+``ttg.local_alloc`` (with ``allocation.offset`` when the module was dumped after Triton's
+``allocate-shared-memory``), the LDS ops, and the views between them and their allocation
+(through ``iter_args``, loop results and block arguments). Ops are numbered as Triton's allocator
+numbers them (post-order) and each buffer gets its live range from its uses.
+
+A module it cannot read raises `wgpsim.errors.ModuleError` naming ``file:line:column`` and what
+was expected: an unknown op or attribute, truncated text, a target other than gfx1250.
+
+>>> text = '''
+... #shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+... #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+... #smem = #ttg.shared_memory
+... module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "hip:gfx1250", "ttg.threads-per-warp" = 32 : i32} {
+...   tt.func public @copy(%arg0: tensor<64x64xf16, #blocked>) {
+...     %0 = ttg.local_alloc %arg0 : (tensor<64x64xf16, #blocked>) -> !ttg.memdesc<64x64xf16, #shared, #smem> loc(#loc1)
+...     %1 = ttg.local_load %0 : !ttg.memdesc<64x64xf16, #shared, #smem> -> tensor<64x64xf16, #blocked> loc(#loc2)
+...     tt.return
+...   }
+... }
+... #loc1 = loc("/src/copy.py":7:16)
+... #loc2 = loc("/src/copy.py":8:12)
+... '''
+>>> k = read_ttgir(text)
+>>> k.name, k.num_warps, [(op.op, op.name, op.loc.short) for op in k.ops]
+('copy', 4, [('ttg.local_alloc', '%0', 'copy.py:7'), ('ttg.local_load', '%1', 'copy.py:8')])
+>>> k.buffers[0].memdesc.shape_text, k.buffers[0].live
+('64x64xf16', (0, 2))
+>>> read_ttgir(text.replace("ttg.local_load", "ttg.local_laod"), source="k.ttgir")
+Traceback (most recent call last):
+...
+wgpsim.errors.ModuleError: k.ttgir:8:10: unknown op 'ttg.local_laod' (did you mean 'ttg.local_load'?)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wgpsim.errors import LayoutError, ModuleError, did_you_mean
+from wgpsim.frontend.mlir_text import (
+    SSA,
+    find_types,
+    matching,
+    resolve_loc,
+    scan_brackets,
+    shape_dtype,
+    split_top,
+    strip_loc,
+)
+from wgpsim.frontend.model import (
+    LDS_OPS,
+    VIEW_OPS,
+    Buffer,
+    Kernel,
+    LdsOp,
+    Loc,
+    Loop,
+    MemDesc,
+    NotModelled,
+    TensorType,
+)
+from wgpsim.frontend.vocabulary import (
+    CLOSED_DIALECTS,
+    KNOWN_OPS,
+    MODELLED_KINDS,
+    OPEN_DIALECTS,
+    SCRATCH_OPS,
+    UNMODELLED_KINDS,
+)
+from wgpsim.layout.notation import parse
+
+__all__ = ["read_ttgir", "read_ttgir_file"]
+
+_ALIAS = re.compile(r"^#([A-Za-z_][\w$.\-]*)\s*=\s*(.*)$")
+_RESULTS = re.compile(r"^((?:%[\w$.\-]+(?::\d+)?)(?:\s*,\s*%[\w$.\-]+(?::\d+)?)*)\s*=\s*")
+_OPNAME = re.compile(r'^"?([A-Za-z_][\w$]*\.[\w$.]+)"?')
+_KIND = re.compile(r"^#(\w+)\.(\w+)")
+_LABEL = re.compile(r"^\^([\w$.\-]+)(?:\((.*)\))?:")
+_ATTR_INT = r"(-?\d+)\s*:\s*i\d+"
+
+
+def read_ttgir_file(path: str | Path) -> Kernel:
+    """`read_ttgir` of a file (``*.ttgir``, or an ``*.mlir`` dump)."""
+    path = Path(path)
+    return read_ttgir(path.read_text(errors="replace"), source=str(path))
+
+
+def read_ttgir(text: str, source: str | None = None) -> Kernel:
+    """The kernel model of a TTGIR module given as text (``source`` names it in errors)."""
+    return _Reader(text, source or "<ttgir>").read()
+
+
+@dataclass(eq=False)
+class _Op:
+    """An op while the module is read (ids are assigned when the op ends: post-order)."""
+
+    name: str
+    line: int
+    parent: _Op | None
+    results: list[str] = field(default_factory=list)
+    id: int = -1
+    loc: Loc | None = None
+    loop: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class _Reader:
+    def __init__(self, text: str, source: str) -> None:
+        self.source = source
+        self.lines = text.splitlines()
+        self.locs: dict[str, str] = {}
+        self.alias_text: dict[str, str] = {}
+        self.encodings: dict[str, Any] = {}  # alias -> parsed encoding (modelled kinds)
+        self.unmodelled: dict[str, str] = {}  # alias -> why not modelled
+        self.inline: dict[str, Any] = {}
+        self.attrs: dict[str, str] = {}
+        self.functions: list[str] = []
+        self.public: list[str] = []
+        self.next_id = 0
+        self.consts: dict[str, int] = {}
+        self.root: dict[str, str] = {}  # SSA value -> allocation name
+        self.view_of: dict[str, tuple[str, str]] = {}  # value -> (source value, view op)
+        self.stage_of: dict[str, int | None] = {}
+        self.subslice_of: dict[str, tuple[int, ...]] = {}
+        self.buffers: list[dict[str, Any]] = []
+        self.buffer_by_name: dict[str, dict[str, Any]] = {}
+        self.ops: list[dict[str, Any]] = []
+        self.loops: list[dict[str, Any]] = []
+        self.not_modelled: list[NotModelled] = []
+        self.labels: dict[str, tuple[list[str], int, int]] = {}  # label -> (args, first id, line)
+        self.pending_br: dict[str, list[list[str]]] = {}
+        self.cf_loops: list[tuple[int, int]] = []
+        self.uses: dict[str, list[_Op]] = {}
+
+    # ---------------------------------------------------------------- errors
+    def fail(self, line: int, col: int, what: str) -> ModuleError:
+        return ModuleError(f"{self.source}:{line}:{col}: {what}")
+
+    # ---------------------------------------------------------------- top level
+    def read(self) -> Kernel:
+        self._definitions()
+        self._walk()
+        return self._kernel()
+
+    def _definitions(self) -> None:
+        """Aliases and locations (at column 0, before or after the module)."""
+        for no, raw in enumerate(self.lines, 1):
+            m = _ALIAS.match(raw)
+            if m is None:
+                continue
+            name, value = m.group(1), m.group(2).strip()
+            if value.startswith("loc("):
+                end = matching(value, 3)
+                if end < 0:
+                    raise self.fail(no, len(raw) + 1, "truncated location: expected ')'")
+                self.locs[name] = value[4:end]
+            else:
+                self._alias(name, value, no, raw.index(value) + 1)
+
+    def _alias(self, name: str, value: str, line: int, col: int) -> None:
+        if scan_brackets(value)[1]:
+            raise self.fail(line, col + len(value), f"truncated attribute #{name}: expected '>'")
+        self.alias_text[name] = value
+        enc, why = self._parse_encoding(value, line, col)
+        if enc is not None:
+            self.encodings[name] = enc
+        else:
+            self.unmodelled[name] = why
+
+    def _parse_encoding(self, text: str, line: int, col: int) -> tuple[Any, str]:
+        """(encoding or None, why not modelled); unknown kinds and fields are errors."""
+        m = _KIND.match(text)
+        if m is None:
+            return None, f"{text} is not a layout"
+        dialect, kind = m.groups()
+        if dialect not in ("ttg", "amdg"):
+            if dialect in ("ttng", "nvws", "nvgpu"):
+                raise self.fail(
+                    line,
+                    col,
+                    f"attribute {text[:40]}: an NVIDIA layout; wgpsim "
+                    'reads gfx1250 modules (ttg.target = "hip:gfx1250")',
+                )
+            return None, f"#{dialect}.{kind} is not a layout"
+        if kind in UNMODELLED_KINDS or dialect == "amdg":
+            return None, f"#{dialect}.{kind} layouts are not modelled"
+        if kind not in MODELLED_KINDS:
+            valid = sorted(MODELLED_KINDS | UNMODELLED_KINDS)
+            raise self.fail(
+                line,
+                col,
+                f"unknown attribute #ttg.{kind}{did_you_mean(kind, valid)}"
+                f"; Triton 3.9.0 layouts: {', '.join(valid)}",
+            )
+        try:
+            return parse(text, self.encodings), ""
+        except LayoutError as err:
+            msg = str(err)
+            if "unknown field" in msg:
+                raise self.fail(
+                    line, col, f"unknown attribute field in #ttg.{kind}: {msg}"
+                ) from None
+            return None, msg
+
+    def _encoding(self, text: str, line: int, col: int) -> Any:
+        """The encoding of a type's layout part (an alias or inline), None if not modelled."""
+        text = text.strip()
+        if re.fullmatch(r"#[\w$.\-]+", text):
+            name = text[1:]
+            if name in self.encodings:
+                return self.encodings[name]
+            if name in self.unmodelled:
+                return None
+            raise self.fail(
+                line,
+                col,
+                f"attribute alias {text} is not defined in the module "
+                f"(defined: {', '.join('#' + a for a in self.alias_text) or 'none'})",
+            )
+        if text not in self.inline:
+            self.inline[text] = self._parse_encoding(text, line, col)[0]
+        return self.inline[text]
+
+    # ---------------------------------------------------------------- the walk
+    def _walk(self) -> None:
+        stack: list[_Op] = []
+        in_resource = False
+        seen_module = False
+        for no, raw in enumerate(self.lines, 1):
+            line = raw.strip()
+            if in_resource:
+                in_resource = "#-}" not in line
+                continue
+            if not line or line.startswith("//") or _ALIAS.match(raw):
+                continue
+            if line.startswith("{-#"):
+                in_resource = "#-}" not in line
+                continue
+            col = len(raw) - len(raw.lstrip()) + 1
+            if line.startswith("}"):
+                if not stack:
+                    raise self.fail(no, col, "'}' closes nothing: the module is not balanced")
+                op = stack.pop()
+                rest, loc = strip_loc(line)
+                if rest.rstrip().endswith("{"):  # } else {, } do {, }, {
+                    stack.append(op)
+                    continue
+                if loc is not None:
+                    op.loc = self._loc(loc)
+                self._end(op)
+                continue
+            if line.startswith("^"):
+                self._label(line, no, col)
+                continue
+            parent = stack[-1] if stack else None
+            if line.startswith("module"):
+                self._module(line, no, col)
+                seen_module = True
+                op = _Op("builtin.module", no, parent)
+                if line.endswith("{"):
+                    stack.append(op)
+                continue
+            if not seen_module:
+                raise self.fail(
+                    no, col, f"expected 'module attributes {{...}} {{', got {line[:40]!r}"
+                )
+            op = self._op(line, no, col, parent, stack)
+            if op is None:
+                continue
+            if op.extra.get("opens"):
+                stack.append(op)
+            else:
+                self._end(op)
+        if not seen_module:
+            raise self.fail(1, 1, "no 'module' in the text: expected a TTGIR module")
+        if stack:
+            top = stack[-1]
+            last = len(self.lines)
+            raise self.fail(
+                last,
+                len(self.lines[-1]) + 1 if self.lines else 1,
+                f"the text ends inside {top.name} opened at line {top.line}: "
+                "truncated? expected '}'",
+            )
+
+    def _module(self, line: str, no: int, col: int) -> None:
+        i = line.find("attributes")
+        if i >= 0:
+            j = line.find("{", i)
+            end = matching(line, j)
+            if end < 0:
+                raise self.fail(no, col + j, "truncated module attributes: expected '}'")
+            for part in split_top(line[j + 1 : end]):
+                key, _, value = part.partition("=")
+                self.attrs[key.strip().strip('"')] = value.strip()
+        target = self.attrs.get("ttg.target", "").strip('"')
+        if target and not target.startswith("hip:"):
+            raise self.fail(
+                no,
+                col,
+                f'ttg.target = "{target}": not an AMD target; wgpsim models '
+                'gfx1250 (ttg.target = "hip:gfx1250")',
+            )
+        if target and target != "hip:gfx1250":
+            raise self.fail(
+                no,
+                col,
+                f'ttg.target = "{target}": wgpsim models the LDS of '
+                'gfx1250 (MI450); compile for "hip:gfx1250"',
+            )
+
+    def _loc(self, expr: str | None) -> Loc | None:
+        found = resolve_loc(expr, self.locs)
+        return Loc(*found) if found else None
+
+    def _label(self, line: str, no: int, col: int) -> None:
+        m = _LABEL.match(line)
+        if m is None:
+            raise self.fail(no, col, f"expected a block label '^bbN(...):', got {line[:40]!r}")
+        args = [a.split(":", 1)[0].strip() for a in split_top(m.group(2) or "")]
+        label = m.group(1)
+        self.labels[label] = (args, self.next_id, no)
+        for passed in self.pending_br.pop(label, []):
+            self._bind(args, passed)
+
+    def _bind(self, args: list[str], passed: list[str]) -> None:
+        for a, v in zip(args, passed, strict=False):
+            if v in self.root and a not in self.root:
+                self.root[a] = self.root[v]
+                self.view_of[a] = (v, "block argument")
+
+    # ---------------------------------------------------------------- one op
+    def _op(self, line: str, no: int, col: int, parent: _Op | None, stack: list[_Op]) -> _Op | None:
+        text, loc_expr = strip_loc(line)
+        results: list[str] = []
+        body = text
+        if m := _RESULTS.match(text):
+            for r in split_top(m.group(1)):
+                name, _, count = r.partition(":")
+                results += [f"{name}#{i}" for i in range(int(count))] if count else [name]
+            body = text[m.end() :]
+        m = _OPNAME.match(body)
+        if m is None:
+            raise self.fail(no, col, f"expected an op ('dialect.op ...'), got {line[:40]!r}")
+        name = m.group(1)
+        op_col = col + (len(text) - len(body))
+        self._check_op(name, no, op_col)
+        opens = body.endswith("{")
+        check = body[:-1].rstrip() if opens else body
+        if check.endswith("("):  # generic form with a region: "tt.reduce"(%x) ({
+            check = check[:-1]
+        end, open_stack = scan_brackets(check)
+        if end <= -2 or open_stack:
+            at = open_stack[0][1] if open_stack else -end - 2
+            what = "truncated" if no == len(self.lines) else "unbalanced"
+            raise self.fail(
+                no,
+                op_col + at,
+                f"{what} {name}: '{check[at]}' at column {op_col + at} is not closed",
+            )
+        op = _Op(name, no, parent, results, loc=self._loc(loc_expr))
+        op.extra["opens"] = opens
+        op.extra["text"] = body
+        op.extra["col"] = op_col
+        if name == "tt.func":
+            fm = re.search(r"@([\w$.\-]+)", body)
+            fname = fm.group(1) if fm else "?"
+            self.functions.append(fname)
+            if " public " in f" {body} " or "private" not in body:
+                self.public.append(fname)
+        op.extra["function"] = self.functions[-1] if self.functions else ""
+        op.extra["loops"] = tuple(o.loop for o in stack if o.loop is not None)
+        self._semantics(op, body, no, op_col)
+        operands = [t for t in SSA.findall(body) if t not in results]
+        for v in operands:
+            if v in self.root:
+                self.uses.setdefault(self.root[v], []).append(op)
+        return op
+
+    def _check_op(self, name: str, no: int, col: int) -> None:
+        dialect = name.split(".", 1)[0]
+        if name in KNOWN_OPS or dialect in OPEN_DIALECTS:
+            return
+        if dialect in CLOSED_DIALECTS:
+            raise self.fail(no, col, f"unknown op '{name}'{did_you_mean(name, KNOWN_OPS)}")
+        if dialect in ("ttng", "nvws", "nvgpu", "nvvm"):
+            raise self.fail(no, col, f"op '{name}' is NVIDIA's; wgpsim reads gfx1250 modules")
+        raise self.fail(
+            no,
+            col,
+            f"unknown op '{name}': expected an op of the "
+            f"{', '.join(sorted(CLOSED_DIALECTS | OPEN_DIALECTS))} dialects",
+        )
+
+    def _end(self, op: _Op) -> None:
+        op.id = self.next_id
+        self.next_id += 1
+        if op.loop is not None:
+            rec = self.loops[op.loop]
+            rec["op_ids"] = (rec["first"], op.id)
+            rec["loc"] = op.loc
+        for b in op.extra.get("buffers", ()):
+            b["op_id"] = op.id
+            b["loc"] = op.loc
+        for rec in op.extra.get("records", ()):
+            rec["op_id"] = op.id
+
+    # ---------------------------------------------------------------- what ops mean
+    def _memdescs(self, body: str, no: int, col: int) -> list[MemDesc]:
+        found = find_types(body, "!ttg.memdesc<")
+        arrow = body.rfind("-> <")
+        if arrow >= 0:
+            found += find_types(body[arrow + 3 :], "<")[:1]
+        return [self._memdesc(inner, no, col) for _, inner in found]
+
+    def _memdesc(self, inner: str, no: int, col: int) -> MemDesc:
+        parts = split_top(inner)
+        shape, dtype = shape_dtype(parts[0])
+        enc_text = parts[1] if len(parts) > 1 else ""
+        rest = parts[2:]
+        alloc = next(
+            (shape_dtype(p + "x")[0] for p in rest if re.fullmatch(r"\d+(x\d+)*", p)), None
+        )
+        return MemDesc(
+            shape, dtype, enc_text, self._encoding(enc_text, no, col), alloc, "mutable" in rest
+        )
+
+    def _tensors(self, body: str, no: int, col: int) -> list[TensorType]:
+        out = []
+        for _, inner in find_types(body, "tensor<"):
+            parts = split_top(inner)
+            shape, dtype = shape_dtype(parts[0])
+            enc = parts[1] if len(parts) > 1 else ""
+            out.append(TensorType(shape, dtype, enc, self._encoding(enc, no, col) if enc else None))
+        return out
+
+    def _offsets(self, body: str) -> tuple[int, ...] | None:
+        m = re.search(r"allocation\.offset\s*=\s*", body)
+        if m is None:
+            return None
+        rest = body[m.end() :]
+        if rest.startswith("["):
+            return tuple(int(v) for v in re.findall(_ATTR_INT, rest[: matching(rest, 0) + 1]))
+        v = re.match(_ATTR_INT, rest)
+        return (int(v.group(1)),) if v else None
+
+    def _semantics(self, op: _Op, body: str, no: int, col: int) -> None:
+        name, res = op.name, op.results
+        after = body[body.find(name) + len(name) :].lstrip('"')
+        operands = [t for t in SSA.findall(after.split(" : ")[0])]
+        if name == "arith.constant" and res:
+            m = re.match(r"\s*(-?\d+)\s*:", after)
+            if m:
+                self.consts[res[0]] = int(m.group(1))
+            return
+        if name in ("scf.for", "scf.if", "scf.while"):
+            self._loop(op, after, operands)
+            return
+        if name == "scf.yield" and op.parent is not None and op.parent.name == "scf.if":
+            for r, v in zip(op.parent.results, operands, strict=False):
+                if v in self.root:
+                    self.root[r] = self.root[v]
+                    self.view_of[r] = (v, "scf.if result")
+            return
+        if name in ("cf.br", "cf.cond_br"):
+            self._branch(op, after)
+            return
+        if name == "ttg.local_alloc":
+            self._alloc(op, body, after, operands, no, col)
+            return
+        if name in VIEW_OPS and res and operands:
+            src = operands[0]
+            if src in self.root:
+                self.root[res[0]] = self.root[src]
+                self.view_of[res[0]] = (src, name)
+            if name == "ttg.memdesc_index":
+                idx = re.match(r"\s*%[\w$.\-#]+\[(%[\w$.\-#]+)\]", after)
+                self.stage_of[res[0]] = self.consts.get(idx.group(1)) if idx else None
+            if name == "ttg.memdesc_subslice":
+                sl = re.match(r"\s*%[\w$.\-#]+\[([\d,\s]+)\]", after)
+                if sl:
+                    self.subslice_of[res[0]] = tuple(int(v) for v in sl.group(1).split(","))
+            return
+        if name in LDS_OPS:
+            self._lds(op, body, after, operands, no, col)
+            return
+        offsets = self._offsets(body)
+        if offsets is not None or name in SCRATCH_OPS:
+            self._scratch(op, offsets, no, col)
+            return
+        if "!ttg.memdesc<" in body and name not in (
+            "ttg.local_dealloc",
+            "scf.yield",
+            "tt.func",
+            "tt.return",
+            "cf.br",
+            "cf.cond_br",
+        ):
+            reason = "touches a memdesc; its LDS traffic is not modelled"
+            if name in (
+                "amdg.async_tdm_intrinsic_wait",
+                "ttg.async_wait",
+                "amdg.async_wait",
+                "ttg.async_commit_group",
+                "amdg.async_tdm_wait",
+            ):
+                return
+            self.not_modelled.append(NotModelled(name, op.loc, no, res[0] if res else None, reason))
+
+    def _loop(self, op: _Op, after: str, operands: list[str]) -> None:
+        bounds = None
+        if op.name == "scf.for":
+            m = re.match(
+                r"\s*(%[\w$.\-#]+)\s*=\s*(%[\w$.\-#]+|-?\d+)\s+to\s+(%[\w$.\-#]+|-?\d+)"
+                r"\s+step\s+(%[\w$.\-#]+|-?\d+)",
+                after,
+            )
+            if m:
+                bounds = tuple(str(self.consts.get(v, v)) for v in m.groups()[1:])
+            ia = re.search(r"iter_args\((.*?)\)\s*->", after)
+            if ia:
+                for i, pair in enumerate(split_top(ia.group(1))):
+                    arg, _, init = (s.strip() for s in pair.partition("="))
+                    if init in self.root:
+                        self.root[arg] = self.root[init]
+                        self.view_of[arg] = (init, "iter_arg")
+                        if i < len(op.results):
+                            self.root[op.results[i]] = self.root[init]
+                            self.view_of[op.results[i]] = (init, "scf.for result")
+        op.loop = len(self.loops)
+        parents = [o.loop for o in self._ancestors(op) if o.loop is not None]
+        self.loops.append(
+            {
+                "kind": op.name,
+                "line": op.line,
+                "first": self.next_id,
+                "parent": parents[0] if parents else None,
+                "bounds": bounds,
+                "op_ids": (self.next_id, self.next_id),
+                "loc": None,
+            }
+        )
+
+    @staticmethod
+    def _ancestors(op: _Op):
+        p = op.parent
+        while p is not None:
+            yield p
+            p = p.parent
+
+    def _branch(self, op: _Op, after: str) -> None:
+        for m in re.finditer(r"\^([\w$.\-]+)(\()?", after):
+            args: list[str] = []
+            if m.group(2):
+                inner = after[m.end() : matching(after, m.end() - 1)]
+                args = SSA.findall(inner.split(" : ")[0])
+            label = m.group(1)
+            if label in self.labels:
+                block_args, first, _ = self.labels[label]
+                self._bind(block_args, args)
+                self.cf_loops.append((first, self.next_id))
+            else:
+                self.pending_br.setdefault(label, []).append(args)
+
+    def _alloc(self, op, body, after, operands, no, col) -> None:
+        mds = self._memdescs(body, no, col)
+        if not mds or not op.results:
+            raise self.fail(no, col, "ttg.local_alloc: expected a result of type !ttg.memdesc<...>")
+        md = mds[-1]
+        name = op.results[0]
+        stages = md.shape[0] if md.alloc_shape is None and len(md.shape) > 2 else 1
+        buf = {
+            "name": name,
+            "kind": "explicit",
+            "memdesc": md,
+            "stages": stages,
+            "offsets": self._offsets(body),
+            "line": no,
+            "op": op.name,
+            "size": None,
+            "def": op,
+        }
+        self.buffers.append(buf)
+        self.buffer_by_name[name] = buf
+        op.extra["buffers"] = [buf]
+        self.root[name] = name
+        if operands:  # local_alloc %value: the alloc stores the tensor
+            self._lds(op, body, after, operands, no, col, store_into=name)
+
+    def _scratch(self, op: _Op, offsets, no: int, col: int) -> None:
+        name = op.results[0] if op.results else f"{op.name}@{no}"
+        reason = "may use an LDS scratch buffer; its LDS instructions are not modelled"
+        if offsets is not None:
+            buf = {
+                "name": f"scratch:{name}",
+                "kind": "scratch",
+                "memdesc": None,
+                "stages": 1,
+                "offsets": offsets,
+                "line": no,
+                "op": op.name,
+                "size": None,
+                "def": op,
+            }
+            self.buffers.append(buf)
+            op.extra["buffers"] = [buf]
+            reason = (
+                f"uses an LDS scratch buffer at {offsets[0]}; its LDS instructions are not modelled"
+            )
+        self.not_modelled.append(
+            NotModelled(op.name, op.loc, no, name if op.results else None, reason)
+        )
+
+    def _lds(self, op, body, after, operands, no, col, store_into: str | None = None) -> None:
+        name = op.name
+        mds = self._memdescs(body, no, col)
+        tensors = [t for t in self._tensors(body, no, col) if "!tt.ptr" not in t.dtype]
+        if name == "ttg.local_alloc":
+            lds_value = store_into
+        elif name == "ttg.local_store":
+            lds_value = operands[1] if len(operands) > 1 else None
+        elif name == "amdg.async_tdm_copy_global_to_local":
+            m = re.search(r"\binto\s+(%[\w$.\-#]+)", after)
+            lds_value = m.group(1) if m else None
+        elif name == "amdg.async_tdm_copy_local_to_global":
+            m = re.search(r"\bfrom\s+(%[\w$.\-#]+)", after)
+            lds_value = m.group(1) if m else None
+        elif name == "ttg.async_copy_global_to_local":
+            lds_value = operands[1] if len(operands) > 1 else None
+        else:
+            lds_value = operands[0] if operands else None
+        if not mds:
+            raise self.fail(no, col, f"{name}: expected a !ttg.memdesc<...> type")
+        md = mds[-1] if name in ("ttg.local_store", "ttg.local_alloc") else mds[0]
+        if name == "ttg.async_copy_global_to_local" or "copy_global_to_local" in name:
+            md = mds[-1]
+        tensor = tensors[-1] if tensors else None
+        if name == "ttg.local_alloc" or name == "ttg.local_store":
+            tensor = tensors[0] if tensors else None
+        views, v = [], lds_value
+        while v in self.view_of:
+            src, how = self.view_of[v]
+            views.append(how)
+            v = src
+        stage = next((self.stage_of[x] for x in self._chain(lds_value) if x in self.stage_of), None)
+        sub = next(
+            (self.subslice_of[x] for x in self._chain(lds_value) if x in self.subslice_of), None
+        )
+        rec = {
+            "index": len(self.ops),
+            "op": name,
+            "name": op.results[0]
+            if op.results and name != "ttg.local_alloc"
+            else (store_into if name == "ttg.local_alloc" else None),
+            "loc": op.loc,
+            "line": no,
+            "op_id": -1,
+            "memdesc": md,
+            "tensor": tensor,
+            "buffer": self.root.get(lds_value),
+            "views": tuple(reversed(views)),
+            "stage": stage,
+            "subslice": sub,
+            "loops": op.extra.get("loops", ()),
+            "function": op.extra.get("function", ""),
+        }
+        if name != "ttg.local_alloc" and op.results:
+            rec["name"] = op.results[0]
+        self.ops.append(rec)
+        op.extra.setdefault("records", []).append(rec)
+
+    def _chain(self, v: str | None):
+        while v is not None:
+            yield v
+            v = self.view_of.get(v, (None, ""))[0]
+
+    # ---------------------------------------------------------------- the model
+    def _live(self, buf: dict[str, Any]) -> tuple[int, int]:
+        d: _Op = buf["def"]
+        if buf["kind"] == "scratch":
+            return d.id, d.id + 1
+        end = d.id
+        for u in self.uses.get(buf["name"], []):
+            x = u
+            while x.parent is not None and x.parent is not d.parent:
+                x = x.parent
+            uid = x.id
+            for first, last in self.cf_loops:
+                if first <= uid <= last and d.id < first:
+                    uid = max(uid, last)
+            end = max(end, uid)
+        return d.id, end + 1
+
+    def _kernel(self) -> Kernel:
+        def attr_int(key: str, default: int | None) -> int | None:
+            m = re.match(_ATTR_INT, self.attrs.get(key, ""))
+            return int(m.group(1)) if m else default
+
+        buffers = tuple(
+            Buffer(
+                b["name"],
+                b["kind"],
+                b["memdesc"],
+                b["stages"],
+                b["offsets"],
+                self._live(b),
+                b["def"].id,
+                b["def"].loc,
+                b["line"],
+                b["op"],
+                b["size"],
+            )
+            for b in self.buffers
+        )
+        ops = tuple(LdsOp(**{k: v for k, v in r.items()}) for r in self.ops)
+        loops = tuple(
+            Loop(i, r["kind"], r["loc"], r["line"], r["parent"], r["op_ids"], r["bounds"])
+            for i, r in enumerate(self.loops)
+        )
+        cf = tuple(
+            Loop(len(loops) + i, "cf.loop", None, 0, None, span)
+            for i, span in enumerate(sorted(set(self.cf_loops)))
+        )
+        name = (self.public or self.functions or ["?"])[0]
+        return Kernel(
+            name=name,
+            num_warps=attr_int("ttg.num-warps", 4),
+            threads_per_warp=attr_int("ttg.threads-per-warp", 32),
+            target=self.attrs.get("ttg.target", "").strip('"'),
+            ttg_shared=attr_int("ttg.shared", None),
+            buffers=buffers,
+            ops=ops,
+            loops=loops + cf,
+            not_modelled=tuple(self.not_modelled),
+            functions=tuple(self.functions),
+            aliases=tuple(self.alias_text.items()),
+            source=self.source,
+        )
