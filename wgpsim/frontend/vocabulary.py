@@ -4,11 +4,13 @@ not model). Anything else is an unknown op or attribute: the reader stops with o
 
 >>> "ttg.local_load" in KNOWN_OPS, "ttg.local_laod" in KNOWN_OPS
 (True, False)
->>> sorted(MODELLED_KINDS)[:3]
-['amd_wmma', 'blocked', 'dot_op']
+>>> "swizzled_shared" in MODELLED_KINDS, "amd_mfma" in UNMODELLED_KINDS
+(True, True)
 """
 
 from __future__ import annotations
+
+from wgpsim.layout.notation import _SPECS
 
 #: Dialects whose ops the reader takes on trust (arithmetic, control flow, LLVM, ROCDL).
 OPEN_DIALECTS = frozenset(
@@ -64,17 +66,7 @@ KNOWN_OPS = frozenset(
 CLOSED_DIALECTS = frozenset({"scf", "tt", "ttg", "amdg"})
 
 #: `#ttg.<kind>` layouts `wgpsim.layout.notation` reads.
-MODELLED_KINDS = frozenset(
-    {
-        "blocked",
-        "linear",
-        "amd_wmma",
-        "dot_op",
-        "swizzled_shared",
-        "padded_shared",
-        "partitioned_shared",
-    }
-)
+MODELLED_KINDS = frozenset(_SPECS)  # the kinds notation.parse builds
 #: Layouts Triton 3.9.0 prints that wgpsim knows of and does not model (ops using them are
 #: listed as not modelled).
 UNMODELLED_KINDS = frozenset(
@@ -89,7 +81,7 @@ UNMODELLED_KINDS = frozenset(
         "cga_layout",
         "cta_layout",
     }
-)
+) - MODELLED_KINDS
 
 #: Ops that may need an LDS scratch buffer (Triton's allocator gives them one); their LDS
 #: instructions are not modelled.
