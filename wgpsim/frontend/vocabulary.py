@@ -69,19 +69,22 @@ CLOSED_DIALECTS = frozenset({"scf", "tt", "ttg", "amdg"})
 MODELLED_KINDS = frozenset(_SPECS)  # the kinds notation.parse builds
 #: Layouts Triton 3.9.0 prints that wgpsim knows of and does not model (ops using them are
 #: listed as not modelled).
-UNMODELLED_KINDS = frozenset(
-    {
-        "slice",
-        "amd_mfma",
-        "nvidia_mma",
-        "nvmma_shared",
-        "shared_linear",
-        "amd_rotating_shared",
-        "shared_memory",
-        "cga_layout",
-        "cta_layout",
-    }
-) - MODELLED_KINDS
+UNMODELLED_KINDS = (
+    frozenset(
+        {
+            "slice",
+            "amd_mfma",
+            "nvidia_mma",
+            "nvmma_shared",
+            "shared_linear",
+            "amd_rotating_shared",
+            "shared_memory",
+            "cga_layout",
+            "cta_layout",
+        }
+    )
+    - MODELLED_KINDS
+)
 
 #: Ops that may need an LDS scratch buffer (Triton's allocator gives them one); their LDS
 #: instructions are not modelled.
