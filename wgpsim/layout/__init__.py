@@ -41,6 +41,7 @@ from wgpsim.layout.shared import (
     SharedLinearLayout,
     SwizzledSharedLayout,
 )
+from wgpsim.layout.views import SharedView
 
 __all__ = [
     "AMDWMMALayout",
@@ -51,6 +52,7 @@ __all__ = [
     "PaddedSharedLayout",
     "PartitionedSharedLayout",
     "SharedLinearLayout",
+    "SharedView",
     "SliceLayout",
     "SwizzledSharedLayout",
     "conversion",

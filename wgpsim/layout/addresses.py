@@ -26,6 +26,7 @@ from wgpsim.layout.distributed import DISTRIBUTED_TYPES
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.layout.notation import kind_of, parse_any, to_text
 from wgpsim.layout.shared import SHARED_TYPES, PaddedSharedLayout, PartitionedSharedLayout
+from wgpsim.layout.views import SharedView
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,7 +51,7 @@ def local_load_encodings(
     wgpsim.errors.LayoutError: --dst must be a distributed (register) layout, got swizzled_shared (are --dst and --shared swapped?)
     """
     dst = dst if isinstance(dst, LinearLayout) else parse_any(dst)
-    shared = shared if isinstance(shared, LinearLayout) else parse_any(shared)
+    shared = shared if isinstance(shared, LinearLayout | SharedView) else parse_any(shared)
     dst_ok = (
         dst.has_in_dim("lane")
         if isinstance(dst, LinearLayout)
@@ -59,7 +60,7 @@ def local_load_encodings(
     shared_ok = (
         shared.has_in_dim("offset")
         if isinstance(shared, LinearLayout)
-        else isinstance(shared, SHARED_TYPES)
+        else isinstance(shared, SHARED_TYPES + (SharedView,))
     )
     swapped = f" (are {names[0]} and {names[1]} swapped?)" if not (dst_ok or shared_ok) else ""
     if not dst_ok:
@@ -106,6 +107,10 @@ def element_offsets(
     out = cvt.apply({d: g for d, g in zip(dims, grid, strict=True) if cvt.has_in_dim(d)})
     offset = np.broadcast_to(out["offset"], shape3).astype(np.int64)
     part = out.get("partition")
+    if isinstance(shared := local_load_encodings(dst, shared)[1], SharedView):
+        affine = shared.affine()  # the view's start, XOR-ed in (Triton's getShmemOffset)
+        offset = offset ^ affine["offset"]
+        part = None if part is None else np.asarray(part) ^ affine.get("partition", 0)
     return offset, None if part is None else np.broadcast_to(part, shape3).astype(np.int64)
 
 
@@ -134,7 +139,7 @@ def local_load_addresses(
     if elem_bytes not in (1, 2, 4, 8):
         raise LayoutError(f"elem_bytes {elem_bytes}: must be 1, 2, 4 or 8")
     offset, part = element_offsets(dst, shared, shape)
-    if isinstance(shared, PaddedSharedLayout | PartitionedSharedLayout):
+    if isinstance(shared, PaddedSharedLayout | PartitionedSharedLayout | SharedView):
         offset = shared.pad(offset)
     byte = offset * elem_bytes
     base = np.asarray(bases, dtype=np.int64).reshape(-1)
@@ -144,11 +149,7 @@ def local_load_addresses(
                 f"bases {list(base)}: an unpartitioned layout has one buffer, give one base address"
             )
         return byte + base[0]
-    num = (
-        _linear(shared, shape).out_dim_size("partition")
-        if isinstance(shared, LinearLayout)
-        else shared.num_partitions
-    )
+    num = _linear(shared, shape).in_dim_size("partition")
     if base.size != num:
         raise LayoutError(
             f"bases {list(base)}: the partitioned layout has {num} buffers, "
