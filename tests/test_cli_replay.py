@@ -105,7 +105,7 @@ def test_events_file(capsys, conflict, tmp_path, suffix):
             ["--set", "timing.nope=1"],
             "--set timing.nope=1: cannot override unknown field 'timing.nope'",
         ),
-        (["--set", "oops"], "not key=value"),
+        (["--set", "oops"], "expected key=value"),
         (["--events", "log.txt"], "unknown format '.txt'"),
         (["--engine", "fast9"], "unknown engine 'fast9'"),
     ],

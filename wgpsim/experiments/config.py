@@ -18,13 +18,18 @@ parsed as YAML:
 
 >>> apply_overrides({"warps": 4, "layouts": {"plain": {}}}, ["warps=8", "layouts.plain.vec=2"], source)
 {'warps': 8, 'layouts': {'plain': {'vec': 2}}}
+
+A hardware field is spelt as on every other verb:
+
+>>> apply_overrides({"hardware_overrides": {}}, ["timing.lds_latency=40"], source)
+{'hardware_overrides': {'timing': {'lds_latency': 40}}}
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +37,8 @@ import yaml
 
 from wgpsim.errors import ConfigError, closest, shown
 from wgpsim.hw import HardwareConfig, load_hardware
+from wgpsim.overrides import apply as apply_dotted
+from wgpsim.packaged import packaged_hardware
 
 _MISSING = object()
 
@@ -125,38 +132,34 @@ def load_config(config: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any],
 def apply_overrides(
     raw: dict[str, Any], overrides: Sequence[str] | Mapping[str, Any] | None, source: ConfigSource
 ) -> dict[str, Any]:
-    """Return a copy of ``raw`` with ``key=value`` overrides applied (dotted keys, YAML values).
+    """Return a copy of ``raw`` with ``key=value`` overrides applied (dotted keys, YAML values;
+    :func:`wgpsim.overrides.apply`, the one override mechanism). A key may name an optional field
+    the file leaves out; the kind's validation checks every field afterwards. A key into a
+    hardware section (``timing.lds_latency``, as ``wgpsim replay --set`` takes it) means the
+    hardware field, as ``hardware_overrides.timing.lds_latency`` does.
 
     A mapping ``{"a.b": value}`` is accepted too (values taken as they are).
     """
-    raw = copy.deepcopy(raw)
-    if not overrides:
-        return raw
-    if isinstance(overrides, Mapping):
-        items = list(overrides.items())
-    else:
-        items = []
-        for text in overrides:
-            key, sep, value = str(text).partition("=")
-            if not sep or not key.strip():
-                raise ConfigError(f"{source.name}: --set '{text}': expected key=value")
-            try:
-                items.append((key.strip(), yaml.safe_load(value)))
-            except yaml.YAMLError:
-                raise ConfigError(
-                    f"{source.name}: --set '{text}': value is not valid YAML"
-                ) from None
-    for key, value in items:
-        parts = key.split(".")
-        node = raw
-        for depth, part in enumerate(parts[:-1]):
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                where = ".".join(parts[: depth + 1])
-                raise ConfigError(f"{source.name}: --set '{key}': field '{where}' is not a mapping")
-            node = child
-        node[parts[-1]] = value
-    return raw
+    if overrides and not isinstance(overrides, Mapping):
+        overrides = [_route_hardware(str(item), raw) for item in overrides]
+    return apply_dotted(raw, overrides, f"{source.name}: --set", create=True)
+
+
+HARDWARE_SECTIONS = tuple(
+    f.name for f in fields(HardwareConfig) if f.name not in ("name", "source", "drift")
+)
+"""Hardware sections a ``--set`` may name directly on an experiment (``drift`` is also an
+experiment section, so the hardware's drift model is ``hardware_overrides.drift.*``)."""
+
+
+def _route_hardware(item: str, raw: Mapping[str, Any]) -> str:
+    """One meaning of ``--set``: ``timing.lds_latency=40`` is the hardware field on every verb;
+    on an experiment it becomes ``hardware_overrides.timing.lds_latency=40`` (unless the config
+    has a field of that name)."""
+    head = item.partition("=")[0].strip().split(".")[0]
+    if head in HARDWARE_SECTIONS and head not in raw:
+        return f"hardware_overrides.{item.strip()}"
+    return item
 
 
 def _type_ok(value: Any, expected: type | tuple[type, ...]) -> bool:
@@ -223,8 +226,10 @@ def load_hardware_for(
     *,
     hw_path: str | Path | None = None,
 ) -> HardwareConfig:
-    """The hardware an experiment names (``hardware:``, relative to the config file), or
-    ``hw_path`` (``--hw``) instead, or the default MI450; then ``hardware_overrides`` applied
+    """The hardware an experiment names (``hardware:``, relative to the config file; a bare file
+    name with no such file beside the config, like ``mi450.yaml`` in a config copied elsewhere,
+    names the packaged one), or ``hw_path`` (``--hw``) instead, or the packaged MI450; then
+    ``hardware_overrides`` applied
     (nested mappings or dotted keys, as :meth:`HardwareConfig.with_overrides` takes them)."""
     if hw_path is not None:
         path: Path | None = Path(hw_path)
@@ -233,7 +238,13 @@ def load_hardware_for(
     elif value:
         path = source.resolve(value)
         if not path.is_file():
-            raise source.error("hardware", f"{path}: no such hardware file")
+            path = packaged_hardware(value)  # a config copied out of the checkout
+        if path is None:
+            raise source.error(
+                "hardware",
+                f"{source.resolve(value)}: no such hardware file (and no packaged hardware "
+                f"named {value!r}; the packaged one is 'mi450.yaml')",
+            )
     else:
         path = None
     hw = load_hardware(path)

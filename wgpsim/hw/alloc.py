@@ -39,6 +39,7 @@ from wgpsim.hw.alloc_stages import (
 )
 from wgpsim.layout.bits import is_pow2
 from wgpsim.layout.shared import PartitionedSharedLayout
+from wgpsim.packaged import hardware_fact
 from wgpsim.trace.validate import DEFAULT_LDS_BYTES
 
 if TYPE_CHECKING:
@@ -46,8 +47,9 @@ if TYPE_CHECKING:
 
     from wgpsim.hw.config import HardwareConfig
 
-#: Triton's `getSharedMemoryPartitionSize()` for GFX1250 (seed: 64 KiB physical partitions).
-TRITON_GFX1250_PARTITION_SIZE = 64 * 1024
+#: Triton's `getSharedMemoryPartitionSize()` for GFX1250, the hardware's partition size (64 KiB),
+#: read from the packaged hardware file (`partitions.size`); `allocate_on` takes the loaded one.
+TRITON_GFX1250_PARTITION_SIZE = hardware_fact("partitions", "size")
 #: `getAlignment()` of swizzled, padded and partitioned shared encodings.
 DEFAULT_ALIGNMENT = 16
 

@@ -1,7 +1,8 @@
-"""The hardware config: one MI450 WGP as a frozen value read from ``configs/mi450.yaml``.
+"""The hardware config: one MI450 WGP as a frozen value read from ``wgpsim/hw/mi450.yaml``.
 
-Every constant of the model lives in the YAML file with a comment naming its source (seed, fit
-or assumption); this module reads it, applies overrides and derives quantities. Sections map to
+Every constant of the model lives in that one YAML file (``configs/mi450.yaml`` in a checkout is
+a link to it) with a comment naming its source (the AMD blog, a fit or an assumption); this
+module reads it, applies overrides and derives quantities. Sections map to
 small frozen dataclasses, checked field by field in ``wgpsim.hw.config_schema``:
 
 >>> hw = load_hardware()
@@ -17,12 +18,11 @@ Errors name the file and the field:
 >>> hw.with_overrides(**{"ports.bytes_per_cycle": -1})
 Traceback (most recent call last):
 ...
-wgpsim.errors.ConfigError: configs/mi450.yaml: field 'ports.bytes_per_cycle' must be a positive integer, got -1
+wgpsim.errors.ConfigError: .../mi450.yaml: field 'ports.bytes_per_cycle' must be a positive integer, got -1
 """
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -30,7 +30,8 @@ from typing import Any
 
 import yaml
 
-from wgpsim.errors import ConfigError, did_you_mean
+from wgpsim import overrides
+from wgpsim.errors import ConfigError
 from wgpsim.hw.config_schema import (
     Arbiter,
     Banks,
@@ -42,6 +43,7 @@ from wgpsim.hw.config_schema import (
     Wgp,
     read_sections,
 )
+from wgpsim.packaged import hardware_path
 
 __all__ = [
     "Arbiter",
@@ -58,9 +60,6 @@ __all__ = [
     "load_hardware",
     "parse_overrides",
 ]
-
-_PACKAGED = Path(__file__).with_name("mi450.yaml")
-_REPO = Path(__file__).resolve().parents[2] / "configs" / "mi450.yaml"
 
 
 @dataclass(frozen=True)
@@ -145,9 +144,7 @@ class HardwareConfig:
         >>> hw.with_overrides(timing={"queue_depth": 2}).timing.queue_depth
         2
         """
-        raw = self.to_dict()
-        for key, value in changes.items():
-            _set_dotted(raw, key, value, self.source)
+        raw = overrides.apply(self.to_dict(), changes, self.source)
         return replace(HardwareConfig.from_dict(raw, source=self.source), source=self.source)
 
     # -- derived quantities ---------------------------------------------------------------------
@@ -192,8 +189,8 @@ def _lane_bits(passes: Passes, op: str, source: str) -> tuple[int, ...]:
 
 
 def default_hardware_path() -> Path:
-    """``configs/mi450.yaml`` of the source checkout, else the copy shipped in the package."""
-    return _REPO if _REPO.is_file() else _PACKAGED
+    """The packaged MI450 file, ``wgpsim/hw/mi450.yaml`` (the one home of the hardware facts)."""
+    return hardware_path("mi450")
 
 
 def load_hardware(path: str | Path | None = None) -> HardwareConfig:
@@ -207,21 +204,13 @@ def _load_cached(path: str) -> HardwareConfig:
 
 
 def parse_overrides(items: list[str] | tuple[str, ...], source: str = "--set") -> dict[str, Any]:
-    """``["timing.lds_latency=40", ...]`` -> ``{"timing.lds_latency": 40}`` (values as YAML).
+    """``["timing.lds_latency=40", ...]`` -> ``{"timing.lds_latency": 40}`` (values as YAML;
+    :func:`wgpsim.overrides.parse`).
 
     >>> parse_overrides(["timing.lds_latency=40", "passes.lane_grouping=triton"])
     {'timing.lds_latency': 40, 'passes.lane_grouping': 'triton'}
     """
-    changes: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"{source}: {item!r} is not key=value (e.g. timing.lds_latency=40)")
-        try:
-            changes[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            raise ConfigError(f"{source}: value of {key!r} is not valid YAML: {value!r}") from None
-    return changes
+    return dict(overrides.parse(items, source))
 
 
 def apply_overrides(hw: HardwareConfig, items: list[str] | tuple[str, ...]) -> HardwareConfig:
@@ -238,8 +227,7 @@ def apply_overrides(hw: HardwareConfig, items: list[str] | tuple[str, ...]) -> H
         return hw
     raw = hw.to_dict()
     for item in items:
-        ((key, value),) = parse_overrides([item]).items()
-        _set_dotted(raw, key, value, f"--set {item}")
+        raw = overrides.apply(raw, [item], f"--set {item}")
     marker = "\0"
     try:
         changed = HardwareConfig.from_dict(raw, source=marker)
@@ -262,21 +250,3 @@ def _display(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd()))
     except ValueError:
         return str(path)
-
-
-def _set_dotted(raw: dict, key: str, value: Any, source: str) -> None:
-    parts = key.split(".")
-    node = raw
-    for depth, part in enumerate(parts):
-        if not isinstance(node, dict) or part not in node:
-            where = ".".join(parts[: depth + 1])
-            hint = did_you_mean(part, node) if isinstance(node, dict) else ""
-            raise ConfigError(f"{source}: cannot override unknown field {where!r}{hint}")
-        if depth == len(parts) - 1:
-            if isinstance(value, dict) and isinstance(node[part], dict):
-                for sub, sub_value in value.items():
-                    _set_dotted(node[part], sub, sub_value, source)
-            else:
-                node[part] = copy.deepcopy(value)
-        else:
-            node = node[part]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from wgpsim.errors import TraceError
+from wgpsim.packaged import hardware_fact
 from wgpsim.trace.instructions import (
     BARRIER,
     CLOCK,
@@ -38,9 +39,9 @@ from wgpsim.trace.instructions import (
 if TYPE_CHECKING:
     from wgpsim.trace.trace import Trace
 
-DEFAULT_LDS_BYTES = 327680
-"""LDS capacity used when none is given: five 64 KiB partitions (seed, Part II). The hardware
-layer passes its config value instead."""
+DEFAULT_LDS_BYTES: int = hardware_fact("partitions", "lds_bytes")
+"""LDS capacity used when none is given: the packaged hardware file's ``partitions.lds_bytes``
+(five 64 KiB partitions). The hardware layer passes its loaded config's value instead."""
 
 _CHUNK = 1 << 16  # rows per block of the per-lane checks (bounds the temporaries' memory)
 

@@ -1,0 +1,79 @@
+"""Files shipped inside the package: the hardware file, example configs and example traces.
+
+The hardware facts have one home, ``wgpsim/hw/mi450.yaml`` (``configs/mi450.yaml`` in a
+checkout is a link to it). Layers below ``wgpsim.hw`` that need a default (the trace layer's
+LDS capacity, the allocator's partition size) read it from that file with :func:`hardware_fact`
+instead of repeating the number; everything else takes a loaded ``HardwareConfig``.
+
+The example experiment configs and traces of the checkout (``configs/``, ``examples/traces/``)
+ship as package data (``wgpsim/data/``), for ``wgpsim init`` and for configs copied out of the
+checkout.
+
+>>> hardware_fact("partitions", "lds_bytes"), hardware_fact("partitions", "size")
+(327680, 65536)
+>>> hardware_path().name, sorted(p.name for p in example_configs())[:2]
+('mi450.yaml', ['gemm_128x128.yaml', 'lds_bandwidth.yaml'])
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "DATA",
+    "example_configs",
+    "example_traces",
+    "hardware_fact",
+    "hardware_path",
+    "packaged_hardware",
+]
+
+_ROOT = Path(__file__).resolve().parent
+DATA = _ROOT / "data"
+"""Package data: ``configs/`` (experiment configs) and ``traces/`` (example traces)."""
+
+
+def hardware_path(name: str = "mi450") -> Path:
+    """The packaged hardware file ``wgpsim/hw/<name>.yaml``."""
+    return _ROOT / "hw" / f"{name}.yaml"
+
+
+def packaged_hardware(value: str) -> Path | None:
+    """The packaged hardware file a config's ``hardware: VALUE`` names, if it names one by its
+    bare file name (``mi450.yaml`` or ``mi450``); else None.
+
+    >>> packaged_hardware("mi450.yaml").name, packaged_hardware("mine/mi450.yaml")
+    ('mi450.yaml', None)
+    """
+    if not value or Path(value).name != value:
+        return None
+    path = hardware_path(value.removesuffix(".yaml"))
+    return path if path.is_file() else None
+
+
+@lru_cache(maxsize=4)
+def _raw(path: str) -> dict[str, Any]:
+    return yaml.safe_load(Path(path).read_text())
+
+
+def hardware_fact(*keys: str, name: str = "mi450") -> Any:
+    """One value of the packaged hardware file, by its section and field names (unvalidated: the
+    hardware layer validates the whole file; this is for defaults below that layer)."""
+    node: Any = _raw(str(hardware_path(name)))
+    for key in keys:
+        node = node[key]
+    return node
+
+
+def example_configs() -> list[Path]:
+    """The packaged experiment configs (every ``*.yaml`` but the hardware file)."""
+    return sorted(p for p in (DATA / "configs").glob("*.yaml") if p.name != "mi450.yaml")
+
+
+def example_traces() -> list[Path]:
+    """The packaged example traces."""
+    return sorted((DATA / "traces").glob("*.jsonl"))
