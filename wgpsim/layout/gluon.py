@@ -3,6 +3,12 @@
 ``from_gluon`` turns a Gluon layout object (``triton.experimental.gluon.language`` and its AMD
 ``cdna5``/``gfx1250`` module) into our encoding; ``to_gluon`` goes the other way, so a layout
 can be handed to Triton's own ``to_linear_layout`` (see ``gluon_linear_layout``).
+``to_gluon_code`` prints a layout as the Gluon expression a kernel author pastes (it needs no
+triton), with ``ttgl`` standing for ``triton.experimental.gluon.language``:
+
+>>> print(to_gluon_code(PartitionedSharedLayout(2, 1, 0, PaddedSharedLayout(
+...     [(512, 16)], order=[0, 1], shape=[64, 64]))))
+ttgl.amd.cdna5.PartitionedSharedLayout(num_partitions=2, num_groups=1, partition_dim=0, partition_layout=ttgl.PaddedSharedLayout.with_identity_for(interval_padding_pairs=[[512, 16]], shape=[64, 64], order=[0, 1]))
 
 >>> lay = SwizzledSharedLayout(1, 1, 1, [0, 1])
 >>> if triton_available():
@@ -139,6 +145,102 @@ def to_gluon(layout: Any) -> Any:
             to_gluon(layout.partition_layout),
         )
     raise LayoutError(f"to_gluon: {type(layout).__name__} is not a layout encoding")
+
+
+def _kw(name: str, **fields: Any) -> str:
+    return f"{name}(" + ", ".join(f"{k}={v}" for k, v in fields.items()) + ")"
+
+
+def to_gluon_code(layout: Any, shape: Any = None) -> str:
+    """The Gluon expression (``ttgl`` = ``triton.experimental.gluon.language``) building
+    ``layout``; a ``DistributedLinearLayout`` needs the tensor ``shape`` (Gluon stores it).
+
+    >>> print(to_gluon_code(AMDWMMALayout(3, False, [[0, 1], [1, 0]], instr_shape=(16, 16, 32))))
+    ttgl.amd.AMDWMMALayout(version=3, transposed=False, warp_bases=[[0, 1], [1, 0]], reg_bases=[], instr_shape=[16, 16, 32])
+    """
+    if isinstance(layout, BlockedLayout):
+        return _kw(
+            "ttgl.BlockedLayout",
+            size_per_thread=list(layout.size_per_thread),
+            threads_per_warp=list(layout.threads_per_warp),
+            warps_per_cta=list(layout.warps_per_cta),
+            order=list(layout.order),
+        )
+    if isinstance(layout, DistributedLinearLayout):
+        if shape is None:
+            raise LayoutError("to_gluon_code: a linear layout needs its tensor shape (shape=...)")
+        return _kw(
+            "ttgl.DistributedLinearLayout",
+            reg_bases=_lists(layout.register),
+            lane_bases=_lists(layout.lane),
+            warp_bases=_lists(layout.warp),
+            block_bases=[],
+            shape=[int(v) for v in shape],
+        )
+    if isinstance(layout, AMDWMMALayout):
+        extra = {"rank": layout.rank} if layout.rank == 3 else {}
+        return _kw(
+            "ttgl.amd.AMDWMMALayout",
+            version=layout.version,
+            transposed=layout.transposed,
+            warp_bases=_lists(layout.warp_bases),
+            reg_bases=_lists(layout.reg_bases),
+            instr_shape=list(layout.instr_shape),
+            **extra,
+        )
+    if isinstance(layout, DotOperandLayout):
+        return _kw(
+            "ttgl.DotOperandLayout",
+            operand_index=layout.op_idx,
+            parent=to_gluon_code(layout.parent),
+            k_width=layout.k_width,
+        )
+    if isinstance(layout, SliceLayout):
+        return _kw("ttgl.SliceLayout", dim=layout.dim, parent=to_gluon_code(layout.parent, shape))
+    if isinstance(layout, SwizzledSharedLayout):
+        return _kw(
+            "ttgl.SwizzledSharedLayout",
+            vec=layout.vec,
+            per_phase=layout.per_phase,
+            max_phase=layout.max_phase,
+            order=list(layout.order),
+        )
+    if isinstance(layout, PaddedSharedLayout):
+        pairs = [list(p) for p in layout.interval_padding_pairs]
+        if layout.offset_bases is None:
+            return _kw(
+                "ttgl.PaddedSharedLayout.with_identity_for",
+                interval_padding_pairs=pairs,
+                shape=list(layout.shape),
+                order=list(layout.order),
+            )
+        return _kw(
+            "ttgl.PaddedSharedLayout",
+            interval_padding_pairs=pairs,
+            offset_bases=_lists(layout.offset_bases),
+            cga_layout=[],
+            shape=list(layout.shape),
+        )
+    if isinstance(layout, PartitionedSharedLayout):
+        return _kw(
+            "ttgl.amd.cdna5.PartitionedSharedLayout",
+            num_partitions=layout.num_partitions,
+            num_groups=layout.num_groups,
+            partition_dim=layout.partition_dim,
+            partition_layout=to_gluon_code(layout.partition_layout),
+        )
+    if isinstance(layout, SharedLinearLayout):
+        return _kw(
+            "ttgl.SharedLinearLayout",
+            offset_bases=_lists(layout.offset_bases),
+            alignment=layout.alignment,
+        )
+    raise LayoutError(f"to_gluon_code: {type(layout).__name__} is not a layout encoding")
+
+
+def is_gluon(obj: Any) -> bool:
+    """Is ``obj`` a Gluon layout object (checked by module, so triton is not imported)?"""
+    return type(obj).__module__.startswith("triton.experimental.gluon")
 
 
 def to_gluon_linear(layout: DistributedLinearLayout, shape: Any) -> Any:

@@ -34,6 +34,7 @@ from wgpsim.layout.distributed import (
     DotOperandLayout,
     SliceLayout,
 )
+from wgpsim.layout.gluon import from_gluon, is_gluon
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
@@ -410,9 +411,11 @@ def from_dict(d: Mapping[str, Any], aliases: Mapping[str, Encoding] | None = Non
 
 
 def parse_any(x: Any, aliases: Mapping[str, Encoding] | None = None) -> Encoding:
-    """An encoding from text, a dict, or an encoding (returned unchanged)."""
+    """An encoding from text, a dict, a Gluon layout object, or an encoding (unchanged)."""
     if type(x) in _KIND_OF:
         return x
+    if is_gluon(x):
+        return from_gluon(x)
     if isinstance(x, str):
         return parse(x, aliases)
     if isinstance(x, Mapping):
