@@ -12,7 +12,7 @@ from wgpsim.analysis.candidates import (
     cross_pair_bands,
     instruction_tiles,
 )
-from wgpsim.analysis.gemm import CandidateSpec, analyse, build_shared, k_step_trace
+from wgpsim.analysis.gemm import CandidateSpec, analyse, build_shared
 from wgpsim.analysis.pieces import (
     band_partitions,
     band_pieces,
@@ -33,6 +33,7 @@ from wgpsim.layout.shared import (
     PartitionedSharedLayout,
     SwizzledSharedLayout,
 )
+from wgpsim.trace.kernels import k_step_trace
 
 HW = load_hardware()
 GEMM = Gemm((128, 128, 128), "fp16", 4, (16, 16, 32))

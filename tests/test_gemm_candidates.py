@@ -272,7 +272,7 @@ def test_pool_gives_the_same_tables_as_in_process(tmp_path, monkeypatch):
 
 def test_analyses_for_figures_come_lazily(tmp_path):
     result = run_experiment(_small(tmp_path), workers=1)
-    analyses = result.summary["candidates"]
+    analyses = result.summary.candidates
     assert list(analyses) == list(DRIFT_CANDIDATES) and len(analyses) == 3
     table = result.table.set_index("candidate")
     for name in DRIFT_CANDIDATES:

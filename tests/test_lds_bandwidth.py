@@ -11,10 +11,11 @@ import pandas as pd
 import pytest
 import yaml
 
+from wgpsim.analysis.ports import usable_ports
 from wgpsim.errors import ConfigError
 from wgpsim.experiments import run_experiment
 from wgpsim.experiments.config import load_config
-from wgpsim.experiments.lds_bandwidth import parse_config, prepare, usable_ports
+from wgpsim.experiments.lds_bandwidth import parse_config, prepare
 from wgpsim.hw import load_hardware
 from wgpsim.trace.instructions import INSTRUCTIONS
 
@@ -74,7 +75,7 @@ def test_fit_table_and_display(result):
     shown = result.display.set_index("layout")
     assert shown.loc["plain", "LDS"] == "64 KiB"
     assert shown.loc["partitioned", "LDS"] == "96 KiB"
-    assert set(result.summary["fits"]) == {"plain", "partitioned"}
+    assert set(result.summary.fits) == {"plain", "partitioned"}
 
 
 def test_engines_agree_and_fast_is_the_default():
@@ -83,7 +84,7 @@ def test_engines_agree_and_fast_is_the_default():
     raw["hardware"] = str(CONFIG.parent / raw["hardware"])
     fast = run_experiment(raw, workers=1)
     des = run_experiment(raw, overrides={"engine": "des"}, workers=1)
-    assert fast.summary["config"].engine == "fast" and des.summary["config"].engine == "des"
+    assert fast.summary.config.engine == "fast" and des.summary.config.engine == "des"
     for name, table in des.tables.items():
         pd.testing.assert_frame_equal(table, fast.tables[name], check_exact=True)
 

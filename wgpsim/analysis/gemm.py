@@ -17,7 +17,7 @@ Spec forms (`build_shared`): ``{"swizzled": {vec, per_phase, max_phase}}``, ``{"
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,8 +49,9 @@ from wgpsim.layout.shared import (
     PartitionedSharedLayout,
     SwizzledSharedLayout,
 )
+from wgpsim.trace.kernels import k_step_trace
 from wgpsim.trace.lowering import Lowering, lower
-from wgpsim.trace.trace import Trace, TraceBuilder
+from wgpsim.trace.trace import Trace
 
 
 @dataclass(frozen=True)
@@ -222,26 +223,10 @@ def _operand(
     )
 
 
-def k_step_trace(lowerings: Iterable[Lowering]) -> Trace:
-    """One K step's operand loads: barrier, clock, every operand's loads, wait, clock (each
-    warp issues the same sequence; the engine's lock step is the seed's assumption)."""
-    lowerings = list(lowerings)
-    b = TraceBuilder(num_warps=lowerings[0].num_warps)
-    b.barrier()
-    for w in range(b.num_warps):
-        b.clock(w, "start")
-        for low in lowerings:
-            b.loads(w, low.instruction, low.addresses[w])
-        b.wait_ds(w, 0)
-        b.clock(w, "end")
-    return b.build()
-
-
 __all__ = [
     "CandidateAnalysis",
     "CandidateSpec",
     "OperandAnalysis",
     "analyse",
     "build_shared",
-    "k_step_trace",
 ]

@@ -147,6 +147,8 @@ def _print_table(result: ExperimentResult, written: list[Path]) -> None:
     shown = result.display if result.display is not None else result.table
     prose = [c for c in shown.columns[1:] if shown[c].map(lambda v: len(str(v))).max() > _PROSE]
     title = result.kind if result.name == result.kind else f"{result.kind}: {result.name}"
+    if result.overrides:
+        title += f" ({'; '.join(result.overrides)})"
     table = Table(title=title)
     for i, column in enumerate(c for c in shown.columns if c not in prose):
         table.add_column(

@@ -71,7 +71,10 @@ class ExperimentResult:
     """What an experiment produced.
 
     ``tables`` maps a name to a DataFrame (the first is the main one, :attr:`table`);
-    ``summary`` holds what tables do not (fits, peaks, the parsed config); ``display`` is the
+    ``summary`` holds what tables do not, as the kind's frozen dataclass (e.g.
+    ``LdsBandwidthSummary``: the parsed config, fits, peaks), read by attribute; ``overrides``
+    lists the changes to the config files the run used (``--set`` items, ``hardware_overrides``,
+    ``--hw``), which figure titles show (:meth:`title`); ``display`` is the
     main table formatted for people (strings, headers as the seed writes them), if the kind
     gives one. ``figures`` maps a file stem to a ``matplotlib.figure.Figure`` or a callable
     returning one (built only when written): experiments sit below ``wgpsim.plots``, so the
@@ -81,14 +84,25 @@ class ExperimentResult:
     kind: str
     name: str
     tables: dict[str, pd.DataFrame]
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: Any = None
     display: pd.DataFrame | None = None
     figures: dict[str, Any] = field(default_factory=dict)
+    overrides: tuple[str, ...] = ()
 
     @property
     def table(self) -> pd.DataFrame:
         """The main table (the first of :attr:`tables`)."""
         return next(iter(self.tables.values()))
+
+    def title(self, text: str) -> str:
+        """``text`` with the run's name and the overrides it used, for figure and table titles.
+
+        >>> ExperimentResult("k", "lds", {}, overrides=("warps=8",)).title("Bandwidth")
+        'Bandwidth (lds; warps=8)'
+        """
+        details = "; ".join((self.name, *self.overrides))
+        joint = "\n" if len(text) + len(details) > 75 else " "
+        return f"{text}{joint}({details})"
 
     def with_figures(self, figures: Mapping[str, Any]) -> ExperimentResult:
         """A copy with ``figures`` added (name -> Figure or callable returning one)."""
@@ -170,6 +184,7 @@ def run_experiment(
     """
     raw, source = load_config(config)
     raw = apply_overrides(raw, overrides, source)
+    used = _overrides_used(raw, overrides, hw_path)
     execution = _execution(raw.pop("execution", None), source, workers, scheduler)
     runner = _runner_for(raw.get("kind"), source)
     execution = replace(
@@ -178,8 +193,37 @@ def run_experiment(
         checkpoint=None if checkpoint is None else Checkpoint(checkpoint, resume=resume),
     )
     if "execution" in inspect.signature(runner).parameters:
-        return runner(raw, source, hw_path=hw_path, progress=progress, execution=execution)
-    return runner(raw, source, hw_path=hw_path, progress=progress)
+        result = runner(raw, source, hw_path=hw_path, progress=progress, execution=execution)
+    else:
+        result = runner(raw, source, hw_path=hw_path, progress=progress)
+    return replace(result, overrides=used) if used and not result.overrides else result
+
+
+def _overrides_used(
+    raw: Mapping[str, Any], overrides: Sequence[str] | Mapping[str, Any] | None, hw_path: Any
+) -> tuple[str, ...]:
+    """The changes a run made to its files: ``--hw``, the ``--set`` items (hardware ones as the
+    ``hardware_overrides`` they became) and the config's own ``hardware_overrides``."""
+    used = [f"hw={Path(hw_path).name}"] if hw_path is not None else []
+    if isinstance(overrides, Mapping):
+        items = [f"{k}={v}" for k, v in overrides.items()]
+    else:
+        items = [str(i) for i in overrides or ()]
+    used += [i for i in items if not i.split("=", 1)[0].strip().startswith("hardware_overrides")]
+    hardware = raw.get("hardware_overrides")
+    if isinstance(hardware, Mapping):
+        used += [f"{k}={v}" for k, v in _flatten(hardware)]
+    return tuple(dict.fromkeys(used))
+
+
+def _flatten(node: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for key, value in node.items():
+        if isinstance(value, Mapping) and value:
+            out += _flatten(value, f"{prefix}{key}.")
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
 
 
 def _execution(

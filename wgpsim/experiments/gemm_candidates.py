@@ -273,6 +273,15 @@ class Analyses(Mapping[str, CandidateAnalysis]):
         return len(self._cfg.candidates)
 
 
+@dataclass(frozen=True)
+class GemmCandidatesSummary:
+    """What the plots and notebooks read besides the tables: the parsed config and every
+    candidate's analysis (computed on first access)."""
+
+    config: GemmCandidatesConfig
+    candidates: Analyses
+
+
 def add_drift(
     out: dict[str, pd.DataFrame], runs: list[dict[str, Any]], section: DriftSection
 ) -> None:
@@ -318,13 +327,14 @@ def run(
         kind="gemm_candidates",
         name=cfg.name,
         tables=out,
-        summary={"config": cfg, "candidates": Analyses(cfg)},
+        summary=GemmCandidatesSummary(config=cfg, candidates=Analyses(cfg)),
         display=display(out["results"]),
     )
 
 
 __all__ = [
     "Analyses",
+    "GemmCandidatesSummary",
     "GemmCandidatesConfig",
     "add_drift",
     "candidate_point",

@@ -9,7 +9,8 @@ difference; the steady-state fit ``cycles = fixed + bytes / rate`` over the burs
 rate from the fixed cost (seed, "Steady-state bandwidth").
 
 The figure (B/cycle against burst length) is drawn by ``wgpsim.plots.bandwidth`` from
-``result.tables["sweep"]`` and ``result.summary`` (plots sit above this layer).
+``result.tables["sweep"]`` and ``result.summary``, an :class:`LdsBandwidthSummary` (plots sit
+above this layer).
 
 An optional ``drift: {jitter_cycles: [0, 2, 8, 32], seeds: 20, burst: 32}`` section replays
 each candidate's trace at ``burst`` (default ``report_burst``) under random issue jitter, one
@@ -17,15 +18,9 @@ point per (layout, jitter, seed), and adds the tables ``drift`` (partition-confl
 cycles per layout and jitter: mean and confidence interval, :mod:`wgpsim.analysis.drift`) and
 ``drift_runs`` (one row per run); ``wgpsim.plots.drift`` draws ``conflict_rate_vs_jitter``.
 
-The peak of a candidate (at ``report_burst``) is the bytes one of its passes moves (a port's
-256 B for ``ds_load_b128``) times the number of ports its passes could be granted on in the same
-cycle at best: the largest number of SIMD pairs that each have a pass
-whose partitions are disjoint from the other pairs' passes, at most the number of ports (one
-pair alone never gets more than one port). It is a ceiling, whatever the timing: the plain layout
-puts all four rows in partition 0, so any two pairs' passes conflict: one port, 256 B/cycle. The
-partitioned layout puts pair A's rows in one partition and pair B's in another: two ports. A
-layout whose pairs could avoid each other only with the right timing also gets two ports; the
-engine then tells whether lock-step warps do.
+The peak of a candidate (at ``report_burst``) is its port ceiling,
+:func:`wgpsim.analysis.ports.peak_bytes_per_cycle`: the bytes one pass moves times the ports its
+pairs' passes could be granted on in the same cycle at best.
 
 >>> from wgpsim.experiments import run_experiment
 >>> config = Path(__file__).parents[2] / "configs" / "lds_bandwidth.yaml"
@@ -38,10 +33,9 @@ engine then tells whether lock-step warps do.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from wgpsim.analysis.fit import SteadyStateFit, fit_steady_state
+from wgpsim.analysis.ports import peak_bytes_per_cycle
 from wgpsim.engine import ENGINES, simulate
 from wgpsim.errors import AllocationError, LayoutError, TraceError
 from wgpsim.experiments import ExperimentResult, register_kind
@@ -64,13 +59,11 @@ from wgpsim.experiments.config import (
 from wgpsim.experiments.executor import Execution, fingerprint
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.alloc import Allocation, allocate_on, tensor_buffers
-from wgpsim.hw.rules import pass_table
-from wgpsim.layout.addresses import local_load_addresses
 from wgpsim.layout.dtypes import DTYPE_BITS, dtype_bytes
 from wgpsim.layout.notation import parse_any
 from wgpsim.layout.shared import for_shape
-from wgpsim.trace.generate import microbenchmark_trace, vector_loads
-from wgpsim.trace.instructions import INSTRUCTIONS, LANES, is_lds
+from wgpsim.trace.instructions import INSTRUCTIONS, LANES
+from wgpsim.trace.kernels import layout_microbenchmark
 from wgpsim.trace.trace import Trace
 
 FIELDS = (
@@ -127,6 +120,16 @@ class LdsBandwidthConfig:
     def shape(self, burst: int) -> tuple[int, int]:
         """``[warps, N]``: one row per warp, ``burst`` loads of 32 lanes x ``vec`` elements."""
         return (self.warps, burst * LANES * self.vec)
+
+
+@dataclass(frozen=True)
+class LdsBandwidthSummary:
+    """What the plots and notebooks read besides the tables: the parsed config, each
+    candidate's steady-state fit and its port ceiling (B/cycle) at ``report_burst``."""
+
+    config: LdsBandwidthConfig
+    fits: Mapping[str, SteadyStateFit]
+    peaks: Mapping[str, float]
 
 
 @dataclass(frozen=True)
@@ -213,11 +216,15 @@ def prepare(cfg: LdsBandwidthConfig, layout: str, burst: int) -> Case:
     buffers = tensor_buffers(layout, shared, shape, cfg.elem_bytes)
     allocation = allocate_on(cfg.hw, buffers)
     bases = allocation.offsets_of(layout)
-    addresses = local_load_addresses(
-        cfg.distributed, shared, shape, cfg.elem_bytes, bases if len(bases) > 1 else bases[0]
+    trace = layout_microbenchmark(
+        cfg.distributed,
+        shared,
+        shape,
+        cfg.elem_bytes,
+        bases if len(bases) > 1 else bases[0],
+        cfg.instruction,
+        lds_bytes=cfg.hw.partitions.lds_bytes,
     )
-    blocks = vector_loads(addresses, cfg.elem_bytes, cfg.vec, cfg.instruction)
-    trace = microbenchmark_trace(blocks, cfg.instruction, lds_bytes=cfg.hw.partitions.lds_bytes)
     return Case(layout, burst, shape, allocation, trace)
 
 
@@ -269,44 +276,6 @@ def drift_traces(cfg: LdsBandwidthConfig, burst: int, source: ConfigSource) -> d
         return {layout: prepare(cfg, layout, burst).trace for layout in cfg.layouts}
     except (AllocationError, LayoutError, TraceError) as err:
         raise source.error("drift.burst", f"{burst}: {err}") from None
-
-
-def usable_ports(trace: Trace, hw: HardwareConfig) -> int:
-    """Ports the trace's passes could be granted on in the same cycle, at best.
-
-    The largest number of SIMD pairs that each have some pass whose partitions are disjoint from
-    the others' chosen passes, at most the number of ports (see the module docstring).
-    """
-    rows = np.flatnonzero(is_lds(trace.op))
-    passes = pass_table(trace.op[rows], trace.addr[rows], hw)
-    pair_of_warp = np.array([hw.pair_of_warp(w) for w in range(trace.num_warps)])
-    pair = pair_of_warp[trace.warp[rows[passes.row]]]
-    masks = [np.unique(passes.partitions[pair == p]).tolist() for p in range(hw.num_pairs)]
-    masks = [m for m in masks if m]
-    best = 1
-    for k in range(2, min(len(masks), hw.num_ports) + 1):
-        if any(_disjoint_choice(group) for group in combinations(masks, k)):
-            best = k
-    return best
-
-
-def peak_bytes_per_cycle(trace: Trace, hw: HardwareConfig) -> int:
-    """The candidate's ceiling: ``usable_ports`` x the most bytes one of its passes moves.
-
-    A ``ds_load_b128`` pass fills a 256 B port-cycle; a ``ds_load_b32`` pass moves 128 B, so its
-    ceiling is half the ports' width.
-    """
-    rows = np.flatnonzero(is_lds(trace.op))
-    passes = pass_table(trace.op[rows], trace.addr[rows], hw)
-    per_pass = min(int(passes.bytes.max()), hw.ports.bytes_per_cycle) if len(passes) else 0
-    return usable_ports(trace, hw) * per_pass
-
-
-def _disjoint_choice(groups: tuple[list[int], ...], taken: int = 0) -> bool:
-    """Whether one mask can be picked from each group with no partition picked twice."""
-    if not groups:
-        return True
-    return any(m & taken == 0 and _disjoint_choice(groups[1:], taken | m) for m in groups[0])
 
 
 def measure(cfg: LdsBandwidthConfig, case: Case) -> dict[str, Any]:
@@ -429,7 +398,7 @@ def run(
         kind="lds_bandwidth",
         name=cfg.name,
         tables=tables,
-        summary={"fits": fits, "peaks": peaks, "config": cfg},
+        summary=LdsBandwidthSummary(config=cfg, fits=fits, peaks=peaks),
         display=display(table),
     )
 
@@ -445,6 +414,5 @@ __all__ = [
     "prepare",
     "run",
     "summarize",
-    "peak_bytes_per_cycle",
-    "usable_ports",
+    "LdsBandwidthSummary",
 ]

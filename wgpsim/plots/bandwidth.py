@@ -94,6 +94,6 @@ _DASHES = ((), (6, 2), (2, 2), (8, 2, 2, 2))
 
 def result_figures(result: Any) -> dict[str, Callable[[], Figure]]:
     """The figures of an ``lds_bandwidth`` ``ExperimentResult``, by file stem (drawn lazily)."""
-    sweep, fits, peaks = result.tables["sweep"], result.summary["fits"], result.summary["peaks"]
-    title = f"LDS bandwidth against burst length ({result.name})"
+    sweep, fits, peaks = result.tables["sweep"], result.summary.fits, result.summary.peaks
+    title = result.title("LDS bandwidth against burst length")
     return {"bandwidth_vs_burst": lambda: bandwidth_vs_burst(sweep, fits, peaks, title=title)}

@@ -170,15 +170,15 @@ def _strip(ax, operand: Any, *, vertical: bool) -> None:
 def result_figures(result: Any) -> dict[str, Callable[[], Figure]]:
     """The figures of a ``gemm_candidates`` ExperimentResult, by file stem (drawn lazily)."""
     table = result.tables["results"]
-    cfg = result.summary["config"]
+    cfg = result.summary.config
     block_mn = cfg.gemm.block_mn
     pair_names = cfg.hw.pair_names
     figures: dict[str, Callable[[], Figure]] = {
         "candidates_cycles": lambda: cycles_figure(
-            table, title=f"GEMM layout candidates ({result.name}): one K step of operand loads"
+            table, title=result.title("GEMM layout candidates: one K step of operand loads")
         )
     }
-    for name, cand in result.summary["candidates"].items():
+    for name, cand in result.summary.candidates.items():
         figures[f"ownership_{name}"] = lambda c=cand: ownership_figure(c, pair_names, block_mn)
         figures[f"pieces_{name}"] = lambda c=cand: pieces_figure(c, block_mn)
     return figures

@@ -71,7 +71,7 @@ def result_figures(result: Any) -> dict[str, Callable[[], Figure]]:
     drift = result.tables.get("drift")
     if drift is None or drift.empty:
         return {}
-    title = f"Partition-conflict rate against issue jitter ({result.name})"
+    title = result.title("Partition-conflict rate against issue jitter")
     return {"conflict_rate_vs_jitter": lambda: conflict_rate_vs_jitter(drift, title=title)}
 
 
