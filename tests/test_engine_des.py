@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from wgpsim.engine import simulate
 from wgpsim.errors import ConfigError, TraceError
 from wgpsim.hw import load_hardware
-from wgpsim.trace.generate import microbenchmark_trace
+from wgpsim.trace.generate import microbenchmark_trace, streaming_trace
 from wgpsim.trace.trace import TraceBuilder
 
 HW = load_hardware()
@@ -328,3 +328,21 @@ def test_static_bank_table_agrees_with_the_engine():
     assert s["conflicts_per_access"] == pytest.approx(1.0)
     per_pass = bank_table(tr, HW, per_pass=True)
     assert len(per_pass) == r.passes and set(per_pass.lanes) == {16}
+
+
+@pytest.mark.parametrize("engine", ["des", "fast"])
+@pytest.mark.parametrize(
+    ("policy", "order"),
+    [
+        ("round_robin", "AB" * 32),  # the pairs take turns
+        ("fixed_priority", "A" * 32 + "B" * 32),  # pair A whenever it has a head
+        ("oldest_first", "ABABBABAABABBABAABABBBAAAABBBBAAAABBBBAAAABBBBAAAABBBBAAAABBBBAA"),
+    ],
+)
+def test_grant_policy_orders_two_pairs_sharing_a_partition(engine, policy, order):
+    """The microbenchmark's four warps in one partition, 8 loads each: who is served when.
+    oldest_first: equally old heads alternate, then the older instruction goes first."""
+    hw = HW.with_overrides(**{"arbiter.grant_policy": policy})
+    trace = streaming_trace(4, 8, "ds_load_b128", lambda w: w * 16384, timed=True)
+    events = simulate(trace, hw, engine=engine, record_events=True).events()
+    assert "".join(events[events.status == "granted"].pair) == order

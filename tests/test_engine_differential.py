@@ -36,6 +36,9 @@ VARIANTS = {
     "issue_3": HW.with_overrides(**{"timing.issue_interval": 3}),
     "dscnt_2": HW.with_overrides(**{"timing.dscnt_max": 2, "timing.lds_latency": 9}),
     "banks_128": HW.with_overrides(**{"banks.count": 128}),
+    "round_robin": HW.with_overrides(**{"arbiter.grant_policy": "round_robin"}),
+    "fixed_priority": HW.with_overrides(**{"arbiter.grant_policy": "fixed_priority"}),
+    "lowest_pair": HW.with_overrides(**{"arbiter.tie_break": "lowest_pair"}),
 }
 DRIFT = {
     j: HW.with_overrides(**{"drift.model": "uniform", "drift.jitter_cycles": j}) for j in (1, 3, 8)

@@ -15,8 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wgpsim.engine._fast_grant import grant as compiled_grant
+from wgpsim.engine._fast_grant import policy_of
 from wgpsim.engine._fast_passes import loop_passes, pass_list
 from wgpsim.hw import load_hardware, rules
+from wgpsim.hw.rules import POLICIES
 from wgpsim.trace.instructions import INSTRUCTIONS, NUM_LDS_OPS, op_code
 
 HW = load_hardware()
@@ -74,7 +76,7 @@ def test_loop_passes_skip_control_rows(rows, control, index):
     assert got.bytes == int(want.bytes.sum())
 
 
-def _compiled_decision(heads, state):
+def _compiled_decision(heads, state, hw):
     """``_fast_grant.grant`` on ``rules`` values, as a ``rules.Decision``."""
     n = max(len(heads), 1)
     columns = np.zeros((3, n), dtype=np.int64)
@@ -84,7 +86,7 @@ def _compiled_decision(heads, state):
     free = np.array(state.ports_free, dtype=np.bool_)
     held = np.array(state.held, dtype=np.int64)
     granted, stalled, favor = compiled_grant(
-        columns, len(heads), held, free, state.favor, np.zeros(n, np.int64), out
+        columns, len(heads), held, free, state.favor, policy_of(hw), np.zeros(n, np.int64), out
     )
     pairs_ports = out[0, : 2 * granted].reshape(-1, 2).tolist()
     return rules.Decision(
@@ -100,14 +102,24 @@ def _compiled_decision(heads, state):
     held=st.lists(st.sampled_from([0, 1, 2, 4, 3, 48]), min_size=2, max_size=2),
     free=st.lists(st.booleans(), min_size=1, max_size=3),
     favor=st.integers(0, 1),
+    policy=st.sampled_from(sorted(POLICIES)),
+    tie_break=st.sampled_from(["alternate", "lowest_pair"]),
 )
-def test_compiled_grant_equals_the_reference(present, issued, parts, held, free, favor):
-    hw = HW.with_overrides(**{"ports.names": ["L", "C", "X"][: len(free)]})
+def test_compiled_grant_equals_the_reference(
+    present, issued, parts, held, free, favor, policy, tie_break
+):
+    hw = HW.with_overrides(
+        **{
+            "ports.names": ["L", "C", "X"][: len(free)],
+            "arbiter.grant_policy": policy,
+            "arbiter.tie_break": tie_break,
+        }
+    )
     heads = tuple(
         rules.Head(p, issued[p], parts[p]) for p in range(2) if present[p] and not held[p]
     )
     state = rules.ArbiterState(tuple(held), tuple(free), favor)
-    assert _compiled_decision(heads, state) == rules.grant(heads, state, hw)
+    assert _compiled_decision(heads, state, hw) == rules.grant(heads, state, hw)
 
 
 def test_des_runs_without_numba():

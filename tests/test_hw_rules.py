@@ -265,6 +265,7 @@ def test_grant_matches_a_plain_python_reference(present, issued, parts, held, fr
     ],
 )
 def test_grant_table_of_small_cases(heads, held, free, favor, expected):
+    """oldest_first, ties alternate (the default)."""
     d = grant(tuple(Head(*h) for h in heads), ArbiterState(held, free, favor), HW)
     assert (d.granted, d.stalled, d.favor) == expected
 
@@ -282,3 +283,28 @@ def test_bank_cycles_match_a_hand_count(dwords, width, banks):
     """Any lane count and width, lanes spanning several bank rows; 64 banks or not."""
     addr = np.array([-1 if d < 0 else 4 * d for d in dwords])
     assert bank_cycles(addr, width, BANKS[banks]) == _reference_bank_cycles(addr, width, banks)
+
+
+@pytest.mark.parametrize(
+    ("policy", "tie_break", "heads", "favor", "expected"),
+    [
+        # (pair, issued, partitions) ...; expected (granted (pair, port), stalled, favor)
+        ("oldest_first", "lowest_pair", ((0, 2, 1), (1, 2, 1)), 1, (((0, 0),), (1,), 1)),
+        ("oldest_first", "lowest_pair", ((0, 3, 1), (1, 2, 1)), 0, (((1, 0),), (0,), 0)),
+        ("round_robin", "alternate", ((0, 6, 1), (1, 5, 1)), 0, (((0, 0),), (1,), 1)),
+        ("round_robin", "alternate", ((0, 5, 1), (1, 6, 1)), 1, (((1, 0),), (0,), 0)),
+        ("round_robin", "alternate", ((0, 5, 1), (1, 6, 2)), 1, (((1, 0), (0, 1)), (), 0)),
+        ("fixed_priority", "alternate", ((0, 6, 1), (1, 5, 1)), 1, (((0, 0),), (1,), 1)),
+        ("fixed_priority", "alternate", ((1, 5, 1), (0, 6, 2)), 0, (((0, 0), (1, 1)), (), 0)),
+    ],
+)
+def test_grant_policies_of_small_cases(policy, tie_break, heads, favor, expected):
+    hw = HW.with_overrides(**{"arbiter.grant_policy": policy, "arbiter.tie_break": tie_break})
+    d = grant(tuple(Head(*h) for h in heads), ArbiterState((0, 0), (True, True), favor), hw)
+    assert (d.granted, d.stalled, d.favor) == expected
+
+
+def test_round_robin_without_a_grant_keeps_its_turn():
+    hw = HW.with_overrides(**{"arbiter.grant_policy": "round_robin"})
+    d = grant((Head(0, 1, 0b10),), ArbiterState((0, 0b10), (True, True), 1), hw)
+    assert (d.granted, d.stalled, d.favor) == ((), (0,), 1)

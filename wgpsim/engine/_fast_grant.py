@@ -1,15 +1,18 @@
 """The fast engine's statement of the arbiter's grant: a compiled kernel its loop inlines,
 written apart from the reference ``wgpsim.hw.rules.grant`` (the tests compare the two).
 
-The rule (docs/DESIGN.md, "Engine timing rules"): heads oldest first, equal issue cycles from
-pair ``favor`` on; each gets the lowest free port unless it shares a partition with a pass in
-service or a head granted before it this cycle (then it stalls); ``favor`` moves on when two
-heads tie. Two heads in one partition: the older (pair 1) gets port 0, pair 0 stalls, no tie:
+The rule (docs/DESIGN.md, "Engine timing rules"): the config's policy orders the heads
+(``oldest_first``: by issue cycle, equal ones from pair ``favor`` on, ``favor`` moving on
+when two tie; ``round_robin``: from pair ``favor`` on, ``favor`` moving past the first pair
+granted; ``fixed_priority``: by pair); each gets the lowest free port unless it shares a
+partition with a pass in service or a head granted before it this cycle (then it stalls).
+Two heads in one partition: the older (pair 1) gets port 0, pair 0 stalls, no tie:
 
->>> import numpy as np
+>>> from wgpsim.hw.config import load_hardware
 >>> heads = np.array([[0, 1], [6, 5], [0b01, 0b01]])
 >>> out = np.zeros((2, 4), np.int64)
->>> grant(heads, 2, np.zeros(2, np.int64), np.ones(2, np.bool_), 0, np.zeros(2, np.int64), out)
+>>> policy = policy_of(load_hardware())  # oldest_first, ties alternate
+>>> grant(heads, 2, np.zeros(2, np.int64), np.ones(2, np.bool_), 0, policy, np.zeros(2, np.int64), out)
 (1, 1, 0)
 >>> out[0, :2].tolist(), out[1, :1].tolist()
 ([1, 0], [0])
@@ -17,21 +20,36 @@ heads tie. Two heads in one partition: the older (pair 1) gets port 0, pair 0 st
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
-__all__ = ["ISSUED", "PAIR", "PARTS", "grant"]
+__all__ = ["ISSUED", "PAIR", "PARTS", "POLICY_CODES", "grant", "policy_of"]
 
 PAIR, ISSUED, PARTS = range(3)
 """Rows of the ``heads`` argument of ``grant``."""
+OLDEST_FIRST, ROUND_ROBIN, FIXED_PRIORITY = range(3)
+POLICY_CODES = {
+    "oldest_first": OLDEST_FIRST,
+    "round_robin": ROUND_ROBIN,
+    "fixed_priority": FIXED_PRIORITY,
+}
+"""``arbiter.grant_policy`` names as ``grant`` takes them."""
+
+
+def policy_of(hw) -> np.ndarray:
+    """``grant``'s ``policy`` argument for config ``hw``: (policy code, alternate ties)."""
+    arbiter = hw.arbiter
+    alternate = arbiter.tie_break == "alternate"
+    return np.array([POLICY_CODES[arbiter.grant_policy], alternate], dtype=np.int64)
 
 
 @njit(cache=True, inline="always")
-def grant(heads, nheads, held, ports_free, favor, order, out):
+def grant(heads, nheads, held, ports_free, favor, policy, order, out):
     """The arbiter's decision for one cycle, as ``rules.grant``: the heads (columns of
-    ``heads[:, :nheads]``: pair, issue cycle, partitions) are taken oldest first, equal issue
-    cycles from pair ``favor`` on; each is granted the lowest free port unless it shares a
-    partition with a pass in service (``held``, per pair) or a head granted before it this
-    cycle, then it stalls. ``favor`` moves to the next pair when two heads tie.
+    ``heads[:, :nheads]``: pair, issue cycle, partitions) are ordered by ``policy`` = (code
+    in ``POLICY_CODES``, 1 if ``tie_break`` is ``alternate``); each is granted the lowest free
+    port unless it shares a partition with a pass in service (``held``, per pair) or a head
+    granted before it this cycle, then it stalls.
 
     Writes grants (pair, port, pair, port, ...) to ``out[0]`` and stalled pairs to ``out[1]``,
     marks granted ports taken in ``ports_free``; ``order`` is scratch.
@@ -40,20 +58,14 @@ def grant(heads, nheads, held, ports_free, favor, order, out):
     npairs = len(held)
     for i in range(nheads):
         order[i] = i
-    for i in range(1, nheads):  # insertion sort by (issued, (pair - favor) mod npairs)
+    for i in range(1, nheads):  # insertion sort by the policy's key
         x = order[i]
-        key = (heads[ISSUED, x], _after(heads[PAIR, x], favor, npairs))
+        key = _key(heads, x, policy, favor, npairs)
         j = i - 1
-        while (
-            j >= 0 and (heads[ISSUED, order[j]], _after(heads[PAIR, order[j]], favor, npairs)) > key
-        ):
+        while j >= 0 and _key(heads, order[j], policy, favor, npairs) > key:
             order[j + 1] = order[j]
             j -= 1
         order[j + 1] = x
-    tie = False
-    for i in range(nheads):
-        for j in range(i + 1, nheads):
-            tie = tie or heads[ISSUED, i] == heads[ISSUED, j]
     taken = 0
     for p in range(npairs):
         taken |= held[p]
@@ -71,7 +83,26 @@ def grant(heads, nheads, held, ports_free, favor, order, out):
                 granted += 1
                 taken |= heads[PARTS, h]
                 break
-    return granted, stalled, _after(favor + 1, 0, npairs) if tie else favor
+    if policy[0] == ROUND_ROBIN:
+        return granted, stalled, _after(out[0, 0] + 1, 0, npairs) if granted else favor
+    if policy[0] == OLDEST_FIRST and policy[1]:
+        tie = False
+        for i in range(nheads):
+            for j in range(i + 1, nheads):
+                tie = tie or heads[ISSUED, i] == heads[ISSUED, j]
+        return granted, stalled, _after(favor + 1, 0, npairs) if tie else favor
+    return granted, stalled, favor
+
+
+@njit(cache=True, inline="always")
+def _key(heads, h, policy, favor, npairs):
+    """Head h's place in the grant order (smallest first) under ``policy``."""
+    pair = heads[PAIR, h]
+    if policy[0] == ROUND_ROBIN:
+        return _after(pair, favor, npairs), pair
+    if policy[0] == FIXED_PRIORITY:
+        return pair, pair
+    return heads[ISSUED, h], _after(pair, favor, npairs) if policy[1] else pair
 
 
 @njit(cache=True, inline="always")

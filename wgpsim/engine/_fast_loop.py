@@ -85,14 +85,14 @@ def run_loop(trace, hw, state, log, record):
     jitter): the rows of warp w are ``warp_rows[warp_first[w]:warp_first[w+1]]`` in program
     order, the passes of row r are ``pass_start[r]:pass_start[r+1]``, ``jitter`` is empty
     without drift. ``hw`` = (simd_warps, simd_nwarps, pair_simds, pair_nsimds, nports, codes,
-    timing): the warps of each SIMD and the SIMDs of each pair (padded arrays and their
+    timing, policy): the warps of each SIMD and the SIMDs of each pair (padded arrays and their
     lengths), op codes and timing constants.
 
     Every array is used through a borrowed view (``borrowed``): the caller owns them, and
     the compiled helpers pass them around without reference counting.
     """
     warp_rows, warp_first, ops, args, pass_start, pass_parts, pass_cycles, jitter = borrowed(trace)
-    simd_warps, simd_nwarps, pair_simds, pair_nsimds, nports, codes, timing = borrowed(hw)
+    simd_warps, simd_nwarps, pair_simds, pair_nsimds, nports, codes, timing, policy = borrowed(hw)
     (
         s,
         warp,
@@ -164,6 +164,7 @@ def run_loop(trace, hw, state, log, record):
                     order,
                     decision,
                     timing,
+                    policy,
                     record,
                     log,
                 )
@@ -385,6 +386,7 @@ def _grant(
     order,
     decision,
     timing,
+    policy,
     record,
     log,
 ):
@@ -401,7 +403,9 @@ def _grant(
         return
     for i in range(len(ports_free)):
         ports_free[i] = port[FREE_AT, i] <= now
-    granted, stalled, favor = grant(heads, nheads, held, ports_free, s[FAVOR], order, decision)
+    granted, stalled, favor = grant(
+        heads, nheads, held, ports_free, s[FAVOR], policy, order, decision
+    )
     s[FAVOR] = favor
     for i in range(granted):
         p, pt = decision[0, 2 * i], decision[0, 2 * i + 1]

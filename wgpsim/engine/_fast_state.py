@@ -66,7 +66,7 @@ def new_state(trace, hw):
     queue, port, clocks, events, wheel, wheel_len)`` plus the grant's scratch arrays (``heads``,
     ``ports_free``, ``order``, ``decision``); every warp is due to start at cycle 0."""
     warp_rows, warp_first, ops, args, pass_start, pass_parts, pass_cycles, jitter = trace
-    simd_warps, simd_nwarps, pair_simds, pair_nsimds, nports, codes, timing = hw
+    simd_warps, simd_nwarps, pair_simds, pair_nsimds, nports, codes, timing, policy = hw
     nwarps, nsimds, npairs = len(warp_first) - 1, len(simd_nwarps), len(pair_nsimds)
     s = np.zeros(13, dtype=np.int64)
     s[LAST_TICK] = s[RETIRED] = -1

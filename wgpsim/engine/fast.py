@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from wgpsim.engine._fast_grant import policy_of
 from wgpsim.engine._fast_loop import run_loop
 from wgpsim.engine._fast_passes import loop_passes
 from wgpsim.engine._fast_state import (
@@ -108,6 +109,7 @@ def _loop_hw(hw: HardwareConfig, num_warps: int) -> tuple:
         hw.num_ports,
         np.array(codes, dtype=np.int64),
         np.array(timing, dtype=np.int64),
+        policy_of(hw),
     )
 
 

@@ -81,7 +81,8 @@ class Timing:
 
 @dataclass(frozen=True)
 class Arbiter:
-    """Who goes first when two heads conflict."""
+    """Who goes first when two heads conflict: ``grant_policy`` names the policy
+    (``wgpsim.hw.rules.POLICIES``), ``tie_break`` orders ``oldest_first``'s equally old heads."""
 
     grant_policy: str
     tie_break: str
@@ -96,8 +97,8 @@ class Drift:
 
 
 _CHOICES = {
-    "arbiter.grant_policy": ("oldest_first",),
-    "arbiter.tie_break": ("alternate",),
+    "arbiter.grant_policy": ("oldest_first", "round_robin", "fixed_priority"),
+    "arbiter.tie_break": ("alternate", "lowest_pair"),
     "drift.model": ("off", "uniform"),
 }
 

@@ -52,7 +52,9 @@ __all__ = [
     "Decision",
     "Head",
     "Pass",
+    "POLICIES",
     "PassTable",
+    "Policy",
     "bank_cycles",
     "bank_of",
     "grant",
@@ -285,16 +287,68 @@ class Decision:
     favor: int
 
 
+@dataclass(frozen=True)
+class Policy:
+    """A grant policy: ``rank`` orders the heads (smallest first), ``next_favor`` is the
+    ``favor`` the arbiter remembers for the next cycle. ``tie_break`` is the config's."""
+
+    tie_break: str = "alternate"
+
+
+class OldestFirst(Policy):
+    """``oldest_first``: the earliest issue cycle first. Heads issued in the same cycle go by
+    ``tie_break``: ``alternate`` starts from pair ``favor``, which then moves to the next pair
+    (whenever two heads tie); ``lowest_pair`` takes the lower pair index first."""
+
+    def rank(self, head: Head, favor: int, npairs: int) -> tuple[int, int]:
+        alternate = self.tie_break == "alternate"
+        return head.issued, (head.pair - favor) % npairs if alternate else head.pair
+
+    def next_favor(self, heads, granted, favor: int, npairs: int) -> int:
+        issued = [h.issued for h in heads]
+        tie = len(set(issued)) < len(issued)
+        return (favor + 1) % npairs if tie and self.tie_break == "alternate" else favor
+
+
+class RoundRobin(Policy):
+    """``round_robin``: pair ``favor`` first, then the pairs after it, whatever their heads'
+    age; ``favor`` moves to the pair after the first one granted."""
+
+    def rank(self, head: Head, favor: int, npairs: int) -> tuple[int, int]:
+        return (head.pair - favor) % npairs, 0
+
+    def next_favor(self, heads, granted, favor: int, npairs: int) -> int:
+        return (granted[0][0] + 1) % npairs if granted else favor
+
+
+class FixedPriority(Policy):
+    """``fixed_priority``: the lower pair index first, always (pair A before B)."""
+
+    def rank(self, head: Head, favor: int, npairs: int) -> tuple[int, int]:
+        return head.pair, 0
+
+    def next_favor(self, heads, granted, favor: int, npairs: int) -> int:
+        return favor
+
+
+POLICIES = {"oldest_first": OldestFirst, "round_robin": RoundRobin, "fixed_priority": FixedPriority}
+"""The arbiter's grant policies by the name ``arbiter.grant_policy`` gives in the config."""
+
+
 def grant(heads: tuple[Head, ...], state: ArbiterState, hw: HardwareConfig) -> Decision:
     """The arbiter's decision for one cycle (docs/DESIGN.md, "Engine timing rules").
 
-    Heads are considered oldest first (earliest issue cycle); on equal issue cycles the pair
-    ``state.favor`` goes first and ``favor`` then moves to the next pair. A head is granted the
-    lowest free port unless it shares a partition with a pass in service or a head granted
-    before it this cycle (a partition conflict: it stalls).
+    The policy (``arbiter.grant_policy``, ``POLICIES``) orders the heads; in that order a head
+    is granted the lowest free port unless it shares a partition with a pass in service or a
+    head granted before it this cycle (a partition conflict: it stalls).
+
+    >>> rr = load_hardware().with_overrides(**{"arbiter.grant_policy": "round_robin"})
+    >>> grant((Head(0, 6, 0b1), Head(1, 5, 0b1)), ArbiterState((0, 0), (True, True), 0), rr)
+    Decision(granted=((0, 0),), stalled=(1,), favor=1)
     """
     npairs = hw.num_pairs
-    order = sorted(heads, key=lambda h: (h.issued, (h.pair - state.favor) % npairs))
+    policy = POLICIES[hw.arbiter.grant_policy](hw.arbiter.tie_break)
+    order = sorted(heads, key=lambda h: policy.rank(h, state.favor, npairs))
     taken = 0
     for partitions in state.held:
         taken |= partitions
@@ -306,8 +360,5 @@ def grant(heads: tuple[Head, ...], state: ArbiterState, hw: HardwareConfig) -> D
         elif free:
             granted.append((head.pair, free.pop(0)))
             taken |= head.partitions
-    issued = [h.issued for h in heads]
-    tie = len(set(issued)) < len(issued)
-    return Decision(
-        tuple(granted), tuple(stalled), (state.favor + 1) % npairs if tie else state.favor
-    )
+    favor = policy.next_favor(heads, granted, state.favor, npairs)
+    return Decision(tuple(granted), tuple(stalled), favor)
