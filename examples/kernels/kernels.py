@@ -155,3 +155,42 @@ def gemm_case(partitioned: bool):
     sa, sb, wmma = gemm_layouts(partitioned)
     consts = {"BM": 128, "BN": 128, "BK": 64, "SHARED_A": sa, "SHARED_B": sb, "WMMA": wmma}
     return gemm_tdm, PTR3, consts, 4
+
+
+@triton.jit
+def attention_fwd(Q, K, V, Out, sm_scale, N_CTX, stride_qm, stride_kn, stride_vn, stride_om,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):  # fmt: skip
+    """The forward pass of Triton's tutorial 06 (fused attention), non-causal, one head: the
+    online-softmax loop over K/V blocks with its two tl.dot (Q K^T and P V)."""
+    start_m = tl.program_id(0)
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + offs_m[:, None] * stride_qm + offs_d[None, :])
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    for start_n in range(0, N_CTX, BLOCK_N):
+        k = tl.load(K + (start_n + offs_n)[None, :] * stride_kn + offs_d[:, None])
+        qk = tl.dot(q, k)
+        m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+        qk = qk * qk_scale - m_ij[:, None]
+        p = tl.math.exp2(qk)
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = tl.load(V + (start_n + offs_n)[:, None] * stride_vn + offs_d[None, :])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_ij
+    acc = acc / l_i[:, None]
+    tl.store(Out + offs_m[:, None] * stride_om + offs_d[None, :], acc.to(tl.float16))
+
+
+ATTENTION = (
+    attention_fwd,
+    {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32", "N_CTX": "i32",
+     "stride_qm": "i32", "stride_kn": "i32", "stride_vn": "i32", "stride_om": "i32"},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "HEAD_DIM": 256},
+    8,
+)  # fmt: skip

@@ -15,7 +15,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
 
-from kernels import CASES, gemm_case  # noqa: E402
+from kernels import ATTENTION, CASES, gemm_case  # noqa: E402
 
 from wgpsim.frontend.compile import compile_for_gfx1250  # noqa: E402
 
@@ -24,6 +24,7 @@ def main() -> None:
     cases = dict(CASES)
     cases["gemm_tdm_standard"] = gemm_case(False)
     cases["gemm_tdm_partitioned"] = gemm_case(True)
+    cases["attention"] = ATTENTION
     for label, (fn, sig, consts, warps) in cases.items():
         compiled = compile_for_gfx1250(fn, sig, consts, num_warps=warps)
         out = compiled.write(HERE / label, paths={str(HERE): "examples/kernels"})

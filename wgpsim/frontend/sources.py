@@ -24,6 +24,7 @@ from typing import Any
 from wgpsim.errors import ModuleError
 from wgpsim.frontend.model import Kernel
 from wgpsim.frontend.ttgir import read_ttgir
+from wgpsim.frontend.vocabulary import SCRATCH_OPS
 
 __all__ = ["attach", "merge_offsets", "read_kernel"]
 
@@ -79,9 +80,13 @@ def merge_offsets(kernel: Kernel, allocated: Kernel) -> Kernel:
     buffers = tuple(replace(b, offsets=offsets.get(b.name, b.offsets)) for b in kernel.buffers)
     scratch = tuple(b for b in allocated.buffers if b.kind == "scratch")
     meta = dict(kernel.metadata) | {"ttg_shared_from": "module"}
+    # after allocation, the ops that use scratch are known: those Triton gave a buffer
+    not_modelled = tuple(n for n in kernel.not_modelled if n.op not in SCRATCH_OPS)
+    not_modelled += tuple(n for n in allocated.not_modelled if n.op in SCRATCH_OPS)
     return replace(
         kernel,
         buffers=buffers + scratch,
+        not_modelled=not_modelled,
         ttg_shared=allocated.ttg_shared,
         metadata=tuple(meta.items()),
     )

@@ -135,7 +135,7 @@ class _Reader:
         self.buffer_by_name: dict[str, dict[str, Any]] = {}
         self.ops: list[dict[str, Any]] = []
         self.loops: list[dict[str, Any]] = []
-        self.not_modelled: list[NotModelled] = []
+        self.not_modelled: list[dict[str, Any]] = []
         self.labels: dict[str, tuple[list[str], int, int]] = {}  # label -> (args, first id, line)
         self.pending_br: dict[str, list[list[str]]] = {}
         self.cf_loops: list[tuple[int, int]] = []
@@ -413,6 +413,8 @@ class _Reader:
             b["loc"] = op.loc
         for rec in op.extra.get("records", ()):
             rec["op_id"] = op.id
+        if "not_modelled" in op.extra:
+            op.extra["not_modelled"]["loc"] = op.loc
 
     # ---------------------------------------------------------------- what ops mean
     def _memdescs(self, body: str, no: int, col: int) -> list[MemDesc]:
@@ -514,7 +516,9 @@ class _Reader:
                 "amdg.async_tdm_wait",
             ):
                 return
-            self.not_modelled.append(NotModelled(name, op.loc, no, res[0] if res else None, reason))
+            record = {"op": name, "line": no, "name": res[0] if res else None, "reason": reason}
+            op.extra["not_modelled"] = record
+            self.not_modelled.append(record)
 
     def _loop(self, op: _Op, after: str, operands: list[str]) -> None:
         bounds = None
@@ -597,8 +601,12 @@ class _Reader:
             self._lds(op, body, after, operands, no, col, store_into=name)
 
     def _scratch(self, op: _Op, offsets, no: int, col: int) -> None:
+        """An op that may use scratch. After allocation (``ttg.shared`` present) Triton gave
+        one exactly to those that use it: the others do not touch the LDS."""
         name = op.results[0] if op.results else f"{op.name}@{no}"
         reason = "may use an LDS scratch buffer; its LDS instructions are not modelled"
+        if offsets is None and "ttg.shared" in self.attrs:
+            return
         if offsets is not None:
             buf = {
                 "name": f"scratch:{name}",
@@ -616,9 +624,9 @@ class _Reader:
             reason = (
                 f"uses an LDS scratch buffer at {offsets[0]}; its LDS instructions are not modelled"
             )
-        self.not_modelled.append(
-            NotModelled(op.name, op.loc, no, name if op.results else None, reason)
-        )
+        record = {"op": op.name, "line": no, "name": name if op.results else None, "reason": reason}
+        op.extra["not_modelled"] = record
+        self.not_modelled.append(record)
 
     def _lds(self, op, body, after, operands, no, col, store_into: str | None = None) -> None:
         name = op.name
@@ -740,7 +748,10 @@ class _Reader:
             buffers=buffers,
             ops=ops,
             loops=loops + cf,
-            not_modelled=tuple(self.not_modelled),
+            not_modelled=tuple(
+                NotModelled(r["op"], r.get("loc"), r["line"], r["name"], r["reason"])
+                for r in self.not_modelled
+            ),
             functions=tuple(self.functions),
             aliases=tuple(self.alias_text.items()),
             source=self.source,

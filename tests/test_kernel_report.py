@@ -1,0 +1,151 @@
+"""`wgpsim kernel` on real Triton 3.9.0 gfx1250 compiles (examples/kernels): per op the
+instructions and counts of the assembly, buffers at Triton's offsets, lds_bytes = ttg.shared;
+from the cache .ttgir (wgpsim allocates) and from the post-allocation dump (the module's)."""
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from wgpsim.analysis.kernel_report import kernel_report
+from wgpsim.cli import main
+from wgpsim.frontend.amdgcn import counts_by_line, totals
+from wgpsim.frontend.ttgir import read_ttgir_file
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "kernels"
+DUMPS = sorted(p for p in EXAMPLES.iterdir() if p.is_dir())
+#: Kernels where LLVM's line info moves a whole op's instructions to another line (or line 0):
+#: the epilogue's loads of the matmul and of the attention loop. Their totals are checked.
+LINES_MOVED = {"matmul", "attention"}
+
+
+def _stem(d: Path) -> str:
+    return next(d.glob("*.ttgir")).name.split(".")[0]
+
+
+@pytest.fixture(scope="module", params=DUMPS, ids=lambda d: d.name)
+def reports(request):
+    d = request.param
+    stem = _stem(d)
+    from_cache = kernel_report(d / f"{stem}.ttgir")  # wgpsim allocates
+    from_post = kernel_report(d / f"{stem}.post.mlir")  # the module's offsets
+    return d, from_cache, from_post
+
+
+def test_instructions_equal_the_assembly(reports):
+    d, rep, _ = reports
+    asm = (d / f"{_stem(d)}.amdgcn").read_text()
+    want_total = totals(asm)
+    assert rep.instruction_totals() == want_total
+    checked = sum(op["instructions_per_warp"] > 0 for op in rep.ops)
+    assert checked == len(rep.ops)  # every LDS op of these kernels has instructions
+    if d.name in LINES_MOVED:
+        return
+    per_line: dict[int, Counter] = {}
+    for op in rep.ops:
+        per_line.setdefault(op["line"], Counter()).update(op["instructions"])
+    assert {k: dict(v) for k, v in per_line.items()} == counts_by_line(asm)
+
+
+def test_ops_checked_count():
+    """How many ops these tests hold against the assembly."""
+    n = sum(len(kernel_report(d / f"{_stem(d)}.ttgir").ops) for d in DUMPS)
+    assert n == 2 + 2 + 8 + 8 + 8 + 10
+
+
+def test_wgpsim_allocation_equals_triton(reports):
+    d, rep, post = reports
+    module = read_ttgir_file(d / f"{_stem(d)}.post.mlir")
+    want = {b.name: list(b.offsets) for b in module.buffers if b.kind == "explicit"}
+    mine = {b["name"]: b["wgpsim_offsets"] for b in rep.buffers}
+    assert mine == want  # allocated from the liveness in the cache .ttgir
+    assert rep.extras["offsets_from"] == "wgpsim" and post.extras["offsets_from"] == "module"
+    assert rep.lds_bytes == rep.ttg_shared == module.ttg_shared  # ttg.shared from metadata json
+    assert post.lds_bytes == post.ttg_shared and rep.lds_bytes_match
+    # the post-allocation dump gives the same per-op instructions
+    assert [op["instructions"] for op in post.ops] == [op["instructions"] for op in rep.ops]
+
+
+def test_attention_v_loads():
+    """The AMD blog's attention example (tutorial 06, fp16, 128/128/256, 8 warps): 128
+    ds_load_tr16_b128 for the V operand per loop iteration."""
+    rep = kernel_report(EXAMPLES / "attention")
+    (v,) = [op for op in rep.ops if op["loop_depth"] == 1 and op["transposed"]]
+    assert v["instructions"] == {"ds_load_tr16_b128": 128} and v["eligibility"] == "valid"
+    assert rep.warps == 8
+
+
+def test_bandwidth_microbenchmark_sizes_and_co_location():
+    plain = kernel_report(EXAMPLES / "lds_bandwidth_plain")
+    part = kernel_report(EXAMPLES / "lds_bandwidth_partitioned")
+    assert (plain.lds_bytes, part.lds_bytes) == (65536, 98304)  # the AMD blog: 64 / 96 KiB
+    (load_plain,) = [op for op in plain.ops if op["op"] == "ttg.local_load"]
+    (load_part,) = [op for op in part.ops if op["op"] == "ttg.local_load"]
+    assert load_plain["co_located"] and load_plain["pair_partitions"] == {"A": [0], "B": [0]}
+    assert not load_part["co_located"] and load_part["pair_partitions"] == {"A": [0], "B": [1]}
+    assert load_plain["partition_stall_cycles"] > 0 == load_part["partition_stall_cycles"]
+    assert load_part["lds_cycles"] < load_plain["lds_cycles"]
+    assert load_plain["bank_conflict_cycles"] == 0 and load_plain["SQ_LDS_IDX_ACTIVE"] == 4 * 64
+
+
+def test_gemm_partitioned_layouts_remove_partition_stalls():
+    std = kernel_report(EXAMPLES / "gemm_tdm_standard")
+    part = kernel_report(EXAMPLES / "gemm_tdm_partitioned")
+    loads = lambda r: [op for op in r.ops if op["op"] == "ttg.local_load"]  # noqa: E731
+    assert all(op["partition_stall_cycles"] > 0 for op in loads(std))
+    assert all(op["partition_stall_cycles"] == 0 for op in loads(part))
+    assert [op["instructions"] for op in part.ops if op["op"].startswith("amdg.async_tdm")] == [
+        {"tensor_load_to_lds": 1}
+    ] * 4
+
+
+# ---------------------------------------------------------------- the CLI
+def test_json_schema(capsys):
+    assert main(["kernel", str(EXAMPLES / "gemm_tdm_standard"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    for key in ("kernel", "warps", "lds_bytes", "ttg_shared", "buffers", "ops", "not_modelled"):
+        assert key in data
+    assert set(data["buffers"][0]) >= {"name", "offsets", "bytes"}
+    op_keys = {"index", "op", "name", "loc", "instructions", "bank_conflict_cycles",
+               "partition_stall_cycles", "lds_cycles"}  # fmt: skip
+    assert all(set(op) >= op_keys for op in data["ops"])
+    assert [op["index"] for op in data["ops"]] == list(range(len(data["ops"])))
+    assert data["buffers"][1]["offsets"] == [36848]
+    assert all(set(n) >= {"op", "loc"} for n in data["not_modelled"])
+    src = (EXAMPLES / "kernels.py").read_text().splitlines()
+    line = 1 + src.index("        a = a_smem.index(s).load(dot_a)")
+    assert data["ops"][4]["loc"] == f"kernels.py:{line}" and data["kernel"] == "gemm_tdm"
+
+
+def test_text_csv_and_plot(tmp_path, capsys):
+    csv, png = tmp_path / "ops.csv", tmp_path / "map.png"
+    d = EXAMPLES / "lds_bandwidth_plain"
+    assert main(["kernel", str(d), "--csv", str(csv), "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "LDS 65536 B (wgpsim) vs ttg.shared 65536 B" in out and "32 x ds_load_b128" in out
+    assert png.stat().st_size > 0
+    assert csv.read_text().splitlines()[0].startswith("index,op,name,loc")
+
+
+BAD = [
+    ("truncated", lambda t: t[: t.index("tt.return")], "truncated"),
+    ("unknown op", lambda t: t.replace("ttg.local_load", "ttg.local_lode", 1), "unknown op"),
+    ("unknown attribute", lambda t: t.replace("#ttg.blocked", "#ttg.blokked", 1), "unknown attr"),
+    ("non-AMD target", lambda t: t.replace('"hip:gfx1250"', '"cuda:100"'), "not an AMD target"),
+]
+
+
+@pytest.mark.parametrize("name,mutate,want", BAD, ids=[b[0] for b in BAD])
+def test_bad_modules_one_line_exit_2(tmp_path, capsys, name, mutate, want):
+    text = (EXAMPLES / "lds_bandwidth_plain" / "lds_bandwidth.ttgir").read_text()
+    bad = tmp_path / "bad.ttgir"
+    bad.write_text(mutate(text))
+    assert main(["kernel", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and want in err and f"{bad}:" in err
+
+
+def test_empty_directory_is_one_line(tmp_path, capsys):
+    assert main(["kernel", str(tmp_path)]) == 2
+    assert "no *.ttgir" in capsys.readouterr().err

@@ -1,0 +1,273 @@
+"""The kernel model joined to the allocator and the lowering: where each buffer lives and what
+every LDS op of a kernel becomes, per warp, with every lane's address.
+
+* `allocate_kernel`: wgpsim's allocation of the kernel's ``local_alloc`` buffers (Triton 3.9.0's
+  partition-aware allocator, `wgpsim.hw.alloc`, over the live ranges the reader numbered as
+  Triton does), beside the module's ``allocation.offset`` when it has them. The op addresses
+  use the module's offsets when present (they are the compiler's), else wgpsim's.
+* `lower_op`: one op -> `OpLowering`. ``ttg.local_load`` and
+  ``amdg.local_load_packed_transposed`` go through `wgpsim.trace.lowering.lower` (shared ->
+  registers). ``ttg.local_store`` and ``ttg.local_alloc`` of a value are Triton's generic
+  ``lowerLdSt`` in the other direction: the same vector width as a load of the same layouts with
+  transposed loads off, issued as ``ds_store_b<width>``. A view selects its stage with a constant
+  ``memdesc_index`` (a loop-carried index is read as stage 0, and said so); TDM and async
+  global->LDS copies write LDS through the TDM/async engines, not ``ds_*`` instructions, and are
+  not lowered here.
+
+The buffer of the AMD blog's plain microbenchmark ([4, 8192] fp16, swizzled) takes 64 KiB at 0:
+
+>>> from wgpsim.frontend.sources import read_kernel
+>>> k = read_kernel("examples/kernels/lds_bandwidth_plain/lds_bandwidth.ttgir")
+>>> alloc = allocate_kernel(k)
+>>> alloc.offsets, alloc.lds_bytes
+({'%smem': (0,)}, 65536)
+>>> [(o.op.op, o.counts) for o in (lower_op(k, op, alloc) for op in k.ops)]
+[('ttg.local_alloc', {'ds_store_b128': 32}), ('ttg.local_load', {'ds_load_b128': 32})]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from math import prod
+from typing import Any
+
+import numpy as np
+
+from wgpsim.errors import WgpsimError
+from wgpsim.frontend.model import Kernel, LdsOp
+from wgpsim.hw.alloc import Allocation, allocate_on, tensor_buffers
+from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout
+from wgpsim.trace.instructions import INSTRUCTIONS
+from wgpsim.trace.lowering import Lowering, lower
+from wgpsim.trace.trace import Trace, TraceBuilder
+
+__all__ = ["KernelAllocation", "OpLowering", "allocate_kernel", "lower_op", "op_trace"]
+
+LOADS = ("ttg.local_load", "amdg.local_load_packed_transposed")
+STORES = ("ttg.local_store", "ttg.local_alloc")
+
+
+@dataclass(frozen=True)
+class KernelAllocation:
+    """Buffers' offsets: ``offsets`` (what the ops use), ``wgpsim_offsets`` (wgpsim's own,
+    None where a buffer could not be placed), ``module_offsets`` (the module's, or None)."""
+
+    offsets: dict[str, tuple[int, ...]]
+    wgpsim_offsets: dict[str, tuple[int, ...]]
+    module_offsets: dict[str, tuple[int, ...]] | None
+    sizes: dict[str, tuple[int, ...]]
+    lds_bytes: int | None
+    allocation: Allocation | None = field(repr=False, default=None)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def source(self) -> str:
+        return "module" if self.module_offsets is not None else "wgpsim"
+
+
+def allocate_kernel(kernel: Kernel, hw: HardwareConfig | None = None) -> KernelAllocation:
+    """wgpsim's allocation of the kernel's explicit buffers, and the offsets the ops use."""
+    hw = load_hardware() if hw is None else hw
+    pieces, names, notes = [], [], []
+    for b in kernel.buffers:
+        if b.kind != "explicit":
+            continue
+        if b.memdesc is None or b.memdesc.encoding is None:
+            notes.append(f"{b.name}: encoding {b.memdesc and b.memdesc.encoding_text} not modelled")
+            continue
+        try:
+            pieces += tensor_buffers(
+                b.name, b.memdesc.encoding, b.memdesc.shape, b.memdesc.elem_bits // 8, b.live
+            )
+            names.append(b.name)
+        except WgpsimError as err:
+            notes.append(f"{b.name}: {err}")
+    allocation = None
+    mine: dict[str, tuple[int, ...]] = {}
+    sizes: dict[str, tuple[int, ...]] = {}
+    if pieces:
+        try:
+            allocation = allocate_on(hw, pieces)
+        except WgpsimError as err:
+            notes.append(f"allocation: {err}")
+    for name in names:
+        own = [p for p in pieces if p.name == name or p.name.startswith(f"{name}[p")]
+        sizes[name] = tuple(p.size for p in own)
+        if allocation is not None:
+            mine[name] = tuple(allocation.offsets_of(name))
+    module = None
+    if kernel.allocated:
+        module = {b.name: b.offsets for b in kernel.buffers if b.kind == "explicit"}
+    skipped = len(names) < sum(b.kind == "explicit" for b in kernel.buffers)
+    lds = allocation.size if allocation is not None and not skipped else None
+    if not pieces and not skipped:
+        lds = 0
+    return KernelAllocation(
+        offsets=dict(module) if module is not None else dict(mine),
+        wgpsim_offsets=mine,
+        module_offsets=module,
+        sizes=sizes,
+        lds_bytes=lds,
+        allocation=allocation,
+        notes=tuple(notes),
+    )
+
+
+@dataclass(frozen=True)
+class OpLowering:
+    """What one LDS op becomes: ``counts`` per warp by instruction; ``lowering`` carries every
+    lane's address (None when the op is not lowered, ``note`` says why)."""
+
+    op: LdsOp
+    instruction: str | None
+    counts: dict[str, int]
+    eligibility: str | None = None
+    reason: str | None = None
+    bases: tuple[int, ...] | None = None
+    note: str = ""
+    lowering: Lowering | None = field(default=None, repr=False)
+
+    @property
+    def modelled(self) -> bool:
+        return self.lowering is not None
+
+
+def _stage_bases(
+    op: LdsOp, kernel: Kernel, offsets: tuple[int, ...]
+) -> tuple[tuple[int, ...], str]:
+    """Per-partition base addresses of the op's view: the buffer's offsets moved to the stage."""
+    buf = kernel.buffer(op.buffer)
+    md = buf.memdesc
+    note = ""
+    stage = op.stage
+    if buf.stages > 1 and stage is None:
+        stage, note = 0, "stage index is loop-carried: addresses of stage 0"
+    if not stage:
+        return offsets, note
+    enc = md.encoding
+    elems = prod(md.shape[1:]) * stage
+    eb = md.elem_bits // 8
+    if isinstance(enc, PartitionedSharedLayout):
+        elems //= enc.num_partitions
+    if isinstance(enc, PaddedSharedLayout | PartitionedSharedLayout):
+        elems = int(enc.pad(elems))
+    return tuple(o + elems * eb for o in offsets), note
+
+
+def _store_instruction(load: str) -> str | None:
+    """The store of the width a plain load moves (``ds_load_b128`` -> ``ds_store_b128``)."""
+    bits = INSTRUCTIONS[load].bytes_per_lane * 8
+    name = f"ds_store_b{bits}"
+    return name if name in INSTRUCTIONS else None
+
+
+def lower_op(
+    kernel: Kernel, op: LdsOp, alloc: KernelAllocation, hw: HardwareConfig | None = None
+) -> OpLowering:
+    """The instructions and addresses of one LDS op (see the module docstring)."""
+    if op.op not in LOADS + STORES:
+        return OpLowering(op, None, {}, note="the copy engine writes the LDS: not timed")
+    if op.buffer is None or op.buffer not in alloc.offsets:
+        return OpLowering(op, None, {}, note="its buffer has no offsets (not allocated)")
+    md, tensor = op.memdesc, op.tensor
+    if md.encoding is None or tensor is None or tensor.encoding is None:
+        which = md.encoding_text if md.encoding is None else (tensor and tensor.encoding_text)
+        return OpLowering(op, None, {}, note=f"layout {which} not modelled")
+    bases, note = _stage_bases(op, kernel, alloc.offsets[op.buffer])
+    if op.subslice is not None:
+        note = "; ".join(filter(None, [note, "subslice: read as its own tensor"]))
+    store = op.op in STORES
+    try:
+        low = lower(
+            md.encoding,
+            tensor.encoding,
+            md.shape,
+            md.elem_bits,
+            num_warps=kernel.num_warps,
+            bases=list(bases) if len(bases) > 1 else bases[0],
+            allow_transpose=not store,
+        )
+        if store:
+            name = _store_instruction(low.instruction)
+            if name is None:
+                return OpLowering(op, None, {}, note=f"no store of {low.instruction}'s width")
+            low = replace(low, instruction=name)
+        low._check_alignment()
+    except WgpsimError as err:
+        return OpLowering(op, None, {}, bases=bases, note=str(err))
+    return OpLowering(
+        op,
+        low.instruction,
+        dict(low.counts),
+        low.eligibility if not store else None,
+        low.reason if not store else None,
+        bases,
+        note,
+        low,
+    )
+
+
+def op_trace(low: Lowering) -> Trace:
+    """Every warp's instructions of the op between a barrier + clock and wait_ds 0 + clock:
+    the AMD blog's lock-step measurement of one op."""
+    b = TraceBuilder(num_warps=low.num_warps)
+    b.barrier()
+    for w in range(low.num_warps):
+        b.clock(w, "start")
+        b.lds_many(w, low.instruction, low.addresses[w])
+        b.wait_ds(w, 0)
+        b.clock(w, "end")
+    return b.build()
+
+
+def pair_partitions(low: Lowering, hw: HardwareConfig) -> dict[str, tuple[int, ...]]:
+    """Physical LDS partitions each SIMD pair's lanes touch (first and last byte of each)."""
+    parts = _partitions(low, hw)  # [warp, instruction] -> set
+    out: dict[str, set[int]] = {name: set() for name in hw.pair_names}
+    for w in range(low.num_warps):
+        for k in range(low.num_instructions):
+            out[hw.pair_names[hw.pair_of_warp(w)]] |= parts[w][k]
+    return {k: tuple(sorted(v)) for k, v in out.items()}
+
+
+def co_located_instructions(low: Lowering, hw: HardwareConfig) -> int:
+    """Instructions k in which warps of different pairs that issue together in lock step (the
+    same issue round, warp // SIMDs) touch a common partition: where the pairs can collide."""
+    parts = _partitions(low, hw)
+    simds = hw.wgp.simds
+    count = 0
+    for k in range(low.num_instructions):
+        for first in range(0, low.num_warps, simds):
+            by_pair: dict[int, set[int]] = {}
+            for w in range(first, min(first + simds, low.num_warps)):
+                by_pair.setdefault(hw.pair_of_warp(w), set()).update(parts[w][k])
+            sets = list(by_pair.values())
+            if len(sets) > 1 and set.intersection(*sets):
+                count += 1
+                break
+    return count
+
+
+def _partitions(low: Lowering, hw: HardwareConfig) -> list[list[set[int]]]:
+    size = hw.partitions.size
+    width = INSTRUCTIONS[low.instruction].bytes_per_lane
+    first = np.where(low.addresses >= 0, low.addresses // size, -1)
+    last = np.where(low.addresses >= 0, (low.addresses + width - 1) // size, -1)
+    return [
+        [
+            (set(first[w, k].tolist()) | set(last[w, k].tolist())) - {-1}
+            for k in range(first.shape[1])
+        ]
+        for w in range(first.shape[0])
+    ]
+
+
+def address_ranges(low: Lowering) -> np.ndarray:
+    """Sorted distinct byte addresses the op's lanes start at (for the LDS map)."""
+    addr = low.addresses
+    return np.unique(addr[addr >= 0])
+
+
+def describe(value: Any) -> str:  # pragma: no cover - used by the CLI's text table
+    return "-" if value is None else str(value)

@@ -1,0 +1,288 @@
+"""The LDS report of a compiled kernel, op by op: ``wgpsim kernel``'s analysis.
+
+For every LDS op of the kernel model (`wgpsim.frontend`), keyed by its Python source line: the
+instructions and their count per warp (`wgpsim.analysis.kernel_lowering`), the transposed-load
+eligibility and its reason, bank conflicts in rocprof-compute's terms (`wgpsim.analysis.metrics`:
+``SQ_LDS_BANK_CONFLICT``, ``SQ_LDS_IDX_ACTIVE``, the Bank Conflict Rate), the physical partitions
+each SIMD pair touches and whether the pairs are co-located (in some instruction, warps of
+the two pairs that issue together in lock step touch a common partition), and the op's LDS cycles in
+the AMD blog's lock-step model: all warps issue the op's instructions together after a barrier,
+timed from a clock read to the clock read after ``s_wait_dscnt 0`` (the slowest warp), with the
+partition-conflict stall cycles of that run. For every buffer: offsets, bytes, partitions, live
+range. For the kernel: wgpsim's LDS bytes beside ``ttg.shared`` (a difference is flagged),
+instruction totals, and the ops by LDS cycles, worst first.
+
+TDM copies (``amdg.async_tdm_copy_*``) are listed with their ``tensor_load_to_lds`` /
+``tensor_store_from_lds`` count per warp (Triton's split of the pieces over the warps,
+`wgpsim.analysis.pieces`) and are not timed; what is not modelled is listed, with its location.
+
+>>> rep = kernel_report("examples/kernels/lds_bandwidth_plain")
+>>> rep.lds_bytes, rep.ttg_shared
+(65536, 65536)
+>>> [(op["op"], op["instructions"], op["co_located"]) for op in rep.ops]
+[('ttg.local_alloc', {'ds_store_b128': 32}, True), ('ttg.local_load', {'ds_load_b128': 32}, True)]
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wgpsim.analysis.kernel_lowering import (
+    KernelAllocation,
+    OpLowering,
+    allocate_kernel,
+    co_located_instructions,
+    lower_op,
+    op_trace,
+    pair_partitions,
+)
+from wgpsim.analysis.metrics import lds_metrics
+from wgpsim.analysis.pieces import piece_info
+from wgpsim.errors import WgpsimError
+from wgpsim.frontend.model import Kernel, LdsOp
+from wgpsim.hw.alloc_stages import footprint
+from wgpsim.hw.config import HardwareConfig, load_hardware
+
+__all__ = ["KernelReport", "kernel_report", "short_encoding"]
+
+TDM = {
+    "amdg.async_tdm_copy_global_to_local": "tensor_load_to_lds",
+    "amdg.async_tdm_copy_local_to_global": "tensor_store_from_lds",
+}
+
+
+def short_encoding(text: str | None) -> str | None:
+    """The short form of an encoding: an alias as written, else the kind and its fields.
+
+    >>> short_encoding("#shared1")
+    '#shared1'
+    >>> short_encoding("#ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 8}>")
+    'dot_op(opIdx=0, parent=#mma, kWidth=8)'
+    """
+    if text is None or not text.startswith("#ttg."):
+        return text
+    body = re.sub(r"^#ttg\.(\w+)<\{?(.*?)\}?>$", r"\1(\2)", text, flags=re.S)
+    return re.sub(r"\s*=\s*", "=", body)
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    """The report: ``ops``/``buffers``/``not_modelled`` are lists of plain dicts (JSON-ready)."""
+
+    kernel: str
+    warps: int
+    lds_bytes: int | None
+    ttg_shared: int | None
+    buffers: list[dict[str, Any]]
+    ops: list[dict[str, Any]]
+    not_modelled: list[dict[str, Any]]
+    extras: dict[str, Any] = field(default_factory=dict)
+    lowerings: tuple[OpLowering, ...] = field(default=(), repr=False)
+    model: Kernel | None = field(default=None, repr=False)
+
+    @property
+    def lds_bytes_match(self) -> bool | None:
+        if self.lds_bytes is None or self.ttg_shared is None:
+            return None
+        return self.lds_bytes == self.ttg_shared
+
+    def worst_ops(self, n: int = 5) -> list[dict[str, Any]]:
+        """The timed ops by LDS cycles, then bank-conflict cycles, worst first."""
+        timed = [op for op in self.ops if op["lds_cycles"] is not None]
+        key = lambda op: (-op["lds_cycles"], -op["bank_conflict_cycles"], op["index"])  # noqa: E731
+        return sorted(timed, key=key)[:n]
+
+    def instruction_totals(self) -> dict[str, int]:
+        """Instruction name -> count per warp, over every op (the assembly's static count)."""
+        out: dict[str, int] = {}
+        for op in self.ops:
+            for name, n in op["instructions"].items():
+                out[name] = out.get(name, 0) + n
+        return dict(sorted(out.items()))
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON of ``wgpsim kernel --json`` (issue 12's schema, plus extras)."""
+        return {
+            "kernel": self.kernel,
+            "warps": self.warps,
+            "lds_bytes": self.lds_bytes,
+            "ttg_shared": self.ttg_shared,
+            "buffers": self.buffers,
+            "ops": self.ops,
+            "not_modelled": self.not_modelled,
+            "lds_bytes_match": self.lds_bytes_match,
+            "instruction_totals": self.instruction_totals(),
+            "worst_ops": [op["index"] for op in self.worst_ops()],
+            **self.extras,
+        }
+
+    def to_frame(self):
+        """One row per op (instructions as ``name:count`` joined by ``;``), for ``--csv``."""
+        import pandas as pd
+
+        rows = []
+        for op in self.ops:
+            row = {k: v for k, v in op.items() if not isinstance(v, dict | list | tuple)}
+            row["instructions"] = ";".join(f"{k}:{v}" for k, v in op["instructions"].items())
+            for pair, parts in op["pair_partitions"].items():
+                row[f"partitions_{pair}"] = "-".join(map(str, parts))
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------ building it
+def _tdm_count(op: LdsOp, warps: int) -> int:
+    md = op.memdesc
+    if md is None or md.encoding is None:
+        return 1
+    try:
+        info = piece_info(md.encoding, md.shape, len(md.shape) - 1, md.elem_bits // 8, warps, 128)
+    except WgpsimError:  # a layout piece_info cannot split: one instruction
+        return 1
+    return info.tdm_instructions_triton
+
+
+def _timing(low: OpLowering, hw: HardwareConfig, engine: str) -> dict[str, Any]:
+    from wgpsim.engine import simulate
+
+    result = simulate(op_trace(low.lowering), hw, engine=engine)
+    metrics = lds_metrics(result)
+    parts = pair_partitions(low.lowering, hw)
+    shared = co_located_instructions(low.lowering, hw)
+    return {
+        "bank_conflict_cycles": metrics.bank_conflict,
+        "SQ_LDS_BANK_CONFLICT": metrics.bank_conflict,
+        "SQ_LDS_IDX_ACTIVE": metrics.idx_active,
+        "bank_conflict_rate": metrics.bank_conflict_rate,
+        "conflicts_per_access": metrics.conflicts_per_access,
+        "partition_stall_cycles": metrics.partition_conflict_cycles,
+        "lds_cycles": int(result.measurements().max()),
+        "pair_partitions": {k: list(v) for k, v in parts.items()},
+        "co_located": shared > 0,
+        "co_located_instructions": shared,
+    }
+
+
+def _op_row(kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str) -> dict[str, Any]:
+    op = low.op
+    counts = dict(low.counts)
+    if op.op in TDM:
+        counts = {TDM[op.op]: _tdm_count(op, kernel.num_warps)}
+    row: dict[str, Any] = {
+        "index": op.index,
+        "op": op.op,
+        "name": op.name,
+        "loc": op.loc.short if op.loc else None,
+        "line": op.loc.line if op.loc else None,
+        "function": op.function,
+        "loop_depth": len(op.loops),
+        "buffer": op.buffer,
+        "shape": op.memdesc.shape_text if op.memdesc else None,
+        "src": short_encoding(op.src_encoding),
+        "dst": short_encoding(op.dst_encoding),
+        "instructions": counts,
+        "instructions_per_warp": sum(counts.values()),
+        "transposed": bool(low.instruction and "_tr" in low.instruction),
+        "eligibility": low.eligibility,
+        "reason": low.reason,
+        "bases": list(low.bases) if low.bases else None,
+        "modelled": low.modelled,
+        "note": low.note,
+        "bank_conflict_cycles": None,
+        "SQ_LDS_BANK_CONFLICT": None,
+        "SQ_LDS_IDX_ACTIVE": None,
+        "bank_conflict_rate": None,
+        "conflicts_per_access": None,
+        "partition_stall_cycles": None,
+        "lds_cycles": None,
+        "pair_partitions": {},
+        "co_located": None,
+        "co_located_instructions": None,
+    }
+    if low.modelled:
+        row |= _timing(low, hw, engine)
+    return row
+
+
+def _buffer_rows(kernel: Kernel, alloc: KernelAllocation, hw: HardwareConfig) -> list[dict]:
+    rows = []
+    for b in kernel.buffers:
+        offsets = alloc.offsets.get(b.name, b.offsets)
+        sizes = alloc.sizes.get(b.name)
+        parts: list[int] = []
+        if offsets and sizes:
+            for off, size in zip(offsets, sizes, strict=False):
+                first, last = footprint(off, size, hw.partitions.size)
+                parts += [p for p in range(first, last + 1) if p not in parts]
+        rows.append(
+            {
+                "name": b.name,
+                "kind": b.kind,
+                "offsets": list(offsets) if offsets else [],
+                "bytes": sum(sizes) if sizes else b.size,
+                "piece_bytes": list(sizes) if sizes else None,
+                "partitions": parts,
+                "live": list(b.live),
+                "shape": b.memdesc.shape_text if b.memdesc else None,
+                "stages": b.stages,
+                "encoding": short_encoding(b.memdesc.encoding_text) if b.memdesc else None,
+                "loc": b.loc.short if b.loc else None,
+                "wgpsim_offsets": list(alloc.wgpsim_offsets.get(b.name, ())) or None,
+                "module_offsets": list(b.offsets) if b.offsets else None,
+            }
+        )
+    return rows
+
+
+def kernel_report(
+    source: Kernel | str | Path,
+    hw: HardwareConfig | None = None,
+    *,
+    engine: str = "fast",
+    name: str | None = None,
+) -> KernelReport:
+    """The report of a kernel model, or of a path `wgpsim.frontend.sources.read_kernel` reads."""
+    if not isinstance(source, Kernel):
+        from wgpsim.frontend.sources import read_kernel
+
+        source = read_kernel(source, name)
+    kernel = source
+    hw = load_hardware() if hw is None else hw
+    alloc = allocate_kernel(kernel, hw)
+    lowerings = tuple(lower_op(kernel, op, alloc, hw) for op in kernel.ops)
+    ops = [_op_row(kernel, low, hw, engine) for low in lowerings]
+    not_modelled = [
+        {"op": n.op, "loc": n.loc.short if n.loc else None, "name": n.name, "reason": n.reason}
+        for n in kernel.not_modelled
+    ]
+    not_modelled += [
+        {"op": op["op"], "loc": op["loc"], "name": op["name"], "reason": op["note"]}
+        for op in ops
+        if not op["modelled"]
+    ]
+    meta = dict(kernel.metadata)
+    extras = {
+        "target": kernel.target,
+        "source": kernel.source,
+        "offsets_from": alloc.source,
+        "ttg_shared_from": meta.get("ttg_shared_from"),
+        "allocation_notes": list(alloc.notes),
+        "engine": engine,
+        "model": "lock step: all warps issue the op together after a barrier; cycles from a "
+        "clock read to the clock read after s_wait_dscnt 0, slowest warp",
+    }
+    return KernelReport(
+        kernel=kernel.name,
+        warps=kernel.num_warps,
+        lds_bytes=alloc.lds_bytes,
+        ttg_shared=kernel.ttg_shared,
+        buffers=_buffer_rows(kernel, alloc, hw),
+        ops=ops,
+        not_modelled=not_modelled,
+        extras=extras,
+        lowerings=lowerings,
+        model=kernel,
+    )

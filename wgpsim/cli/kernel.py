@@ -1,0 +1,145 @@
+"""``wgpsim kernel``: the LDS report of a compiled Triton/Gluon kernel, op by op.
+
+::
+
+    wgpsim kernel examples/kernels/gemm_tdm_standard            # a cache / dump directory
+    wgpsim kernel kernel.ttgir --json                            # a TTGIR file (or *.mlir dump)
+    wgpsim kernel trace.ndjson --name matmul --csv ops.csv       # a tritonparse trace
+    wgpsim kernel examples/kernels/matmul --plot lds_map.png
+
+For every LDS op, keyed by its Python source line: the instructions per warp, transposed-load
+eligibility, bank conflicts (rocprof-compute's SQ_LDS_BANK_CONFLICT / SQ_LDS_IDX_ACTIVE, rate),
+the partitions each SIMD pair touches, and the op's LDS cycles in lock step with its partition
+stalls; then the buffers and wgpsim's LDS bytes beside ``ttg.shared``. A module wgpsim cannot
+read is one line naming ``file:line:column`` and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from wgpsim.cli._common import add_hw_args, atomic_write, hardware_from_args, print_json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "kernel",
+        help="LDS report of a compiled kernel (TTGIR, cache/dump directory, tritonparse trace)",
+        description=__doc__.split("\n\n")[0].split(": ", 1)[1],
+    )
+    parser.add_argument("path", type=Path, help="*.ttgir / *.mlir, a directory, or *.ndjson")
+    parser.add_argument("--name", help="the kernel to read when the input holds several")
+    parser.add_argument("--engine", default="fast", choices=("fast", "des"), help="timing engine")
+    add_hw_args(parser)
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--csv", type=Path, help="write one row per op as CSV")
+    parser.add_argument("--plot", type=Path, help="write the LDS map (PNG or SVG)")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from wgpsim.analysis.kernel_report import kernel_report
+
+    hw = hardware_from_args(args)
+    report = kernel_report(args.path, hw, engine=args.engine, name=args.name)
+    written = []
+    if args.csv is not None:
+        frame = report.to_frame()
+        atomic_write(args.csv, lambda tmp: frame.to_csv(tmp, index=False))
+        written.append(str(args.csv))
+    if args.plot is not None:
+        from wgpsim.plots.lds_map import lds_map_figure
+        from wgpsim.plots.ownership import save
+
+        written.append(str(save(lds_map_figure(report, hw), args.plot)))
+    if args.json:
+        print_json(report.to_json() | ({"written": written} if written else {}))
+        return 0
+    print(format_report(report))
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+def _cell(value) -> str:
+    return "-" if value is None else str(value)
+
+
+def format_report(report) -> str:
+    """The report as the terminal shows it: a header, the ops, the buffers, what is not
+    modelled, and the worst ops."""
+    lines = []
+    shared = report.ttg_shared
+    flag = ""
+    if report.lds_bytes_match is False:
+        flag = f"  << differs from ttg.shared by {report.lds_bytes - shared:+d} B"
+    lines.append(
+        f"kernel {report.kernel}: {report.warps} warps, LDS {_cell(report.lds_bytes)} B "
+        f"(wgpsim) vs ttg.shared {_cell(shared)} B{flag}; offsets from the "
+        f"{report.extras['offsets_from']}"
+    )
+    head = ("#", "line", "op", "name", "shape", "src -> dst", "instructions/warp", "tr",
+            "bank", "rate%", "partitions A|B", "coloc", "cycles", "stall")  # fmt: skip
+    rows = []
+    for op in report.ops:
+        pairs = "|".join("-".join(map(str, p)) for p in op["pair_partitions"].values()) or "-"
+        rate = op["bank_conflict_rate"]
+        rows.append(
+            (
+                str(op["index"]),
+                _cell(op["loc"]),
+                op["op"].split(".", 1)[1],
+                _cell(op["name"]),
+                _cell(op["shape"]),
+                f"{_cell(op['src'])} -> {_cell(op['dst'])}",
+                ", ".join(f"{n} x {k}" for k, n in op["instructions"].items()) or "-",
+                _cell(op["eligibility"]),
+                _cell(op["bank_conflict_cycles"]),
+                "-" if rate is None else f"{rate:.1f}",
+                pairs,
+                {None: "-", True: "yes", False: "no"}[op["co_located"]],
+                _cell(op["lds_cycles"]),
+                _cell(op["partition_stall_cycles"]),
+            )
+        )
+    lines += _table(head, rows)
+    lines.append("")
+    bhead = ("buffer", "shape", "encoding", "offsets", "bytes", "partitions", "live")
+    brows = [
+        (
+            b["name"],
+            _cell(b["shape"]),
+            _cell(b["encoding"]),
+            ",".join(map(str, b["offsets"])) or "-",
+            _cell(b["bytes"]),
+            ",".join(map(str, b["partitions"])) or "-",
+            f"[{b['live'][0]}, {b['live'][1]})",
+        )
+        for b in report.buffers
+    ]
+    lines += _table(bhead, brows)
+    totals = ", ".join(f"{n} x {k}" for k, n in report.instruction_totals().items())
+    lines.append(f"\ninstructions per warp, all ops: {totals or 'none'}")
+    worst = report.worst_ops(3)
+    if worst:
+        lines.append(
+            "worst ops (LDS cycles in lock step): "
+            + "; ".join(
+                f"#{op['index']} {op['loc']} {op['lds_cycles']} cycles"
+                f" ({op['partition_stall_cycles']} partition stall,"
+                f" {op['bank_conflict_cycles']} bank conflict)"
+                for op in worst
+            )
+        )
+    for n in report.not_modelled:
+        lines.append(f"not modelled: {n['op']} at {_cell(n['loc'])}: {n['reason']}")
+    return "\n".join(lines)
+
+
+def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)
+    ]
+    fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
+    return [fmt(head), *(fmt(r) for r in rows)]
