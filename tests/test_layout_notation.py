@@ -135,19 +135,26 @@ def test_triton_test_file_forms():
 
 
 def test_triton_printed_forms_of_new_encodings():
-    """As Triton 3.9.0 prints them (a Gluon kernel's TTGIR); to_text gives the same text."""
-    texts = [
-        "#ttg.shared_linear<{offset = [[0, 1], [0, 2], [1, 0], [2, 4], [0, 4]]}, alignment = 16>",
-        "#ttg.slice<{dim = 0, parent = #ttg.amd_wmma<{version = 3, isTranspose = false, "
-        "ctaLayout = {warp = [[0, 1], [1, 0]]}, instrShape = [16, 16, 32]}>}>",
-        "#ttg.amd_wmma<{version = 3, isTranspose = false, ctaLayout = {register = [[1, 0, 0]], "
-        "warp = [[0, 1, 0], [0, 0, 1]]}, instrShape = [16, 16, 32]}>",
-        "#ttg.amd_wmma<{version = 3, isTranspose = false, ctaLayout = {}, instrShape = [16, 16, 32]}>",
-    ]
-    for text in texts:
-        assert to_text(parse(text)) == text
-    assert parse(texts[0]).alignment == 16
-    assert parse(texts[2]).rank == 3 and parse(texts[3]).rank is None
+    """As Triton 3.9.0 prints them (a Gluon kernel's TTGIR). to_text gives the same text, except
+    that an amd_wmma always names `warp` and a batched one says `rank = 3`: Triton's printer
+    drops both, and its parser rejects the result (tests/test_notation_triton_parse.py)."""
+    wmma3 = "ctaLayout = {register = [[1, 0, 0]], warp = [[0, 1, 0], [0, 0, 1]]}"
+    cases = [
+        ("#ttg.shared_linear<{offset = [[0, 1], [0, 2], [1, 0], [2, 4], [0, 4]]}, alignment = 16>",) * 2,
+        ("#ttg.slice<{dim = 0, parent = #ttg.amd_wmma<{version = 3, isTranspose = false, "
+         "ctaLayout = {warp = [[0, 1], [1, 0]]}, instrShape = [16, 16, 32]}>}>",) * 2,
+        (f"#ttg.amd_wmma<{{version = 3, isTranspose = false, {wmma3}, instrShape = [16, 16, 32]}}>",
+         f"#ttg.amd_wmma<{{version = 3, isTranspose = false, rank = 3, {wmma3}, instrShape = [16, 16, 32]}}>"),
+        ("#ttg.amd_wmma<{version = 3, isTranspose = false, ctaLayout = {}, instrShape = [16, 16, 32]}>",
+         "#ttg.amd_wmma<{version = 3, isTranspose = false, ctaLayout = {warp = []}, instrShape = [16, 16, 32]}>"),
+    ]  # fmt: skip
+    for triton_text, ours in cases:
+        assert to_text(parse(triton_text)) == ours
+        assert parse(ours) == parse(triton_text)
+    assert parse(cases[0][0]).alignment == 16
+    assert parse(cases[2][0]).rank == 3 and parse(cases[3][0]).rank is None
+    with pytest.raises(LayoutError, match="'rank' 2 must be 2 or 3, the length of every basis"):
+        parse(cases[2][1].replace("rank = 3", "rank = 2"))
 
 
 def test_new_encoding_errors():

@@ -4,7 +4,7 @@
 
     wgpsim lower --shared '#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>' \\
         --dst '#ttg.dot_op<{opIdx = 1, parent = #ttg.amd_wmma<{version = 3, isTranspose = false,
-               warpsPerCTA = [8, 1], instrShape = [16, 16, 32]}>, kWidth = 8}>' \\
+               ctaLayout = {warp = [[1, 0], [2, 0], [4, 0]]}, instrShape = [16, 16, 32]}>, kWidth = 8}>' \\
         --shape 128x256 --dtype fp16 --warps 8 --simulate --plot v_operand.png
 
 prints the decision (``ds_load_tr16_b128`` or the vectorised fallback), the reason (which basis

@@ -167,6 +167,12 @@ def _wmma_fields(given: dict[str, Any]) -> dict[str, Any]:
         given.update(
             {("reg_bases" if k == "register" else "warp_bases"): v for k, v in cta.items()}
         )
+    rank = given.pop("rank", None)
+    bases = [*given.get("warp_bases", given.get("warp", [])), *given.get("reg_bases", [])]
+    if rank is not None and (rank not in (2, 3) or any(len(b) != rank for b in bases)):
+        raise LayoutError(
+            f"amd_wmma: field 'rank' {rank} must be 2 or 3, the length of every basis"
+        )
     wpc = given.pop("warpsPerCTA", given.pop("warps_per_cta", None))
     if wpc is not None:
         if "warp_bases" in given or "warp" in given:
@@ -365,9 +371,12 @@ def to_text(layout: Encoding) -> str:
     fields = {mlir: getattr(layout, f) for f, mlir, _ in spec}
     prefix = ""
     if kind == "amd_wmma":
-        cta = {"register": fields.pop("register"), "warp": fields.pop("warp")}
-        cta = {k: v for k, v in cta.items() if v}  # Triton prints only the non-empty ones
-        fields = {"version": fields["version"], "isTranspose": fields["isTranspose"],
+        # Triton 3.9.0's parser needs `warp` (even empty) and, for a batched layout, `rank = 3`;
+        # its printer omits both (and then cannot read its own text back).
+        reg, warp = fields.pop("register"), fields.pop("warp")
+        cta = {"register": reg, "warp": warp} if reg else {"warp": warp}
+        rank = {"rank": 3} if layout.rank == 3 else {}
+        fields = {"version": fields["version"], "isTranspose": fields["isTranspose"], **rank,
                   "ctaLayout": cta, "instrShape": fields["instrShape"]}  # fmt: skip
     if kind == "padded_shared":
         prefix = "[" + ", ".join(f"{i}:+{p}" for i, p in fields.pop("intervals")) + "] "
