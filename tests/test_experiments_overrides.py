@@ -17,13 +17,13 @@ def test_hardware_field_by_its_own_name_and_in_the_titles():
     # `timing.lds_latency` is the hardware field, as in `wgpsim replay --set`; 16 cycles less
     # latency is 16 cycles less per measurement (one un-overlapped round trip)
     faster = run_experiment(CONFIG, overrides=[*short, "timing.lds_latency=40"])
-    spelled = run_experiment(
-        CONFIG, overrides=[*short, "hardware_overrides.timing.lds_latency=40"]
-    )
+    spelled = run_experiment(CONFIG, overrides=[*short, "hardware_overrides.timing.lds_latency=40"])
     cycles = [r.table.set_index("layout")["cycles"].to_dict() for r in (base, faster, spelled)]
     assert cycles[0] == {"plain": 323, "partitioned": 195}
     assert cycles[1] == cycles[2] == {"plain": 307, "partitioned": 179}
-    assert "timing.lds_latency=40" in faster.overrides and "timing.lds_latency=40" in spelled.overrides
+    assert (
+        "timing.lds_latency=40" in faster.overrides and "timing.lds_latency=40" in spelled.overrides
+    )
     fig = figures_for(faster)["bandwidth_vs_burst"]()
     assert "timing.lds_latency=40" in fig.axes[0].get_title()
     assert "burst_lengths=[8, 32]" in fig.axes[0].get_title()

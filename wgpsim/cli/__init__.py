@@ -15,6 +15,7 @@ import importlib
 import pkgutil
 import sys
 
+from wgpsim import __version__
 from wgpsim.errors import WgpsimError
 
 
@@ -23,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="wgpsim",
         description="LDS datapath simulator and layout toolkit for AMD MI450 (gfx1250).",
     )
+    parser.add_argument("--version", action="version", version=f"wgpsim {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     sub.required = True
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):

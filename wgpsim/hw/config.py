@@ -195,11 +195,18 @@ def default_hardware_path() -> Path:
 
 def load_hardware(path: str | Path | None = None) -> HardwareConfig:
     """The hardware config at ``path`` (default: :func:`default_hardware_path`)."""
-    return _load_cached(str(Path(path) if path is not None else default_hardware_path()))
+    path = Path(path) if path is not None else default_hardware_path()
+    try:
+        stat = path.stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        stamp = None  # from_yaml names the problem
+    return _load_cached(str(path), stamp)
 
 
 @lru_cache(maxsize=16)
-def _load_cached(path: str) -> HardwareConfig:
+def _load_cached(path: str, stamp: tuple[int, int] | None) -> HardwareConfig:
+    """Cached per file and version (modification time, size): an edited file is read again."""
     return HardwareConfig.from_yaml(path)
 
 
