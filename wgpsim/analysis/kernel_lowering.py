@@ -9,8 +9,10 @@ every LDS op of a kernel becomes, per warp, with every lane's address.
   ``amdg.local_load_packed_transposed`` go through `wgpsim.trace.lowering.lower` (shared ->
   registers). ``ttg.local_store`` and ``ttg.local_alloc`` of a value are Triton's generic
   ``lowerLdSt`` in the other direction: the same vector width as a load of the same layouts with
-  transposed loads off, issued as ``ds_store_b<width>``. A view selects its stage with a constant
-  ``memdesc_index`` (a loop-carried index is read as stage 0, and said so); TDM and async
+  transposed loads off, issued as ``ds_store_b<width>``. Views (``memdesc_index``, ``_subslice``,
+  ``_trans``, ``_reshape``) are addressed through `wgpsim.layout.views.SharedView`, as Triton
+  does (a computed stage index is read as stage 0, a loop-carried view as its first
+  iteration, and the op says so); TDM and async
   global->LDS copies write LDS through the TDM/async engines, not ``ds_*`` instructions, and are
   not lowered here.
 
@@ -28,7 +30,6 @@ The buffer of the AMD blog's plain microbenchmark ([4, 8192] fp16, swizzled) tak
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from math import prod
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,7 @@ from wgpsim.errors import WgpsimError
 from wgpsim.frontend.model import Kernel, LdsOp
 from wgpsim.hw.alloc import Allocation, allocate_on, tensor_buffers
 from wgpsim.hw.config import HardwareConfig, load_hardware
-from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout
+from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.lowering import Lowering, lower
 from wgpsim.trace.trace import Trace, TraceBuilder
@@ -133,26 +134,29 @@ class OpLowering:
         return self.lowering is not None
 
 
-def _stage_bases(
-    op: LdsOp, kernel: Kernel, offsets: tuple[int, ...]
-) -> tuple[tuple[int, ...], str]:
-    """Per-partition base addresses of the op's view: the buffer's offsets moved to the stage."""
-    buf = kernel.buffer(op.buffer)
-    md = buf.memdesc
-    note = ""
-    stage = op.stage
-    if buf.stages > 1 and stage is None:
-        stage, note = 0, "stage index is loop-carried: addresses of stage 0"
-    if not stage:
-        return offsets, note
-    enc = md.encoding
-    elems = prod(md.shape[1:]) * stage
-    eb = md.elem_bits // 8
-    if isinstance(enc, PartitionedSharedLayout):
-        elems //= enc.num_partitions
-    if isinstance(enc, PaddedSharedLayout | PartitionedSharedLayout):
-        elems = int(enc.pad(elems))
-    return tuple(o + elems * eb for o in offsets), note
+def _shared(op: LdsOp, kernel: Kernel) -> tuple[Any, str]:
+    """The shared layout the op reads through: its allocation's encoding, or the
+    `wgpsim.layout.views.SharedView` its views make of it; and what was assumed."""
+    md = kernel.buffer(op.buffer).memdesc
+    if not op.view_chain:
+        return md.encoding, ""
+    view = SharedView.of(md.encoding, md.shape)
+    notes = []
+    if {"iter_arg", "block argument", "scf.for result"} & set(op.views):
+        notes.append("a loop-carried view: addresses of its first iteration")
+    for how, arg in op.view_chain:
+        if how == "ttg.memdesc_index":
+            if arg is None:
+                arg = 0
+                notes.append("the stage index is computed: addresses of stage 0")
+            view = view.index(arg)
+        elif how == "ttg.memdesc_subslice":
+            view = view.subslice(*arg)
+        elif how == "ttg.memdesc_trans":
+            view = view.trans(arg)
+        else:
+            view = view.reshape(arg)
+    return view, "; ".join(notes)
 
 
 def _store_instruction(load: str) -> str | None:
@@ -174,13 +178,12 @@ def lower_op(
     if md.encoding is None or tensor is None or tensor.encoding is None:
         which = md.encoding_text if md.encoding is None else (tensor and tensor.encoding_text)
         return OpLowering(op, None, {}, note=f"layout {which} not modelled")
-    bases, note = _stage_bases(op, kernel, alloc.offsets[op.buffer])
-    if op.subslice is not None:
-        note = "; ".join(filter(None, [note, "subslice: read as its own tensor"]))
+    bases = alloc.offsets[op.buffer]
     store = op.op in STORES
     try:
+        shared, note = _shared(op, kernel)
         low = lower(
-            md.encoding,
+            shared,
             tensor.encoding,
             md.shape,
             md.elem_bits,

@@ -153,8 +153,9 @@ class LdsOp:
     ``memdesc`` is the LDS side as the op sees it (after views); ``tensor`` the register side
     (None for copies from global memory); ``buffer`` the root allocation's name; ``views`` the
     view ops between the allocation and this op, outermost first (``stage`` is the
-    ``memdesc_index`` index when it is a constant, else None); ``loops`` the enclosing loops'
-    ids, outermost first.
+    ``memdesc_index`` index when it is a constant, else None); ``view_chain`` the same views
+    with what each does (index or None, (subslice offsets, shape), transpose order, reshaped
+    shape), from the allocation outwards; ``loops`` the enclosing loops' ids, outermost first.
     """
 
     index: int
@@ -171,6 +172,7 @@ class LdsOp:
     subslice: tuple[int, ...] | None = None
     loops: tuple[int, ...] = ()
     function: str = ""
+    view_chain: tuple[tuple[str, Any], ...] = ()
 
     @property
     def direction(self) -> str:

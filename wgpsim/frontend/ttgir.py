@@ -131,6 +131,7 @@ class _Reader:
         self.view_of: dict[str, tuple[str, str]] = {}  # value -> (source value, view op)
         self.stage_of: dict[str, int | None] = {}
         self.subslice_of: dict[str, tuple[int, ...]] = {}
+        self.view_args: dict[str, Any] = {}
         self.buffers: list[dict[str, Any]] = []
         self.buffer_by_name: dict[str, dict[str, Any]] = {}
         self.ops: list[dict[str, Any]] = []
@@ -491,6 +492,7 @@ class _Reader:
                 sl = re.match(r"\s*%[\w$.\-#]+\[([\d,\s]+)\]", after)
                 if sl:
                     self.subslice_of[res[0]] = tuple(int(v) for v in sl.group(1).split(","))
+            self.view_args[res[0]] = self._view_arg(name, res[0], body, after, no, col)
             return
         if name in LDS_OPS:
             self._lds(op, body, after, operands, no, col)
@@ -654,10 +656,12 @@ class _Reader:
         tensor = tensors[-1] if tensors else None
         if name == "ttg.local_alloc" or name == "ttg.local_store":
             tensor = tensors[0] if tensors else None
-        views, v = [], lds_value
+        views, chain, v = [], [], lds_value
         while v in self.view_of:
             src, how = self.view_of[v]
             views.append(how)
+            if how in VIEW_OPS:
+                chain.append((how, self.view_args.get(v)))
             v = src
         stage = next((self.stage_of[x] for x in self._chain(lds_value) if x in self.stage_of), None)
         sub = next(
@@ -676,6 +680,7 @@ class _Reader:
             "tensor": tensor,
             "buffer": self.root.get(lds_value),
             "views": tuple(reversed(views)),
+            "view_chain": tuple(reversed(chain)),
             "stage": stage,
             "subslice": sub,
             "loops": op.extra.get("loops", ()),
@@ -685,6 +690,20 @@ class _Reader:
             rec["name"] = op.results[0]
         self.ops.append(rec)
         op.extra.setdefault("records", []).append(rec)
+
+    def _view_arg(self, name: str, res: str, body: str, after: str, no: int, col: int):
+        """What the view does: the index (None if not a constant), the subslice offsets and
+        shape, the transpose order, the reshaped shape."""
+        mds = self._memdescs(body, no, col)
+        shape = mds[-1].shape if mds else None
+        if name == "ttg.memdesc_index":
+            return self.stage_of.get(res)
+        if name == "ttg.memdesc_subslice":
+            return (self.subslice_of.get(res), shape)
+        if name == "ttg.memdesc_trans":
+            m = re.search(r"order\s*=\s*array<i32:\s*([\d,\s]+)>", after)
+            return tuple(int(v) for v in m.group(1).split(",")) if m else None
+        return shape
 
     def _chain(self, v: str | None):
         while v is not None:

@@ -1,0 +1,57 @@
+"""From kernel source to the report in one call, compiling for gfx1250 on the CPU (Triton
+3.9.0): the AMD blog's attention example and its LDS bandwidth microbenchmark as Gluon."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("triton")
+pytestmark = [pytest.mark.triton, pytest.mark.slow]
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "kernels"))
+
+
+def test_attention_reports_128_transposed_v_loads_per_iteration():
+    from kernels import ATTENTION
+
+    from wgpsim.kernel import report
+
+    fn, sig, consts, warps = ATTENTION
+    rep = report(fn, sig, consts, num_warps=warps)
+    in_loop = [op for op in rep.ops if op["loop_depth"] == 1 and op["op"] == "ttg.local_load"]
+    v = [op for op in in_loop if op["transposed"]]
+    assert [op["instructions"] for op in v] == [{"ds_load_tr16_b128": 128}]
+    assert rep.lds_bytes == rep.ttg_shared
+
+
+def test_bandwidth_microbenchmark_sizes_and_co_location():
+    from kernels import CASES
+
+    from wgpsim.kernel import report
+
+    out = {}
+    for name in ("lds_bandwidth_plain", "lds_bandwidth_partitioned"):
+        fn, sig, consts, warps = CASES[name]
+        rep = report(fn, sig, consts, num_warps=warps)
+        (load,) = [op for op in rep.ops if op["op"] == "ttg.local_load"]
+        out[name] = (rep.lds_bytes, rep.ttg_shared, load["co_located"], load["instructions"])
+    assert out == {
+        "lds_bandwidth_plain": (65536, 65536, True, {"ds_load_b128": 32}),
+        "lds_bandwidth_partitioned": (98304, 98304, False, {"ds_load_b128": 32}),
+    }
+
+
+def test_an_already_compiled_kernel():
+    import triton
+    from kernels import CASES
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    from wgpsim.kernel import report
+
+    fn, sig, consts, warps = CASES["lds_bandwidth_partitioned"]
+    src = GluonASTSource(fn, sig | {k: "constexpr" for k in consts}, constexprs=consts)
+    compiled = triton.compile(src, target=GPUTarget("hip", "gfx1250", 32), options={"num_warps": 4})
+    rep = report(compiled)
+    assert rep.buffers[0]["offsets"] == [0, 65536] and rep.extras["offsets_from"] == "module"
