@@ -118,7 +118,7 @@ def test_bad_config_is_one_line_exit_2(capsys, conflict, argv, message):
 
 def test_bad_trace_is_one_line_exit_2(capsys, tmp_path):
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps({"warp": 0, "op": "ds_load_b128", "addr": [8] * 32}) + "\n")
+    bad.write_text(json.dumps({"warp": 0, "op": "ds_load_b128", "addr": [2] * 32}) + "\n")
     assert main(["replay", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("wgpsim: error: ") and "aligned" in err and err.count("\n") == 1

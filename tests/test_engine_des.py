@@ -242,7 +242,7 @@ def test_result_is_json_and_a_series():
 
 def test_simulate_validates_and_names_engines():
     bad = TraceBuilder(1)
-    bad.load(0, "ds_load_b128", 16 * LANES + 8)
+    bad.load(0, "ds_load_b128", 16 * LANES + 2)
     with pytest.raises(TraceError, match="aligned"):
         simulate(bad.build(check=False))
     with pytest.raises(ConfigError, match="unknown engine 'warp9'"):

@@ -86,10 +86,15 @@ def lane_addresses(op: str, spec) -> np.ndarray:
         addr = base + width * LANE + P * (LANE >= 16)
     else:
         addr = np.random.default_rng(bits).integers(0, LDS_BYTES // 64, size=LANES) * 16
-    addr = (addr % (LDS_BYTES - 256)) // align * align
+    addr = (addr % (LDS_BYTES - 256 - distance(op, spec))) // align * align
     if holes:
         addr = np.where((bits >> LANE) & 1, addr, -1)
     return addr
+
+
+def distance(op: str, spec) -> int:
+    """A 2addr form's byte distance to the second address (``mult`` offset units), else 0."""
+    return INSTRUCTIONS[op].offset_unit_bytes * spec[3]
 
 
 warp_op = st.one_of(
@@ -112,7 +117,7 @@ def traces(draw, max_ops: int = 8):
         for w in range(num_warps):
             for op in draw(st.lists(warp_op, max_size=max_ops)):
                 if op[0] == "lds":
-                    b.lds(w, op[1], lane_addresses(op[1], op[2]))
+                    b.lds(w, op[1], lane_addresses(op[1], op[2]), distance(op[1], op[2]))
                 else:
                     getattr(b, op[0])(w, op[1])
     return b.build(lds_bytes=LDS_BYTES)

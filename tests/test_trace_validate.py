@@ -7,7 +7,7 @@ import pytest
 
 from wgpsim.errors import TraceError
 from wgpsim.trace import Trace, read_jsonl, validate
-from wgpsim.trace.instructions import op_code
+from wgpsim.trace.instructions import OPS, op_code
 
 LANES = 32
 
@@ -41,7 +41,7 @@ def test_valid_trace_is_returned():
 def test_unknown_op_code():
     with pytest.raises(
         TraceError,
-        match=r"^row 0 \(warp 0, op 99\): field 'op': unknown op code 99 \(valid: 0..16: ds_load_b32, ",
+        match=rf"^row 0 \(warp 0, op 99\): field 'op': unknown op code 99 \(valid: 0..{len(OPS) - 1}: ds_load_b32, ",
     ):
         validate(row_trace(99))
 
@@ -94,8 +94,8 @@ def test_negative_address_other_than_inactive():
 
 @pytest.mark.parametrize(
     ("op", "bad", "align"),
-    [("ds_load_b128", 8, 16), ("ds_load_b64", 4, 8), ("ds_load_b32", 2, 4), ("ds_load_u16", 1, 2),
-     ("ds_load_b96", 6, 4), ("ds_load_tr16_b128", 24, 16), ("ds_store_b64", 12, 8)],
+    [("ds_load_b128", 2, 4), ("ds_load_b64", 6, 4), ("ds_load_b32", 2, 4), ("ds_load_u16", 1, 2),
+     ("ds_load_b96", 6, 4), ("ds_load_tr16_b128", 26, 4), ("ds_store_b64", 10, 4)],
 )  # fmt: skip
 def test_misaligned_address_names_the_alignment(op, bad, align):
     addr = np.full(LANES, -1)
@@ -105,6 +105,33 @@ def test_misaligned_address_names_the_alignment(op, bad, align):
         match=rf"lane 5 address {bad} is not {align}-byte aligned \({op} needs multiples of {align}\)",
     ):
         validate(row_trace(op, addr=addr))
+
+
+def test_eight_byte_aligned_b128_is_what_padded_layouts_give_and_is_accepted():
+    # a [64:+4] bf16 padding puts rows 8 bytes off a 16-byte boundary; gfx1250 compiles emit
+    # ds_load_b128 / ds_load_tr16_b128 there (unaligned access mode), so the trace is valid
+    for op in ("ds_load_b128", "ds_load_tr16_b128", "ds_store_b128"):
+        assert validate(row_trace(op, addr=16 * np.arange(LANES) + 8)) is not None
+
+
+@pytest.mark.parametrize(
+    ("op", "distance", "message"),
+    [("ds_load_2addr_b32", 0, r"field 'distance': 0 bytes .* takes 1..255 x 4 bytes"),
+     ("ds_load_2addr_b64", 12, r"field 'distance': 12 bytes .* takes 1..255 x 8 bytes"),
+     ("ds_load_2addr_b32", 1024, r"field 'distance': 1024 bytes .* takes 1..255 x 4 bytes"),
+     ("ds_store_2addr_stride64_b64", 256, r"takes 1..255 x 512 bytes"),
+     ("ds_load_b64", 8, r"field 'arg': expected 0 for ds_load_b64, got 8")],
+)  # fmt: skip
+def test_second_address_distance_fits_the_offset_fields(op, distance, message):
+    with pytest.raises(TraceError, match=message):
+        validate(row_trace(op, arg=distance, addr=8 * np.arange(LANES)))
+
+
+def test_second_address_must_lie_inside_the_lds():
+    addr = 8 * np.arange(LANES)
+    assert validate(row_trace("ds_load_2addr_stride64_b64", arg=255 * 512, addr=addr), 1 << 18)
+    with pytest.raises(TraceError, match=r"lane 31 address 248 \(\+130568 bytes\) lies outside"):
+        validate(row_trace("ds_load_2addr_stride64_b64", arg=255 * 512, addr=addr), 130815)
 
 
 def test_inactive_lanes_are_not_checked():
@@ -171,7 +198,7 @@ def test_large_traces_are_scanned_in_blocks():
          r"t.jsonl:3: field 'op': unknown op 'ds_load_b256' \(valid: ds_load_b32, .*, delay\)"),
         ({"warp": 0, "op": "ds_load_b32", "addr": list(range(0, 124, 4))},
          r"t.jsonl:3: field 'addr': expected 32 lane addresses, got 31"),
-        (load(8), r"t.jsonl:3 \(warp 0, ds_load_b128\): field 'addr': lane 0 address 8 is not 16-byte aligned \(ds_load_b128 needs multiples of 16\)"),
+        (load(2), r"t.jsonl:3 \(warp 0, ds_load_b128\): field 'addr': lane 0 address 2 is not 4-byte aligned \(ds_load_b128 needs multiples of 4\)"),
         (load(327680 - 16 * 4), r"t.jsonl:3 \(warp 0, ds_load_b128\): field 'addr': lane 4 address 327680 \(\+16 bytes\) lies outside the LDS"),
         ({"warp": 0, "op": "delay", "cycles": -3}, r"t.jsonl:3: field 'cycles': -3 is negative \(expected >= 0\)"),
         ({"warp": 0, "op": "wait_ds", "n": -1}, r"t.jsonl:3: field 'n': -1 is negative \(expected >= 0\)"),

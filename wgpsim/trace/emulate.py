@@ -72,8 +72,9 @@ def tr8_source_lane(lane: ArrayLike, reg: ArrayLike) -> np.ndarray:
 _SOURCE_LANE = {"ds_load_tr16_b128": tr16_source_lane, "ds_load_tr8_b64": tr8_source_lane}
 
 
-def _read_rows(ins_name: str, lds: np.ndarray, addr: np.ndarray) -> np.ndarray:
-    """Bytes each lane reads, ``[..., lane, byte]``; inactive lanes (-1) read zeros."""
+def _read_rows(ins_name: str, lds: np.ndarray, addr: np.ndarray, distance: int) -> np.ndarray:
+    """Bytes each lane reads, ``[..., lane, byte]``; inactive lanes (-1) read zeros. A 2addr
+    form reads its two accesses, at the address and ``distance`` bytes on, one after the other."""
     ins = instruction(ins_name)
     if not ins.is_load:
         raise TraceError(f"emulate: {ins_name} is a store; only loads can be emulated")
@@ -84,25 +85,33 @@ def _read_rows(ins_name: str, lds: np.ndarray, addr: np.ndarray) -> np.ndarray:
         raise TraceError(
             f"emulate: addr must end in a dimension of {LANES} lanes, got {addr.shape}"
         )
+    if (ins.addresses == 2) != (distance != 0):
+        raise TraceError(
+            f"emulate: {ins_name} takes {'a' if ins.addresses == 2 else 'no'} distance to a "
+            f"second address, got {distance}"
+        )
     active = addr >= 0
-    width = ins.bytes_per_lane
-    bad = active & ((addr % ins.alignment != 0) | (addr + width > lds.size))
+    width = ins.access_bytes
+    bad = active & ((addr % ins.alignment != 0) | (addr + distance + width > lds.size))
     if bad.any():
         a = int(addr[bad][0])
         raise TraceError(
             f"emulate: {ins_name} lane address {a} is misaligned (needs a multiple of "
             f"{ins.alignment}) or past the end of the {lds.size}-byte LDS"
         )
-    idx = np.where(active, addr, 0)[..., None] + np.arange(width)
+    starts = [0, distance][: ins.addresses]
+    idx = np.concatenate([np.arange(width) + d for d in starts])
+    idx = np.where(active, addr, 0)[..., None] + idx
     return np.where(active[..., None], lds[idx], 0).astype(np.uint8)
 
 
 def emulate(
-    op: str, lds: np.ndarray, addr: ArrayLike, *, elem_bits: int | None = None
+    op: str, lds: np.ndarray, addr: ArrayLike, *, elem_bits: int | None = None, distance: int = 0
 ) -> np.ndarray:
     """Registers of every lane after ``op``: ``[..., lane, element]`` of unsigned ``elem_bits``.
 
-    ``addr`` holds one byte address per lane (-1 = inactive lane, which reads zeros); leading
+    ``addr`` holds one byte address per lane (-1 = inactive lane, which reads zeros; a 2addr
+    form reads a second access ``distance`` bytes on, its elements after the first's); leading
     dimensions are a batch of independent instructions. Plain loads default to dword elements
     (``u8``/``u16`` to their own width); transposed loads return their exchanged elements (16 bits
     for tr16, 8 for tr8) and accept no other ``elem_bits``.
@@ -112,10 +121,12 @@ def emulate(
     array([0, 1, 2], dtype=uint8)
     >>> emulate("ds_load_b32", lds, np.full(32, 4))[0]
     array([117835012], dtype=uint32)
+    >>> emulate("ds_load_2addr_b32", lds, np.full(32, 4), elem_bits=8, distance=32)[0]
+    array([ 4,  5,  6,  7, 36, 37, 38, 39], dtype=uint8)
     """
     ins = instruction(op)
     addr = np.asarray(addr, dtype=np.int64)
-    raw = _read_rows(op, lds, addr)
+    raw = _read_rows(op, lds, addr, int(distance))
     if ins.kind == "load_tr":
         if elem_bits not in (None, ins.elem_bits):
             raise TraceError(

@@ -143,18 +143,20 @@ def streaming_trace(
 
 
 def _random_addresses(
-    rng: np.random.Generator, width: int, align: int, lds_bytes: int
+    rng: np.random.Generator, width: int, align: int, lds_bytes: int, distance: int = 0
 ) -> np.ndarray:
     """32 lane addresses: contiguous, strided (bank-conflicting for large strides), broadcast or
-    scattered, with some lanes inactive now and then."""
+    scattered, with some lanes inactive now and then; each lane reaches ``distance`` bytes
+    further (a 2addr form's second access)."""
     pattern = rng.integers(4)
+    reach = width + distance
     if pattern == 3:  # scattered
-        addr = rng.integers(0, (lds_bytes - width) // align + 1, size=LANES) * align
+        addr = rng.integers(0, (lds_bytes - reach) // align + 1, size=LANES) * align
     else:
         stride = (0, width, width << int(rng.integers(1, 7)))[pattern]
-        span = (LANES - 1) * stride + width
+        span = (LANES - 1) * stride + reach
         if span > lds_bytes:
-            stride, span = width, LANES * width
+            stride, span = width, (LANES - 1) * width + reach
         addr = rng.integers(0, (lds_bytes - span) // align + 1) * align + np.arange(LANES) * stride
     if rng.random() < 0.25:
         addr = np.where(rng.random(LANES) < 0.3, -1, addr)
@@ -197,8 +199,13 @@ def random_trace(
                     stream.append((w, code, arg, None))
                 else:
                     ins = INSTRUCTIONS[names[rng.integers(len(names))]]
-                    addr = _random_addresses(rng, ins.bytes_per_lane, ins.alignment, lds_bytes)
-                    stream.append((w, op_code(ins.name), 0, addr))
+                    # a 2addr form: a distance of 1..255 offset units (small ones conflict)
+                    units = min(255, lds_bytes // 2 // max(ins.offset_unit_bytes, 1))
+                    dist = ins.offset_unit_bytes * int(
+                        rng.choice([1, 2, 16, 64, 255]).clip(1, units)
+                    )
+                    addr = _random_addresses(rng, ins.access_bytes, ins.alignment, lds_bytes, dist)
+                    stream.append((w, op_code(ins.name), dist, addr))
             if segment < barriers:
                 stream.append((w, BARRIER, 0, None))
         rows += stream

@@ -4,15 +4,18 @@ Every LDS instruction moves a fixed number of bytes per active lane. How many la
 serves per cycle (the "lane groups" of a pass) is hardware and lives in the hardware config, not
 here. The transposed loads (seed, Part I) read ``bytes_per_lane`` contiguous bytes per lane
 exactly like a plain load of the same width; ``elem_bits`` is the element width they exchange
-across lanes afterwards (16 for ``tr16``, 8 for ``tr8``).
+across lanes afterwards (16 for ``tr16``, 8 for ``tr8``). The 2addr forms (``ds_load_2addr_b32``
+...) make two accesses per lane from one address register: a trace row holds each lane's first
+address and, in ``arg``, the byte distance to the second (the same for every lane).
 
 A trace stores ops as small integers: the index into ``OPS``, which lists every LDS instruction
 and then the control ops ``wait_ds``, ``barrier``, ``clock`` and ``delay``.
 
->>> INSTRUCTIONS["ds_load_b128"]
-Instruction(name='ds_load_b128', bytes_per_lane=16, kind='load', elem_bits=128)
->>> INSTRUCTIONS["ds_load_tr8_b64"].alignment
-8
+>>> b128 = INSTRUCTIONS["ds_load_b128"]
+>>> b128.bytes_per_lane, b128.kind, b128.elem_bits, b128.addresses
+(16, 'load', 128, 1)
+>>> INSTRUCTIONS["ds_load_2addr_b64"].bytes_per_lane   # two 8-byte accesses per lane
+16
 >>> op_name(op_code("wait_ds"))
 'wait_ds'
 >>> is_lds(np.array([op_code("ds_store_b32"), op_code("barrier")]))
@@ -33,32 +36,72 @@ LANES = 32
 
 Kind = Literal["load", "store", "load_tr"]
 
+MIN_ALIGNMENT = 4
+"""Coarsest alignment an access of a dword or more needs (bytes): gfx1250 runs the LDS in
+unaligned access mode, so Triton's 8-byte padded layouts give ``ds_load_b128`` and
+``ds_load_tr16_b128`` at 8-byte aligned addresses (real gfx1250 compiles). Assumption: below a
+dword we do not model (a lane's access is banked by the dwords it touches, however aligned)."""
+
 
 @dataclass(frozen=True)
 class Instruction:
-    """One LDS instruction: its name, bytes moved per active lane, kind and element width.
+    """One LDS instruction (one catalogue record): everything the layers above need to know.
 
-    ``elem_bits`` is the exchanged element width for ``load_tr`` and the width of the unsigned
-    element for ``ds_load_u8``/``u16``; for the other plain loads and stores it is the whole
-    per-lane access (``8 * bytes_per_lane``).
+    - ``bytes_per_lane``: bytes one active lane moves (both accesses of a 2addr form);
+    - ``kind``: ``load``, ``store`` or ``load_tr`` (a transposed load);
+    - ``elem_bits``: the exchanged element width for ``load_tr``, the unsigned element width
+      for ``ds_load_u8``/``u16``, else the width of one access (``8 * access_bytes``);
+    - ``addresses``: 2 for ``ds_load_2addr_*`` / ``ds_store_2addr_*``, which read or write two
+      ``access_bytes`` pieces per lane at ADDR + OFFSET0 * unit and ADDR + OFFSET1 * unit, two
+      8-bit offset fields (the ISA guide's DS encoding; LLVM ``DS_READ2_B32``...);
+    - ``offset_unit_elems``: elements per unit of those offset fields (64 for ``stride64``);
+    - ``single``: the single-address instruction a 2addr form pairs (LLVM SILoadStoreOptimizer);
+    - ``exchange``: for ``load_tr``, Triton's ``(leadingRegBases, leadingLaneBases)``, which
+      fix the cross-lane exchange (``wgpsim.trace.transpose``).
 
     >>> Instruction("ds_load_b96", 12, "load", 96).alignment
     4
+    >>> pair = INSTRUCTIONS["ds_load_2addr_stride64_b32"]
+    >>> pair.access_bytes, pair.offset_unit_bytes, pair.max_distance, pair.single
+    (4, 256, 65280, 'ds_load_b32')
     """
 
     name: str
     bytes_per_lane: int
     kind: Kind
     elem_bits: int
+    addresses: int = 1
+    offset_unit_elems: int = 1
+    single: str | None = None
+    exchange: tuple[int, int] | None = None
+
+    @property
+    def access_bytes(self) -> int:
+        """Bytes of one access (one of the two of a 2addr form)."""
+        return self.bytes_per_lane // self.addresses
+
+    @property
+    def natural_alignment(self) -> int:
+        """The largest power of two dividing one access's width (dword for ``ds_load_b96``)."""
+        return self.access_bytes & -self.access_bytes
 
     @property
     def alignment(self) -> int:
-        """Byte alignment a lane address needs: the largest power of two dividing the width.
+        """Byte alignment a lane address needs: natural, at most ``MIN_ALIGNMENT`` (unaligned
+        access mode; see ``MIN_ALIGNMENT``). A 2addr form's second address is the first plus a
+        multiple of the access width, so it is aligned alike."""
+        return min(self.natural_alignment, MIN_ALIGNMENT)
 
-        That is the natural alignment for power-of-two widths; ``ds_load_b96`` (12 bytes) needs
-        dword (4-byte) alignment (assumption: as for b96 DS accesses on gfx9 and later).
-        """
-        return self.bytes_per_lane & -self.bytes_per_lane
+    @property
+    def offset_unit_bytes(self) -> int:
+        """Bytes per unit of a 2addr form's offset fields (access width x 1 or 64); 0 else."""
+        return self.access_bytes * self.offset_unit_elems if self.addresses == 2 else 0
+
+    @property
+    def max_distance(self) -> int:
+        """Largest byte distance between a 2addr form's two addresses: 255 units (8-bit
+        offsets, the first at 0); 0 for single-address instructions."""
+        return 255 * self.offset_unit_bytes
 
     @property
     def is_load(self) -> bool:
@@ -66,22 +109,39 @@ class Instruction:
         return self.kind != "store"
 
 
-def _catalogue() -> dict[str, Instruction]:
-    entries: list[Instruction] = [
-        Instruction(f"ds_load_b{bits}", bits // 8, "load", bits) for bits in (32, 64, 96, 128)
-    ]
-    entries += [Instruction(f"ds_load_u{bits}", bits // 8, "load", bits) for bits in (8, 16)]
-    entries += [
-        Instruction("ds_load_tr8_b64", 8, "load_tr", 8),
-        Instruction("ds_load_tr16_b128", 16, "load_tr", 16),
-    ]
-    entries += [
-        Instruction(f"ds_store_b{bits}", bits // 8, "store", bits) for bits in (8, 16, 32, 64, 128)
-    ]
-    return {ins.name: ins for ins in entries}
+CATALOGUE: tuple[Instruction, ...] = (
+    # plain loads (Triton's llvm.load from addrspace(3), by vector width)
+    Instruction("ds_load_b32", 4, "load", 32),
+    Instruction("ds_load_b64", 8, "load", 64),
+    Instruction("ds_load_b96", 12, "load", 96),
+    Instruction("ds_load_b128", 16, "load", 128),
+    Instruction("ds_load_u8", 1, "load", 8),
+    Instruction("ds_load_u16", 2, "load", 16),
+    # transposed loads (seed, Part I; Triton's LDSTransLoadParams "V2" for gfx1250)
+    Instruction("ds_load_tr8_b64", 8, "load_tr", 8, exchange=(2, 1)),
+    Instruction("ds_load_tr16_b128", 16, "load_tr", 16, exchange=(3, 0)),
+    # plain stores (Triton's llvm.store to addrspace(3), by vector width)
+    Instruction("ds_store_b8", 1, "store", 8),
+    Instruction("ds_store_b16", 2, "store", 16),
+    Instruction("ds_store_b32", 4, "store", 32),
+    Instruction("ds_store_b64", 8, "store", 64),
+    Instruction("ds_store_b128", 16, "store", 128),
+    # two accesses per lane from one address register (LLVM SILoadStoreOptimizer merges pairs)
+    Instruction("ds_load_2addr_b32", 8, "load", 32, 2, single="ds_load_b32"),
+    Instruction("ds_load_2addr_b64", 16, "load", 64, 2, single="ds_load_b64"),
+    Instruction("ds_load_2addr_stride64_b32", 8, "load", 32, 2, 64, single="ds_load_b32"),
+    Instruction("ds_load_2addr_stride64_b64", 16, "load", 64, 2, 64, single="ds_load_b64"),
+    Instruction("ds_store_2addr_b32", 8, "store", 32, 2, single="ds_store_b32"),
+    Instruction("ds_store_2addr_b64", 16, "store", 64, 2, single="ds_store_b64"),
+    Instruction("ds_store_2addr_stride64_b32", 8, "store", 32, 2, 64, single="ds_store_b32"),
+    Instruction("ds_store_2addr_stride64_b64", 16, "store", 64, 2, 64, single="ds_store_b64"),
+)
+"""Every LDS instruction, one record each. Adding an instruction is its record here, its
+lowering (``wgpsim.trace.lowering*``) and its lane grouping in ``configs/mi450.yaml``
+(``passes:``); every table below and in the other layers is derived from these records."""
 
 
-INSTRUCTIONS: dict[str, Instruction] = _catalogue()
+INSTRUCTIONS: dict[str, Instruction] = {ins.name: ins for ins in CATALOGUE}
 """Every LDS instruction a trace may use, by name."""
 
 CONTROL_OPS: tuple[str, ...] = ("wait_ds", "barrier", "clock", "delay")
@@ -105,6 +165,51 @@ OP_ALIGNMENT = np.array(
     dtype=np.int64,
 )
 """Byte alignment of a lane address, indexed by op code (1 for control ops)."""
+
+
+def _per_op(value, default: int) -> np.ndarray:
+    return np.array(
+        [value(INSTRUCTIONS[name]) if name in INSTRUCTIONS else default for name in OPS],
+        dtype=np.int64,
+    )
+
+
+OP_ACCESS_BYTES = _per_op(lambda ins: ins.access_bytes, 0)
+"""Bytes of one access of a lane, indexed by op code (half of a 2addr form's bytes per lane)."""
+
+OP_ADDRESSES = _per_op(lambda ins: ins.addresses, 0)
+"""Accesses per lane (1, or 2 for the 2addr forms), indexed by op code (0 for control ops)."""
+
+OP_OFFSET_UNIT = _per_op(lambda ins: ins.offset_unit_bytes, 0)
+"""Bytes per unit of a 2addr form's offset fields, indexed by op code (0 for the others)."""
+
+
+def single_address(kind: Kind) -> dict[int, str]:
+    """Plain single-address instructions of ``kind`` by the bits one lane moves (powers of two:
+    Triton vectorises to 2^k elements).
+
+    >>> single_address("store")
+    {8: 'ds_store_b8', 16: 'ds_store_b16', 32: 'ds_store_b32', 64: 'ds_store_b64', 128: 'ds_store_b128'}
+    """
+    out = {
+        8 * ins.bytes_per_lane: ins.name
+        for ins in CATALOGUE
+        if ins.kind == kind
+        and ins.addresses == 1
+        and ins.bytes_per_lane & (ins.bytes_per_lane - 1) == 0
+    }
+    return dict(sorted(out.items()))
+
+
+def two_address_forms(single: str) -> dict[int, str]:
+    """The 2addr forms that pair two ``single`` accesses, by offset unit in elements (1, 64).
+
+    >>> two_address_forms("ds_load_b64")
+    {1: 'ds_load_2addr_b64', 64: 'ds_load_2addr_stride64_b64'}
+    >>> two_address_forms("ds_load_b128")
+    {}
+    """
+    return {ins.offset_unit_elems: ins.name for ins in CATALOGUE if ins.single == single}
 
 
 def op_code(name: str) -> int:

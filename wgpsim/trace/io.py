@@ -11,7 +11,8 @@ JSON Lines, one op a line (``#`` comments and blank lines are skipped)::
     {"warp": 1, "op": "delay", "cycles": 10}
 
 ``addr`` is 32 byte addresses (``null`` = inactive lane) or ``{"base": B, "stride": S}`` (lane l
-reads B + l*S). Without a header, ``num_warps`` is the largest warp + 1. The writer uses the
+reads B + l*S). A 2addr form also gives ``"distance": D``: each lane's second access is at its
+address + D bytes (``{"warp": 0, "op": "ds_load_2addr_b64", "distance": 512, "addr": ...}``). Without a header, ``num_warps`` is the largest warp + 1. The writer uses the
 base/stride form whenever all lanes are active and equally spaced, and ``{"op": "barrier"}``
 for a barrier of every warp in warp order.
 
@@ -65,7 +66,8 @@ MAX_WARPS = 1 << 16
 
 def _fields(code: int) -> tuple[str, ...]:
     if code < len(INSTRUCTIONS):
-        return ("warp", "op", "addr")
+        two = INSTRUCTIONS[OPS[code]].addresses == 2
+        return ("warp", "op", "addr", "distance") if two else ("warp", "op", "addr")
     return ("warp", "op", _ARG_FIELD[code]) if code in _ARG_FIELD else ("warp", "op")
 
 
@@ -204,6 +206,8 @@ def read_jsonl(
                 arg = labels.setdefault(rec["label"], len(labels))
             elif code in _ARG_FIELD:
                 arg = _int(rec[_ARG_FIELD[code]], where, _ARG_FIELD[code], 0, _INT64_MAX)
+            elif "distance" in allowed:
+                arg = _int(rec["distance"], where, "distance", 0, _INT32_MAX)
             if code < len(INSTRUCTIONS):
                 addr_rows.append((len(lines), _lane_row(rec["addr"], where)))
             lines.append(number)
@@ -262,6 +266,8 @@ def _jsonl_lines(trace: Trace):
             continue
         head = f'{{"warp": {w}, "op": "{OPS[code]}"'
         if code < len(INSTRUCTIONS):
+            if INSTRUCTIONS[OPS[code]].addresses == 2:
+                head += f', "distance": {arg[i]}'
             if affine[i]:
                 yield f'{head}, "addr": {{"base": {base[i]}, "stride": {stride[i]}}}}}'
             else:

@@ -18,19 +18,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from wgpsim.layout.linear_layout import LinearLayout
+from wgpsim.trace.instructions import single_address
 from wgpsim.trace.transpose import TransposedLoad
 
 MAX_VECTOR_BITS = 128
 """Widest plain LDS load per lane, ``ds_load_b128`` (Triton: maxVec = 128 / bitwidth)."""
 
-PLAIN_LOADS = {
-    128: "ds_load_b128",
-    64: "ds_load_b64",
-    32: "ds_load_b32",
-    16: "ds_load_u16",
-    8: "ds_load_u8",
-}
-"""Plain load for a vector of ``v * elem_bits`` bits."""
+PLAIN_LOADS = single_address("load")
+"""Plain load for a vector of ``v * elem_bits`` bits (from the catalogue)."""
+
+PLAIN_STORES = single_address("store")
+"""Plain store for a vector of ``v * elem_bits`` bits (from the catalogue)."""
 
 
 def _offsets(layout: LinearLayout, dim: str) -> list[int]:

@@ -1,8 +1,9 @@
 """``Trace``: what every warp asks of the LDS, one op per row, stored as numpy columns.
 
 Rows of one warp are in program order; rows of different warps may interleave. An LDS row holds
-one byte address per lane (-1 for an inactive lane); a control row (``wait_ds``, ``barrier``,
-``clock``, ``delay``) has all addresses -1 and its operand in ``arg``.
+one byte address per lane (-1 for an inactive lane); a 2addr form (``ds_load_2addr_b64`` ...)
+holds each lane's first address and, in ``arg``, the byte distance to its second. A control row
+(``wait_ds``, ``barrier``, ``clock``, ``delay``) has all addresses -1 and its operand in ``arg``.
 
 The seed's microbenchmark, one warp reading 512 contiguous bytes with one ``ds_load_b128``:
 
@@ -289,37 +290,39 @@ class TraceBuilder:
     def _control(self, warp: int, code: int, arg: int) -> None:
         self._rows.append((self._warp(warp), code, int(arg)))
 
-    def lds(self, warp: int, op: str, addr) -> None:
-        """One LDS instruction: ``addr`` holds 32 byte addresses (None or -1 = inactive lane)."""
+    def lds(self, warp: int, op: str, addr, distance: int = 0) -> None:
+        """One LDS instruction: ``addr`` holds 32 byte addresses (None or -1 = inactive lane);
+        a 2addr form's second address is ``addr + distance`` bytes (``distance`` goes in
+        ``arg``)."""
         code = op_code(instruction(op).name)
         self._addr_rows[len(self._rows)] = _lane_addresses(addr, op)[0]
-        self._rows.append((self._warp(warp), code, 0))
+        self._rows.append((self._warp(warp), code, int(distance)))
 
-    def load(self, warp: int, op: str, addr) -> None:
-        """One load (plain or transposed)."""
-        self.lds(warp, _checked_kind(op, load=True), addr)
+    def load(self, warp: int, op: str, addr, distance: int = 0) -> None:
+        """One load (plain, transposed or 2addr)."""
+        self.lds(warp, _checked_kind(op, load=True), addr, distance)
 
-    def store(self, warp: int, op: str, addr) -> None:
+    def store(self, warp: int, op: str, addr, distance: int = 0) -> None:
         """One store."""
-        self.lds(warp, _checked_kind(op, load=False), addr)
+        self.lds(warp, _checked_kind(op, load=False), addr, distance)
 
-    def lds_many(self, warp: int, op: str, addr_2d) -> None:
-        """Many instructions of one warp at once: ``addr_2d`` is ``[n_instr, 32]``."""
+    def lds_many(self, warp: int, op: str, addr_2d, distance=0) -> None:
+        """Many instructions of one warp at once: ``addr_2d`` is ``[n_instr, 32]``;
+        ``distance`` (one int or one per instruction) as in ``lds``."""
         code = op_code(instruction(op).name)
         addr = _lane_addresses(addr_2d, op, batch=True)
         n = len(addr)
         self._flush()
-        self._chunks.append(
-            (np.full(n, self._warp(warp)), np.full(n, code), np.zeros(n, dtype=np.int64), addr)
-        )
+        arg = np.broadcast_to(np.asarray(distance, dtype=np.int64), (n,)).copy()
+        self._chunks.append((np.full(n, self._warp(warp)), np.full(n, code), arg, addr))
 
-    def loads(self, warp: int, op: str, addr_2d) -> None:
+    def loads(self, warp: int, op: str, addr_2d, distance=0) -> None:
         """Many loads of one warp, back to back (``addr_2d`` is ``[n_instr, 32]``)."""
-        self.lds_many(warp, _checked_kind(op, load=True), addr_2d)
+        self.lds_many(warp, _checked_kind(op, load=True), addr_2d, distance)
 
-    def stores(self, warp: int, op: str, addr_2d) -> None:
+    def stores(self, warp: int, op: str, addr_2d, distance=0) -> None:
         """Many stores of one warp, back to back (``addr_2d`` is ``[n_instr, 32]``)."""
-        self.lds_many(warp, _checked_kind(op, load=False), addr_2d)
+        self.lds_many(warp, _checked_kind(op, load=False), addr_2d, distance)
 
     def wait_ds(self, warp: int, n: int = 0) -> None:
         """Block ``warp`` until at most ``n`` of its LDS ops are outstanding."""

@@ -39,7 +39,7 @@ import numpy as np
 
 from wgpsim.errors import LayoutError
 from wgpsim.layout.linear_layout import LinearLayout
-from wgpsim.trace.instructions import LANES, instruction
+from wgpsim.trace.instructions import CATALOGUE, LANES, instruction
 
 
 @dataclass(frozen=True)
@@ -122,13 +122,19 @@ class TransposedLoad:
         return np.asarray(out["lane"]), np.asarray(out["register"])
 
 
-TR16 = TransposedLoad("ds_load_tr16_b128", elem_bits=16, leading_reg_bases=3, leading_lane_bases=0)
+TRANSPOSED_LOADS: dict[str, TransposedLoad] = {
+    ins.name: TransposedLoad(ins.name, ins.elem_bits, *ins.exchange)
+    for ins in CATALOGUE
+    if ins.kind == "load_tr"
+}
+"""Every ``ds_load_tr`` of the catalogue, from its record (name, element bits, Triton's
+``(leadingRegBases, leadingLaneBases)``)."""
+
+TR16 = TRANSPOSED_LOADS["ds_load_tr16_b128"]
 """16-bit elements: four independent 8x8 transposes (Triton tileKind Standard)."""
 
-TR8 = TransposedLoad("ds_load_tr8_b64", elem_bits=8, leading_reg_bases=2, leading_lane_bases=1)
+TR8 = TRANSPOSED_LOADS["ds_load_tr8_b64"]
 """8-bit elements: each group gathers two runs of 4 source lanes (Triton DoubleContiguity)."""
-
-TRANSPOSED_LOADS: dict[str, TransposedLoad] = {t.name: t for t in (TR16, TR8)}
 
 
 def transposed_load_for(elem_bits: int) -> TransposedLoad:
@@ -144,4 +150,5 @@ def transposed_load_for(elem_bits: int) -> TransposedLoad:
     for t in TRANSPOSED_LOADS.values():
         if t.elem_bits == elem_bits:
             return t
-    raise LayoutError(f"no ds_load_tr for {elem_bits}-bit elements on gfx1250 (valid: 8, 16)")
+    valid = ", ".join(str(t.elem_bits) for t in TRANSPOSED_LOADS.values())
+    raise LayoutError(f"no ds_load_tr for {elem_bits}-bit elements on gfx1250 (valid: {valid})")

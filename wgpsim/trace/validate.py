@@ -1,20 +1,21 @@
 """Checks that a trace can be replayed, with errors that name the line (or row) and field.
 
 Rules: every op is known; warps are in ``0..num_warps-1``; LDS rows have one address per lane,
-each -1 (inactive) or naturally aligned for the instruction's width and inside the LDS; control
+each -1 (inactive) or aligned for the instruction (``Instruction.alignment``) and inside the LDS
+(a 2addr form's second address, first + ``arg``, too; ``arg`` is 1..255 offset units); control
 rows carry no addresses; ``wait_ds`` counts and ``delay`` cycles are not negative; a ``clock``
 names a known label; and every warp executes the same number of barriers (otherwise a barrier
 would wait forever for the warp that never reaches it).
 
 >>> import numpy as np
 >>> from wgpsim.trace.instructions import op_code
->>> addr = np.arange(32, dtype=np.int32)[None] * 16 + 8
+>>> addr = np.arange(32, dtype=np.int32)[None] * 16 + 2
 >>> validate_columns = dict(warp=[0], op=[op_code("ds_load_b128")], arg=[0], addr=addr)
 >>> from wgpsim.trace.trace import Trace
 >>> validate(Trace(**validate_columns), source="t.jsonl", lines=np.array([3]))
 Traceback (most recent call last):
 ...
-wgpsim.errors.TraceError: t.jsonl:3 (warp 0, ds_load_b128): field 'addr': lane 0 address 8 is not 16-byte aligned (ds_load_b128 needs multiples of 16)
+wgpsim.errors.TraceError: t.jsonl:3 (warp 0, ds_load_b128): field 'addr': lane 0 address 2 is not 4-byte aligned (ds_load_b128 needs multiples of 4)
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from wgpsim.trace.instructions import (
     CLOCK,
     DELAY,
     NUM_LDS_OPS,
+    OP_ACCESS_BYTES,
+    OP_ADDRESSES,
     OP_ALIGNMENT,
-    OP_BYTES_PER_LANE,
+    OP_OFFSET_UNIT,
     OPS,
     WAIT_DS,
 )
@@ -93,9 +96,18 @@ def _row_problems(trace: Trace) -> list[tuple[int, str]]:
         (op == CLOCK) & ((arg < 0) | (arg >= len(trace.labels))),
         lambda r: f"field 'label': label index {arg[r]} is not in labels {list(trace.labels)}",
     )
+    code = np.where((op >= 0) & (op < len(OPS)), op, len(OPS) - 1).astype(np.int64)
+    unit = OP_OFFSET_UNIT[code]
     check(
-        ((op < NUM_LDS_OPS) | (op == BARRIER)) & (arg != 0),
+        (((op < NUM_LDS_OPS) & (unit == 0)) | (op == BARRIER)) & (arg != 0),
         lambda r: f"field 'arg': expected 0 for {OPS[op[r]]}, got {arg[r]}",
+    )
+    check(
+        (unit > 0) & ((arg <= 0) | (arg % np.maximum(unit, 1) != 0) | (arg > 255 * unit)),
+        lambda r: (
+            f"field 'distance': {arg[r]} bytes from the first address to the second; "
+            f"{OPS[op[r]]} takes 1..255 x {unit[r]} bytes (two 8-bit offsets)"
+        ),
     )
     return found
 
@@ -109,7 +121,9 @@ def _lane_problem(trace: Trace, lds_bytes: int) -> tuple[int, str] | None:
         code = np.where(valid_op, op, 0)
         lds = valid_op & (op < NUM_LDS_OPS)
         active = addr >= 0
-        width = OP_BYTES_PER_LANE[code][:, None]
+        width = (
+            OP_ACCESS_BYTES[code] + trace.arg[start : start + _CHUNK] * (OP_ADDRESSES[code] == 2)
+        )[:, None]
         align = OP_ALIGNMENT[code][:, None]
         masks = [
             ((addr < -1) & lds[:, None], "negative"),
