@@ -110,7 +110,7 @@ def test_overrides_parse_yaml_and_nest():
         ("warps", "--set 'warps': expected key=value"),
         ("=3", "expected key=value"),
         ("layouts.plain.vec=2", "field 'layouts.plain' is not a mapping"),
-        ("warps=[1", "value is not valid YAML"),
+        ("warps=[1", "not valid YAML"),
     ],
 )
 def test_bad_overrides(item, message):
@@ -133,7 +133,7 @@ def test_load_config_file_and_mapping(tmp_path):
 
 @pytest.mark.parametrize(
     "text, message",
-    [("kind: [1\n", "invalid YAML"), ("- 1\n- 2\n", "expected a YAML mapping")],
+    [("kind: [1\n", "not valid YAML"), ("- 1\n- 2\n", "expected a YAML mapping")],
 )
 def test_load_config_bad_yaml(tmp_path, text, message):
     path = tmp_path / "bad.yaml"

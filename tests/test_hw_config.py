@@ -174,7 +174,9 @@ def test_missing_and_malformed_files(tmp_path):
         HardwareConfig.from_yaml(tmp_path)
     binary = tmp_path / "binary.yaml"
     binary.write_bytes(b"\xff\xfe\x00\x81")
-    with pytest.raises(ConfigError, match=r"binary.yaml: cannot read the hardware config"):
+    with pytest.raises(
+        ConfigError, match=r"binary.yaml: cannot read the hardware YAML \(not UTF-8"
+    ):
         HardwareConfig.from_yaml(binary)
 
 

@@ -3,7 +3,8 @@
 Every way of changing a config goes through :func:`apply`: ``--set`` on every verb,
 ``hardware_overrides`` in an experiment file and ``HardwareConfig.with_overrides``. A key is a
 dotted path into the nested mapping (``timing.lds_latency``); a value given as text is read as
-YAML (``[1, 2]`` is a list, ``40`` an integer). Into a hardware file every key must exist (a typo
+YAML (``[1, 2]`` is a list, ``40`` an integer), except that a value beginning with ``#`` is
+that text (``#ttg.blocked<...>``, which YAML would read as a comment). Into a hardware file every key must exist (a typo
 gets "did you mean"); into an experiment file (``create=True``) a key may add an optional field,
 which the experiment's validation then checks by name.
 
@@ -26,9 +27,8 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import yaml
-
 from wgpsim.errors import ConfigError, did_you_mean
+from wgpsim.inputs import set_value
 
 __all__ = ["apply", "parse", "set_dotted"]
 
@@ -44,10 +44,7 @@ def parse(items: Iterable[str], source: str = "--set") -> list[tuple[str, Any]]:
         key, sep, value = str(item).partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"{source} '{item}': expected key=value (e.g. timing.lds_latency=40)")
-        try:
-            pairs.append((key.strip(), yaml.safe_load(value)))
-        except yaml.YAMLError:
-            raise ConfigError(f"{source} '{item}': value is not valid YAML") from None
+        pairs.append((key.strip(), set_value(value, f"{source} '{key.strip()}'")))
     return pairs
 
 

@@ -52,3 +52,131 @@ def test_an_error_never_prints_a_files_contents(tmp_path):
         outcome = run_cli(*argv)
         outcome.assert_one_line(str(secret.name))
         assert "hunter2" not in outcome.err
+
+
+# -- one line, exit 2, for every bad input -------------------------------------------------------
+BLOCKED = (
+    "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], "
+    "order = [1, 0]}>"
+)
+SWIZZLED = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"
+TRACE = ROOT / "examples" / "traces" / "bank_conflict.jsonl"
+
+
+def test_deep_nesting_is_one_line(tmp_path):
+    deep = "[" * 5000 + "]" * 5000
+    run_cli(
+        "layout", "show", f"#ttg.blocked<{{sizePerThread = {deep}}}>", "--shape", "4x4"
+    ).assert_one_line("nested deeper than")
+    config = tmp_path / "deep.yaml"
+    config.write_text(f"kind: lds_bandwidth\nwarps: {deep}\n")
+    run_cli("run", config, "--out", tmp_path / "out").assert_one_line("nested deeper than")
+    trace = tmp_path / "deep.jsonl"
+    trace.write_text(f'{{"warp": 0, "op": "ds_load_b128", "addr": {deep}}}\n')
+    run_cli("replay", trace).assert_one_line("deep.jsonl:1", "nested too deeply")
+
+
+def test_integers_of_thousands_of_digits(tmp_path):
+    huge = "9" * 5000
+    trace = tmp_path / "big.jsonl"
+    trace.write_text(f'{{"warp": 0, "op": "delay", "cycles": {huge}}}\n')
+    run_cli("replay", trace).assert_one_line("big.jsonl:1", "5000 digits")
+    run_cli("replay", TRACE, "--set", f"timing.lds_latency={huge}").assert_one_line("5000 digits")
+    run_cli("run", LDS, "--set", f"warps={huge}", "--out", tmp_path / "o").assert_one_line(
+        "5000 digits"
+    )
+    blocked = BLOCKED.replace("[1, 8]", f"[1, {huge}]")
+    run_cli("layout", "show", blocked, "--shape", "4x4").assert_one_line("5000 digits")
+
+
+def test_a_config_that_is_not_utf8(tmp_path):
+    config = tmp_path / "latin1.yaml"
+    config.write_bytes("kind: lds_bandwidth\nname: caf\u00e9\n".encode("latin-1"))
+    run_cli("run", config, "--out", tmp_path / "o").assert_one_line("not UTF-8", "offset")
+    run_cli("replay", TRACE, "--hw", config).assert_one_line("not UTF-8")
+
+
+def test_a_list_where_a_name_is_expected(tmp_path):
+    run_cli("run", LDS, "--set", "kind=[a]", "--out", tmp_path / "o").assert_one_line(
+        "field 'kind'", "['a']"
+    )
+
+
+def test_a_distributed_layout_as_a_shared_candidate(tmp_path):
+    run_cli("run", LDS, "--set", f"layouts.bad={BLOCKED}", "--out", tmp_path / "o").assert_one_line(
+        "layouts.bad must be a shared-memory layout, got blocked"
+    )
+    gemm = ROOT / "configs" / "gemm_128x128.yaml"
+    run_cli(
+        "run", gemm, "--set", f"candidates.standard.a={BLOCKED}", "--out", tmp_path / "o"
+    ).assert_one_line("candidates.standard.a", "expected a shared-memory layout")
+
+
+def test_ownership_by_simd_pair_on_the_readme_layout(tmp_path):
+    readme = (
+        "#ttg.linear<{register = [[0, 1], [0, 2], [0, 4]], lane = [[1, 0], [2, 0], [4, 0], "
+        "[8, 0], [16, 0]], warp = [], block = []}>"
+    )  # one warp: only pair A owns elements, the legend still names both pairs
+    out = tmp_path / "pairs.png"
+    outcome = run_cli(
+        "layout", "plot", "--layout", readme, "--shape", "32x8", "--by", "simd_pair", "--out", out
+    )
+    assert outcome.code == 0 and out.stat().st_size > 0
+
+
+def test_a_closed_stdout(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "wgpsim", "replay", str(TRACE)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        close_fds=True,
+        preexec_fn=lambda: __import__("os").close(1),
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "stdout is closed" in done.stderr
+
+
+def test_corrupt_parquet_is_one_line(tmp_path):
+    from wgpsim.trace.generate import streaming_trace
+    from wgpsim.trace.io import write_trace
+
+    good = write_trace(
+        streaming_trace(2, 40, "ds_load_b128", [0, 8192], 16), tmp_path / "t.parquet"
+    )
+    data = bytearray(good.read_bytes())
+    for name, damaged in {
+        "garbage.parquet": b"not parquet at all\n",
+        "cut.parquet": bytes(data[: len(data) // 2]),
+        "flipped.parquet": bytes(data[:200])
+        + bytes(b ^ 0xFF for b in data[200:400])
+        + bytes(data[400:]),
+    }.items():
+        (tmp_path / name).write_bytes(damaged)
+        outcome = run_cli("replay", tmp_path / name)
+        outcome.assert_ok_or_one_line()
+
+
+def test_set_values_beginning_with_a_hash_are_values(tmp_path):
+    outcome = run_cli(
+        "run",
+        LDS,
+        "--set",
+        f"distributed={BLOCKED}",
+        *SMALL,
+        "--set",
+        "report_burst=8",
+        "--out",
+        tmp_path / "o",
+        "--json",
+    )
+    assert outcome.code == 0, outcome.err
+
+
+def test_huge_or_endless_hardware_files(tmp_path):
+    run_cli("replay", TRACE, "--hw", "/dev/zero").assert_one_line("/dev/zero", "too big")

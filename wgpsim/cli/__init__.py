@@ -38,6 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if sys.stdout is None:  # started with stdout closed (`wgpsim ... >&-`): refuse before any work
+        if sys.stderr is not None:
+            print(
+                "wgpsim: error: stdout is closed; redirect it (>/dev/null) instead", file=sys.stderr
+            )
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

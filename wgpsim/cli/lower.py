@@ -19,7 +19,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from wgpsim.cli._common import add_hw_args, hardware_from_args, print_json, print_metric_tables
+from wgpsim.cli._common import (
+    add_hw_args,
+    atomic_write,
+    hardware_from_args,
+    print_json,
+    print_metric_tables,
+)
 from wgpsim.engine import DEFAULT_ENGINE, ENGINES
 from wgpsim.errors import ConfigError
 from wgpsim.hw.alloc import allocate_on, tensor_buffers
@@ -131,10 +137,11 @@ def handle(args: argparse.Namespace) -> int:
     if args.simulate:
         payload["simulation"] = _simulate(low, hw, args.engine)
     if args.plot is not None:
-        from wgpsim.plots.ownership import save
+        from wgpsim.plots.ownership import check_path, save
         from wgpsim.plots.transpose import transpose_figure
 
-        payload["plot"] = str(save(transpose_figure(low, args.instr), args.plot))
+        fig = transpose_figure(low, args.instr)
+        payload["plot"] = str(atomic_write(check_path(args.plot), lambda tmp: save(fig, tmp)))
     if args.json:
         print_json(payload)
         return 0

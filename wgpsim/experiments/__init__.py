@@ -252,6 +252,8 @@ def _execution(
 
 
 def _runner_for(kind: Any, source: ConfigSource) -> Runner:
+    if kind is not None and not isinstance(kind, str):
+        raise source.error("kind", f"expected a kind name (a string), got {shown(kind)}")
     # A kind usually lives in the module of its name: import only that one (start-up time).
     name = str(kind)
     own_module = name.isidentifier() and name not in _NOT_KINDS and not name.startswith("_")

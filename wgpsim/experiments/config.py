@@ -33,10 +33,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from wgpsim.errors import ConfigError, closest, shown
 from wgpsim.hw import HardwareConfig, load_hardware
+from wgpsim.inputs import load_yaml, read_text
 from wgpsim.overrides import apply as apply_dotted
 from wgpsim.packaged import packaged_hardware
 
@@ -116,14 +115,8 @@ def load_config(config: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any],
         return copy.deepcopy(dict(config)), ConfigSource("<config>", Path.cwd())
     path = Path(config)
     source = ConfigSource(str(config), path.parent)
-    text = path.read_text()  # FileNotFoundError becomes one line in the CLI
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise ConfigError(f"{source.name}: {where}invalid YAML: {problem}") from None
+    text = read_text(path, "experiment YAML")  # FileNotFoundError: one line in the CLI
+    raw = load_yaml(text, source.name)
     if not isinstance(raw, dict):
         raise ConfigError(f"{source.name}: expected a YAML mapping with a 'kind' field")
     return raw, source

@@ -71,7 +71,8 @@ from wgpsim.experiments.executor import Execution, fingerprint
 from wgpsim.hw import HardwareConfig
 from wgpsim.layout.distributed import AMDWMMALayout
 from wgpsim.layout.dtypes import DTYPE_BITS
-from wgpsim.layout.notation import parse_any
+from wgpsim.layout.notation import kind_of, parse_any
+from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout, SwizzledSharedLayout
 
 FIELDS = (
     *KIND_AND_HARDWARE,
@@ -205,11 +206,18 @@ def _shared_spec(value: Any, where: str, source: ConfigSource, *, inner: bool = 
     kinds = set(value) & set(SHARED_KINDS) if isinstance(value, dict) else set()
     if len(kinds) != 1:
         try:
-            return parse_any(value)
+            layout = parse_any(value)
         except LayoutError as err:
             raise source.error(
                 where, f"{err}; or use swizzled, {{padded: [[I, P]]}}, {{partitioned: auto}}"
             ) from None
+        if not isinstance(
+            layout, SwizzledSharedLayout | PaddedSharedLayout | PartitionedSharedLayout
+        ):
+            raise source.error(
+                where, f"expected a shared-memory layout, got {kind_of(layout)} (a register layout)"
+            )
+        return layout
     kind = kinds.pop()
     extra = set(value) - {kind} - ({"partition_layout"} if value[kind] == "auto" else set())
     if extra:

@@ -45,7 +45,7 @@ import pandas as pd
 from wgpsim.analysis.fit import SteadyStateFit, fit_steady_state
 from wgpsim.analysis.ports import peak_bytes_per_cycle
 from wgpsim.engine import ENGINES, simulate
-from wgpsim.errors import AllocationError, LayoutError, TraceError
+from wgpsim.errors import AllocationError, ConfigError, LayoutError, TraceError
 from wgpsim.experiments import ExperimentResult, register_kind
 from wgpsim.experiments._drift import DriftSection, parse_drift, run_drift
 from wgpsim.experiments.config import (
@@ -59,6 +59,7 @@ from wgpsim.experiments.config import (
 from wgpsim.experiments.executor import Execution, fingerprint
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.alloc import Allocation, allocate_on, tensor_buffers
+from wgpsim.layout.addresses import local_load_encodings
 from wgpsim.layout.dtypes import DTYPE_BITS, dtype_bytes
 from wgpsim.layout.notation import parse_any
 from wgpsim.layout.shared import for_shape
@@ -182,6 +183,11 @@ def parse_config(
         str(name): _parse_layout(spec, f"layouts.{name}", source)
         for name, spec in cfg["layouts"].items()
     }
+    for name, layout in layouts.items():  # a register layout as a candidate, or the reverse
+        try:
+            local_load_encodings(distributed, layout, ("distributed", f"layouts.{name}"))
+        except LayoutError as err:
+            raise ConfigError(f"{source.name}: {err}") from None
     drift = parse_drift(cfg["drift"], source, seed=cfg["seed"], burst=True)
     if drift is not None and drift.burst is None:
         drift = replace(drift, burst=cfg["report_burst"])

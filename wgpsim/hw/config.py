@@ -28,8 +28,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from wgpsim import overrides
 from wgpsim.errors import ConfigError
 from wgpsim.hw.config_schema import (
@@ -43,6 +41,7 @@ from wgpsim.hw.config_schema import (
     Wgp,
     read_sections,
 )
+from wgpsim.inputs import load_yaml, read_text
 from wgpsim.packaged import hardware_path
 
 __all__ = [
@@ -83,19 +82,10 @@ class HardwareConfig:
         """Read and validate a hardware YAML file."""
         path = Path(path)
         try:
-            text = path.read_text()
+            text = read_text(path, "hardware YAML")
         except FileNotFoundError:
             raise ConfigError(f"{path}: no such hardware config file") from None
-        except IsADirectoryError:
-            raise ConfigError(f"{path}: is a directory, expected a hardware YAML file") from None
-        except (OSError, UnicodeDecodeError) as err:
-            reason = err.strerror if isinstance(err, OSError) else "not a text file"
-            raise ConfigError(f"{path}: cannot read the hardware config ({reason})") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as err:
-            raise ConfigError(f"{_display(path)}: not valid YAML ({_yaml_problem(err)})") from None
-        return cls.from_dict(data, source=_display(path))
+        return cls.from_dict(load_yaml(text, _display(path)), source=_display(path))
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "<dict>") -> HardwareConfig:
@@ -243,13 +233,6 @@ def apply_overrides(hw: HardwareConfig, items: list[str] | tuple[str, ...]) -> H
         named = [i for i in items if f"'{i.partition('=')[0].strip()}" in problem]
         raise ConfigError(f"--set {(named or items)[-1]}: {problem}") from None
     return replace(changed, source=hw.source)
-
-
-def _yaml_problem(err: yaml.YAMLError) -> str:
-    """One line for a YAML syntax error: the problem and its line (PyYAML's text spans lines)."""
-    problem = getattr(err, "problem", None) or type(err).__name__
-    mark = getattr(err, "problem_mark", None)
-    return f"{problem} at line {mark.line + 1}" if mark is not None else problem
 
 
 def _display(path: Path) -> str:

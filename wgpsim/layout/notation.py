@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from wgpsim.errors import LayoutError
+from wgpsim.inputs import MAX_DEPTH, MAX_INT_DIGITS
 from wgpsim.layout.distributed import (
     AMDWMMALayout,
     BlockedLayout,
@@ -209,6 +210,7 @@ class _Reader:
 
     def __init__(self, text: str, aliases: Mapping[str, Encoding]) -> None:
         self.text, self.pos, self.aliases = text, 0, dict(aliases)
+        self.depth = 0  # values being read; at most MAX_DEPTH (no RecursionError on any text)
 
     def fail(self, what: str) -> LayoutError:
         near = self.text[self.pos : self.pos + 20] or "end of text"
@@ -284,10 +286,10 @@ class _Reader:
         self.take("[")
         pairs = []
         while True:
-            interval = int(self.match(self.INT, "an interval"))
+            interval = self.integer("an interval")
             self.take(":")
             self.take("+")
-            pairs.append((interval, int(self.match(self.INT, "a padding"))))
+            pairs.append((interval, self.integer("a padding")))
             if not self.peek(","):
                 break
             self.take(",")
@@ -309,7 +311,31 @@ class _Reader:
         self.take("}")
         return out
 
+    def integer(self, what: str) -> int:
+        start = self.pos
+        digits = self.match(self.INT, what)
+        if len(digits.lstrip("+-")) > MAX_INT_DIGITS:
+            self.pos = start
+            self.skip()
+            raise LayoutError(
+                f"notation: an integer of {len(digits.lstrip('+-'))} digits at column "
+                f"{self.pos + 1} (at most {MAX_INT_DIGITS})"
+            )
+        return int(digits)
+
     def value(self) -> Any:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                self.skip()
+                raise LayoutError(
+                    f"notation: nested deeper than {MAX_DEPTH} levels at column {self.pos + 1}"
+                )
+            return self._value()
+        finally:
+            self.depth -= 1
+
+    def _value(self) -> Any:
         if self.peek("["):
             self.take("[")
             items = []
@@ -325,7 +351,7 @@ class _Reader:
         if self.peek("#"):
             return self.attribute()
         if self.INT.match(self.text, self.pos):
-            return int(self.match(self.INT, "an integer"))
+            return self.integer("an integer")
         word = self.match(self.NAME, "a value")
         if word in ("true", "false"):
             return word == "true"

@@ -71,8 +71,8 @@ def ownership_figure(
 ) -> Figure:
     """The ownership map of ``layout`` on a 2-D ``shape``, coloured ``by`` holder."""
     grid = owners(layout, shape, by, hw)
-    n = int(grid.max()) + 1
     names = list((hw or load_hardware()).pair_names) if by == "simd_pair" else None
+    n = len(names) if names else int(grid.max()) + 1  # every pair in the legend, even if idle
     rows, cols = grid.shape
     fig = Figure(figsize=(min(14, 2 + cols * 0.35), min(12, 1.5 + rows * 0.3)))
     ax = fig.add_subplot()

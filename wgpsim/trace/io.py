@@ -43,6 +43,7 @@ import pyarrow.parquet as pq
 
 from wgpsim.errors import TraceError
 from wgpsim.files import atomic_write
+from wgpsim.inputs import json_value
 from wgpsim.trace.instructions import (
     BARRIER,
     CLOCK,
@@ -155,10 +156,7 @@ def read_jsonl(
             if not text or text.startswith("#"):
                 continue
             where = f"{path.name}:{number}"
-            try:
-                rec = json.loads(text)
-            except json.JSONDecodeError as e:
-                raise TraceError(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from None
+            rec = json_value(text, where, TraceError)
             if not isinstance(rec, dict):
                 raise TraceError(f"{where}: expected a JSON object, got {text[:40]!r}")
             if "op" not in rec:
@@ -338,7 +336,8 @@ def read_parquet(
     except FileNotFoundError:
         raise
     except (OSError, pa.ArrowException) as e:
-        raise TraceError(f"{path.name}: not a readable Parquet file ({e})") from None
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise TraceError(f"{path.name}: not a readable Parquet file ({reason})") from None
     num_warps, labels = _metadata(schema, warp, path.name)
     try:
         trace = Trace(warp, codes, arg, addr, labels, num_warps)

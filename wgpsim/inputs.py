@@ -1,0 +1,200 @@
+"""Reading what a user gives wgpsim, within limits: text files, YAML, ``--set`` values, JSON.
+
+Every reader here checks what an input would cost before it builds it, and turns anything it
+cannot read into one domain error (``error``, a :class:`~wgpsim.errors.WgpsimError`) that names
+the input (``where``) and the limit, never into a traceback and never by echoing the input:
+
+* a file is read up to :data:`MAX_TEXT_BYTES` (``--hw /dev/zero`` is refused, not read forever)
+  and must be UTF-8;
+* YAML nests at most :data:`MAX_DEPTH` levels, expands to at most :data:`MAX_NODES` values
+  (anchors and aliases count each time they are used; a recursive alias is refused), and an
+  integer has at most :data:`MAX_INT_DIGITS` digits;
+* a JSON line obeys the same depth and integer limits;
+* a ``--set`` value that begins with ``#`` is that text, not a YAML comment (``#ttg.blocked<...>``).
+
+>>> load_yaml("timing: {lds_latency: 56}", "hw.yaml")
+{'timing': {'lds_latency': 56}}
+>>> load_yaml("a: " + "[" * 100 + "]" * 100, "hw.yaml")
+Traceback (most recent call last):
+...
+wgpsim.errors.ConfigError: hw.yaml: line 1: nested deeper than 32 levels
+>>> set_value("#ttg.blocked<{order = [1, 0]}>"), set_value("[1, 2]"), set_value("fp16")
+('#ttg.blocked<{order = [1, 0]}>', [1, 2], 'fp16')
+>>> json_value('{"n": ' + "9" * 40 + "}", "t.jsonl:3", ValueError)
+Traceback (most recent call last):
+...
+ValueError: t.jsonl:3: an integer of 40 digits (at most 20: larger values are never valid)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from wgpsim.errors import ConfigError
+
+MAX_TEXT_BYTES = 8 << 20
+"""Largest config or text input read (8 MiB; the shipped hardware file is 8 KiB)."""
+
+MAX_DEPTH = 32
+"""Deepest nesting of YAML or JSON values (configs nest 4 levels, a trace line 2)."""
+
+MAX_NODES = 1_000_000
+"""Most values a YAML document may expand to, aliases counted at every use."""
+
+MAX_INT_DIGITS = 20
+"""Most digits of an integer: no field takes a value beyond int64 (19 digits)."""
+
+
+def read_text(path: str | Path, what: str, error: type[Exception] = ConfigError) -> str:
+    """The UTF-8 text of ``path`` (``what`` names it in errors: "hardware config"), read up to
+    :data:`MAX_TEXT_BYTES`. A missing file stays a ``FileNotFoundError`` (the CLI names it)."""
+    path = Path(path)
+    if path.is_dir():
+        raise error(f"{path}: is a directory, expected a {what} file")
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_TEXT_BYTES + 1)
+    except FileNotFoundError:
+        raise
+    except OSError as err:
+        raise error(f"{path}: cannot read the {what} ({err.strerror or err})") from None
+    if len(data) > MAX_TEXT_BYTES:
+        raise error(f"{path}: larger than {MAX_TEXT_BYTES >> 20} MiB: too big for a {what}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise error(
+            f"{path}: cannot read the {what} (not UTF-8 text: byte 0x{data[err.start]:02x} at "
+            f"offset {err.start})"
+        ) from None
+
+
+class _Limited(Exception):
+    """A limit of this module was hit while composing; carries the message."""
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with the depth and integer limits of this module."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise _Limited(f"line {mark.line + 1}: nested deeper than {MAX_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_yaml_int(self, node: Any) -> int:
+        digits = sum(c.isdigit() for c in str(node.value))
+        if digits > MAX_INT_DIGITS:
+            raise _Limited(
+                f"line {node.start_mark.line + 1}: an integer of {digits} digits (at most "
+                f"{MAX_INT_DIGITS}: larger values are never valid)"
+            )
+        return super().construct_yaml_int(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+
+
+def _expanded_size(node: Any, sizes: dict[int, int], active: set[int]) -> int:
+    """Values ``node`` stands for once every alias is expanded (memoised by node identity)."""
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in active:
+        mark = node.start_mark
+        raise _Limited(f"line {mark.line + 1}: an alias refers to a value that contains it")
+    active.add(key)
+    if isinstance(node, yaml.MappingNode):
+        children = [child for pair in node.value for child in pair]
+    elif isinstance(node, yaml.SequenceNode):
+        children = list(node.value)
+    else:
+        children = []
+    size = 1
+    for child in children:
+        size += _expanded_size(child, sizes, active)
+        if size > MAX_NODES:
+            raise _Limited(f"expands to more than {MAX_NODES:,} values (anchors and aliases)")
+    active.discard(key)
+    sizes[key] = size
+    return size
+
+
+def load_yaml(text: str, where: str, error: type[Exception] = ConfigError) -> Any:
+    """``text`` parsed as one YAML document (safe: plain values only), within the limits of the
+    module docstring; a syntax error or a limit is one ``error`` naming ``where`` and the line."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node, {}, set())
+        return loader.construct_document(node)
+    except _Limited as err:
+        raise error(f"{where}: {err}") from None
+    except yaml.YAMLError as err:
+        raise error(f"{where}: not valid YAML ({yaml_problem(err)})") from None
+    finally:
+        loader.dispose()
+
+
+def yaml_problem(err: yaml.YAMLError) -> str:
+    """One line for a YAML syntax error: the problem and its line (PyYAML's text spans lines)."""
+    problem = getattr(err, "problem", None) or type(err).__name__
+    mark = getattr(err, "problem_mark", None)
+    return f"{problem} at line {mark.line + 1}" if mark is not None else problem
+
+
+def set_value(text: str, where: str = "--set", error: type[Exception] = ConfigError) -> Any:
+    """The value of a ``--set key=VALUE`` item: YAML, except that text beginning with ``#`` (a
+    ``#ttg`` attribute, which YAML would read as a comment) is that text."""
+    if text.lstrip().startswith("#"):
+        return text.strip()
+    return load_yaml(text, where, error)
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Limited(
+            f"an integer of {len(text.lstrip('-'))} digits (at most {MAX_INT_DIGITS}: larger "
+            "values are never valid)"
+        )
+    return int(text)
+
+
+def json_value(text: str, where: str, error: type[Exception]) -> Any:
+    """``text`` parsed as JSON within the depth and integer limits; problems are one ``error``
+    naming ``where``."""
+    try:
+        return json.loads(text, parse_int=_bounded_int)
+    except _Limited as err:
+        raise error(f"{where}: {err}") from None
+    except RecursionError:  # the C decoder's own depth guard, raised before any value is built
+        raise error(f"{where}: nested too deeply (a value here nests a few levels)") from None
+    except json.JSONDecodeError as err:
+        raise error(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
+
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "MAX_NODES",
+    "MAX_TEXT_BYTES",
+    "json_value",
+    "load_yaml",
+    "read_text",
+    "set_value",
+    "yaml_problem",
+]
