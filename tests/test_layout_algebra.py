@@ -121,8 +121,6 @@ def test_invalid_layouts_name_dim_basis_and_value(kwargs, message):
 def test_operation_errors():
     with pytest.raises(LayoutError, match="compose: out dims"):
         SEED_DST.compose(SEED_SHARED)
-    with pytest.raises(LayoutError, match="same order"):
-        LL(a=[[1]], b=[[2]], out_dims={"o": 4}) * LL(b=[[1]], a=[[1]], out_dims={"o": 2})
     with pytest.raises(LayoutError, match="not invertible"):
         LL.strided_1d(4, 8, "i", "o").invert()
     with pytest.raises(LayoutError, match="must be surjective"):
@@ -150,6 +148,15 @@ def test_product_dim_order_is_triton_supremum():
     a = LL(c=[[1]], a=[[1]], out_dims={"x": 2})
     b = LL(b=[[1]], c=[[1]], out_dims={"x": 2})
     assert (a * b).in_dim_names == ("b", "c", "a")
+
+
+def test_product_merges_dims_listed_in_different_orders():
+    """The issue's case (Triton 3.9.0 merges, it does not refuse), in and out dims alike."""
+    a = LL(lane=[[1]], warp=[[2]], out_dims={"o": 4})
+    b = LL(warp=[[1]], lane=[[0]], out_dims={"o": 2})
+    assert a * b == LL(lane=[[1], [0]], warp=[[2], [4]], out_dims={"o": 8})
+    c = LL(i=[[1, 0]], out_dims={"p": 2, "q": 2}) * LL(i=[[0, 1]], out_dims={"q": 2, "p": 2})
+    assert c.out_dims == (("p", 4), ("q", 4)) and c.get_bases("i") == ((1, 0), (2, 0))
 
 
 def test_pseudoinvert_picks_the_earliest_offset():

@@ -17,8 +17,8 @@ Dims are ordered minor-to-major, as in Triton; the order matters for `*`, reshap
 which of several equivalent inputs `invert_and_compose` picks. The value is frozen: ``bases`` is
 a tuple of ``(in_dim, bases)`` pairs, ``out_dims`` a tuple of ``(name, size)`` pairs, and ``==``
 is Triton's (in-dim order, bases, out-dim order and sizes). The operations that build new
-layouts from old ones (product, compose, inversion, division, reshapes) are the methods of
-`wgpsim.layout.ll_algebra.LayoutAlgebra`, which this class inherits.
+layouts from old ones (product, compose, inversion, division, reshapes) are the free functions
+of `wgpsim.layout.ll_algebra`; each is also a one-line method here (``a * b``, ``a.compose(b)``).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 
 from wgpsim.errors import LayoutError
-from wgpsim.layout import gf2, ll_algebra
+from wgpsim.layout import gf2
+from wgpsim.layout import ll_algebra as alg
 from wgpsim.layout.bits import is_pow2, log2
-from wgpsim.layout.ll_algebra import LayoutAlgebra
 
 Basis = tuple[int, ...]
 BasesT = tuple[tuple[str, tuple[Basis, ...]], ...]
@@ -57,7 +57,7 @@ def _pairs(items: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> list[tuple[s
 
 
 @dataclass(frozen=True, init=False, repr=False)
-class LinearLayout(LayoutAlgebra):
+class LinearLayout:
     """A GF(2)-linear map from named input dims to named output dims (see the module doc)."""
 
     bases: BasesT
@@ -395,6 +395,73 @@ class LinearLayout(LayoutAlgebra):
             return index * 0
         return flat.apply({flat.in_dim_names[0]: index})[flat.out_dim_names[0]]
 
+    # ---------------------------------------------------------------- the algebra (ll_algebra)
+    def __mul__(self, outer: LinearLayout) -> LinearLayout:
+        return alg.product(self, outer)
+
+    def compose(self, outer: LinearLayout) -> LinearLayout:
+        return alg.compose(self, outer)
+
+    def invert_and_compose(self, outer: LinearLayout) -> LinearLayout:
+        return alg.invert_and_compose(self, outer)
+
+    def pseudoinvert(self) -> LinearLayout:
+        return alg.pseudoinvert(self)
+
+    def invert(self) -> LinearLayout:
+        return alg.invert(self)
+
+    def divide_left(self, tile: LinearLayout) -> LinearLayout | None:
+        return alg.divide_left(self, tile)
+
+    def divide_right(self, tile: LinearLayout) -> LinearLayout | None:
+        return alg.divide_right(self, tile)
+
+    def zeros_like(self) -> LinearLayout:
+        return alg.zeros_like(self)
+
+    def sublayout(self, in_dims: Iterable[str], out_dims: Iterable[str]) -> LinearLayout:
+        return alg.sublayout(self, in_dims, out_dims)
+
+    def is_trivial_over(self, dims: Iterable[str]) -> bool:
+        return alg.is_trivial_over(self, dims)
+
+    def quotient(self, dims: Iterable[str]) -> LinearLayout | None:
+        return alg.quotient(self, dims)
+
+    def remove_zero_bases(self, dim: str) -> LinearLayout:
+        return alg.remove_zero_bases(self, dim)
+
+    def reshape_ins(self, new_ins: alg.Dims) -> LinearLayout:
+        return alg.reshape_ins(self, new_ins)
+
+    def reshape_outs(self, new_outs: alg.Dims) -> LinearLayout:
+        return alg.reshape_outs(self, new_outs)
+
+    def flatten_ins(self) -> LinearLayout:
+        return alg.flatten_ins(self)
+
+    def flatten_outs(self) -> LinearLayout:
+        return alg.flatten_outs(self)
+
+    def transpose_ins(self, order: Sequence[str]) -> LinearLayout:
+        return alg.transpose_ins(self, order)
+
+    def transpose_outs(self, order: Sequence[str]) -> LinearLayout:
+        return alg.transpose_outs(self, order)
+
+    def rename_in_dim(self, old: str, new: str) -> LinearLayout:
+        return alg.rename_in_dim(self, old, new)
+
+    def rename_out_dim(self, old: str, new: str) -> LinearLayout:
+        return alg.rename_out_dim(self, old, new)
+
+    def concat_ins(self, other: LinearLayout) -> LinearLayout:
+        return alg.concat_ins(self, other)
+
+    def concat_outs(self, other: LinearLayout) -> LinearLayout:
+        return alg.concat_outs(self, other)
+
     # ---------------------------------------------------------------- printing
     def __repr__(self) -> str:
         outs = ", ".join(f"{json.dumps(o)}: {s}" for o, s in self.out_dims)
@@ -420,6 +487,3 @@ class LinearLayout(LayoutAlgebra):
         outs = ", ".join(f"{o} (size {s})" for o, s in self.out_dims)
         lines.append(f"where out dims are: [{outs}]")
         return "\n".join(lines)
-
-
-ll_algebra.LinearLayout = LinearLayout  # type: ignore[attr-defined]  # for its doctests
