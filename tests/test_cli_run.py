@@ -53,6 +53,8 @@ def test_json_rows_match_the_seed(full_run):
         "fixed_cycles",
         "r_squared",
         "speedup",
+        "bank_conflict_cycles",
+        "bank_conflict_rate",
     }
     plain, part = rows
     for row, (cycles, lds, raw, steady, peak) in [
@@ -263,3 +265,32 @@ def test_workers_do_not_change_the_results(capsys, tmp_path):
         assert code == 0, err
         rows[workers] = (json.loads(out), (out_dir / "sweep.csv").read_text())
     assert rows["1"] == rows["2"]
+
+
+@pytest.mark.parametrize("config", ["gemm_128x128.yaml", "lds_bandwidth.yaml"])
+def test_tables_keep_every_column_at_80_columns(config, tmp_path):
+    """COLUMNS=80: the table splits into column groups (the key column repeated); every column
+    header and every candidate stays visible and no line is wider than 80."""
+    import os
+    import subprocess
+    import sys
+
+    from wgpsim.experiments import run_experiment
+
+    env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-m", "wgpsim", "run", str(ROOT / "configs" / config), "--out", "o"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=True,
+    ).stdout
+    table = out.split("\nwrote ")[0]
+    assert max(len(line) for line in table.splitlines()) <= 80
+    display = run_experiment(ROOT / "configs" / config).display
+    long = [c for c in display.columns if display[c].map(lambda v: len(str(v))).max() > 40]
+    for column in display.columns:
+        assert (f"{column}:" if column in long else column) in table, column
+    for key in display.iloc[:, 0]:
+        assert key in table

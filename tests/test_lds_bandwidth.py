@@ -368,3 +368,33 @@ def test_a_padded_candidate_takes_the_shape_of_every_burst():
     assert table.loc["padded_partitioned", "steady_bytes_per_cycle"] == pytest.approx(512, rel=0.02)
     # 8 elements of padding after each 8192-element row: 16 B more per row but the last.
     assert table.loc["padded", "lds_bytes"] == 65536 + 3 * 16
+
+
+def test_bank_conflict_column_explains_fp32():
+    """fp32 with the blog's 8-element lanes: each ds_load_b128 lane covers 16 of a lane's 32
+    bytes, so a 16-lane pass spans 512 B and every bank serves 2 dwords: one conflict cycle per
+    pass, and the steady rate halves."""
+    from wgpsim.experiments import run_experiment
+
+    fp16 = run_experiment(CONFIG, overrides=["burst_lengths=[8, 32]"]).table.set_index("layout")
+    fp32 = run_experiment(CONFIG, overrides=["burst_lengths=[8, 32]", "dtype=fp32"])
+    t32 = fp32.table.set_index("layout")
+    assert (fp16["bank_conflict_cycles"] == 0).all() and (fp16["bank_conflict_rate"] == 0).all()
+    assert t32.loc["plain", "bank_conflict_cycles"] == 256  # 256 passes, one extra cycle each
+    assert t32.loc["plain", "bank_conflict_rate"] == pytest.approx(100.0)
+    assert t32.loc["plain", "steady_bytes_per_cycle"] == pytest.approx(128.0, rel=0.01)
+    assert list(fp32.display["bank conflicts"]) == ["256 (100%)", "256 (100%)"]
+
+
+def test_poor_fit_warns():
+    from wgpsim.experiments import run_experiment
+
+    eight = (
+        '"#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [1, 32], '
+        'warpsPerCTA = [8, 1], order = [1, 0]}>"'
+    )
+    result = run_experiment(CONFIG, overrides=["warps=8", f"distributed={eight}"])
+    r2 = result.table.set_index("layout")["r_squared"]
+    assert r2["plain"] == pytest.approx(0.975, abs=0.002)
+    assert len(result.notes) == 1 and result.notes[0].startswith("plain: poor steady-state fit")
+    assert run_experiment(CONFIG, overrides=["burst_lengths=[8, 32]"]).notes == ()

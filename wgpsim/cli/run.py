@@ -29,6 +29,7 @@ import importlib
 import os
 import pkgutil
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -140,32 +141,76 @@ def figures_for(result: ExperimentResult) -> dict[str, Any]:
 
 
 def _print_table(result: ExperimentResult, written: list[Path]) -> None:
-    """Print the result table; prose columns (like a ranking's reasons) go below it as notes."""
+    """Print the result table; prose columns (like a ranking's reasons) go below it as notes.
+
+    A table wider than the terminal (or than ``COLUMNS``) is printed as several tables of the
+    columns that fit, each repeating the first (key) column: no column is ever squeezed away.
+    """
+    import os
+
     from rich.console import Console
-    from rich.table import Table
 
     shown = result.display if result.display is not None else result.table
     prose = [c for c in shown.columns[1:] if shown[c].map(lambda v: len(str(v))).max() > _PROSE]
     title = result.kind if result.name == result.kind else f"{result.kind}: {result.name}"
     if result.overrides:
         title += f" ({'; '.join(result.overrides)})"
+    cells = shown.drop(columns=prose)
+    console = Console(highlight=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(width=10_000, highlight=False)  # a file or pipe: whole rows
+    width = console.width
+    if len(title) > width:
+        title = textwrap.fill(title, width)
+    for part in column_groups(cells, width):
+        console.print(_rich_table(cells[part], title))
+        title = None
+    for column in prose:
+        console.print(f"{column}:")
+        for key, text in zip(shown.iloc[:, 0], shown[column], strict=True):
+            console.print(textwrap.fill(f"  {key}: {text}", width, subsequent_indent="    "))
+    for note in result.notes:
+        console.print(textwrap.fill(f"warning: {note}", width), style="yellow")
+    for path in written:
+        console.print(f"wrote {path}", style="dim")
+
+
+def column_groups(table: Any, width: int) -> list[list[str]]:
+    """Columns of ``table`` in groups whose boxed table fits ``width`` characters, the first
+    (key) column in every group; one group when everything fits.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"layout": ["plain"], "cycles": ["323"], "LDS": ["64 KiB"]})
+    >>> column_groups(t, 80), column_groups(t, 20)
+    ([['layout', 'cycles', 'LDS']], [['layout', 'cycles'], ['layout', 'LDS']])
+    """
+
+    def cost(column: str) -> int:  # cell + padding + border
+        return max(len(str(column)), *(len(_cell(v)) for v in table[column])) + 3
+
+    key, *rest = list(table.columns)
+    groups: list[list[str]] = [[key]]
+    used = 1 + cost(key)
+    for column in rest:
+        if used + cost(column) > width and len(groups[-1]) > 1:
+            groups.append([key])
+            used = 1 + cost(key)
+        groups[-1].append(column)
+        used += cost(column)
+    return groups
+
+
+def _rich_table(cells: Any, title: str | None) -> Any:
+    from rich.table import Table
+
     table = Table(title=title)
-    for i, column in enumerate(c for c in shown.columns if c not in prose):
+    for i, column in enumerate(cells.columns):
         table.add_column(
             str(column), justify="left" if i == 0 else "right", no_wrap=True, min_width=len(column)
         )
-    for row in shown.drop(columns=prose).itertuples(index=False):
+    for row in cells.itertuples(index=False):
         table.add_row(*(_cell(v) for v in row))
-    console = Console()
-    if not console.is_terminal:  # a pipe or a file: never squeeze columns to nothing
-        console = Console(width=max(200, console.measure(table).maximum))
-    console.print(table)
-    for column in prose:
-        console.print(f"{column}:", highlight=False)
-        for key, text in zip(shown.iloc[:, 0], shown[column], strict=True):
-            console.print(f"  {key}: {text}", highlight=False)
-    for path in written:
-        console.print(f"wrote {path}", style="dim", highlight=False)
+    return table
 
 
 _PROSE = 40

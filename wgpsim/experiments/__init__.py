@@ -74,7 +74,8 @@ class ExperimentResult:
     ``summary`` holds what tables do not, as the kind's frozen dataclass (e.g.
     ``LdsBandwidthSummary``: the parsed config, fits, peaks), read by attribute; ``overrides``
     lists the changes to the config files the run used (``--set`` items, ``hardware_overrides``,
-    ``--hw``), which figure titles show (:meth:`title`); ``display`` is the
+    ``--hw``), which figure titles show (:meth:`title`); ``notes`` are warnings about the
+    results (a poor fit) that the CLI prints; ``display`` is the
     main table formatted for people (strings, headers as the seed writes them), if the kind
     gives one. ``figures`` maps a file stem to a ``matplotlib.figure.Figure`` or a callable
     returning one (built only when written): experiments sit below ``wgpsim.plots``, so the
@@ -88,6 +89,7 @@ class ExperimentResult:
     display: pd.DataFrame | None = None
     figures: dict[str, Any] = field(default_factory=dict)
     overrides: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def table(self) -> pd.DataFrame:

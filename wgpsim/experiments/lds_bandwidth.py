@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from wgpsim.analysis.fit import SteadyStateFit, fit_steady_state
+from wgpsim.analysis.metrics import conflict_rate
 from wgpsim.analysis.ports import peak_bytes_per_cycle
 from wgpsim.engine import ENGINES, simulate
 from wgpsim.errors import AllocationError, ConfigError, LayoutError, TraceError
@@ -92,7 +93,15 @@ TABLE_COLUMNS = (
     "fixed_cycles",
     "r_squared",
     "speedup",
+    "bank_conflict_cycles",
+    "bank_conflict_rate",
 )
+
+POOR_FIT_R_SQUARED = 0.99
+"""A fit with R² below this warns: ``cycles = fixed + bytes / rate`` does not describe the sweep
+(the plain layout at 8 warps gives R² 0.975), so the steady rate and fixed cost are rough. The
+AMD blog's layouts at 4 warps fit with R² 1.0000. (A judgement, not a hardware fact: 0.99 leaves
+room for rounding of whole cycles at short bursts.)"""
 
 
 @dataclass(frozen=True)
@@ -297,6 +306,7 @@ def measure(cfg: LdsBandwidthConfig, case: Case) -> dict[str, Any]:
         "raw_bytes_per_cycle": nbytes / cycles,
         "partition_conflict_cycles": int(sum(result.partition_stall_cycles.values())),
         "bank_conflict_cycles": int(result.bank_conflict_cycles),
+        "passes": int(result.passes),
         "lds_bytes": int(case.allocation.size),
     }
 
@@ -325,6 +335,11 @@ def summarize(
                 "peak_bytes_per_cycle": float(peaks[layout]),
                 "fixed_cycles": fit.fixed,
                 "r_squared": fit.r_squared,
+                "bank_conflict_cycles": int(at["bank_conflict_cycles"]),
+                "bank_conflict_rate": conflict_rate(
+                    int(at["bank_conflict_cycles"]) + int(at["passes"]),
+                    int(at["bank_conflict_cycles"]),
+                )[0],
             }
         )
     table = pd.DataFrame(rows)
@@ -345,7 +360,24 @@ def display(table: pd.DataFrame) -> pd.DataFrame:
             "fixed cycles": table["fixed_cycles"].map("{:.1f}".format),
             "R²": table["r_squared"].map("{:.4f}".format),
             "speedup": table["speedup"].map("{:.2f}x".format),
+            "bank conflicts": [
+                f"{c} ({r:.0f}%)" if c else "0"
+                for c, r in zip(
+                    table["bank_conflict_cycles"], table["bank_conflict_rate"], strict=True
+                )
+            ],
         }
+    )
+
+
+def fit_notes(fits: Mapping[str, SteadyStateFit], warps: int) -> tuple[str, ...]:
+    """A warning per candidate whose fit is poor (R² below :data:`POOR_FIT_R_SQUARED`)."""
+    return tuple(
+        f"{name}: poor steady-state fit (R² {fit.r_squared:.4f} < {POOR_FIT_R_SQUARED}) at "
+        f"{warps} warps; cycles do not grow linearly with the burst, so the steady B/cycle "
+        "and fixed cycles are rough (see sweep.csv)"
+        for name, fit in fits.items()
+        if fit.r_squared < POOR_FIT_R_SQUARED
     )
 
 
@@ -405,6 +437,7 @@ def run(
         name=cfg.name,
         tables=tables,
         summary=LdsBandwidthSummary(config=cfg, fits=fits, peaks=peaks),
+        notes=fit_notes(fits, cfg.warps),
         display=display(table),
     )
 
