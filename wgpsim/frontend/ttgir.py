@@ -41,39 +41,32 @@ wgpsim.errors.ModuleError: k.ttgir:8:10: unknown op 'ttg.local_laod' (did you me
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from wgpsim.errors import LayoutError, ModuleError, did_you_mean
 from wgpsim.frontend.mlir_text import (
     SSA,
-    find_types,
     matching,
     resolve_loc,
     scan_brackets,
-    shape_dtype,
     split_top,
     strip_loc,
 )
 from wgpsim.frontend.model import (
-    LDS_OPS,
-    VIEW_OPS,
     Buffer,
     Kernel,
     LdsOp,
     Loc,
     Loop,
-    MemDesc,
     NotModelled,
-    TensorType,
 )
+from wgpsim.frontend.ttgir_ops import ATTR_INT, OpRecord, OpSemantics
 from wgpsim.frontend.vocabulary import (
     CLOSED_DIALECTS,
     KNOWN_OPS,
     MODELLED_KINDS,
     OPEN_DIALECTS,
-    SCRATCH_OPS,
     UNMODELLED_KINDS,
 )
 from wgpsim.layout.notation import parse
@@ -85,7 +78,6 @@ _RESULTS = re.compile(r"^((?:%[\w$.\-]+(?::\d+)?)(?:\s*,\s*%[\w$.\-]+(?::\d+)?)*
 _OPNAME = re.compile(r'^"?([A-Za-z_][\w$]*\.[\w$.]+)"?')
 _KIND = re.compile(r"^#(\w+)\.(\w+)")
 _LABEL = re.compile(r"^\^([\w$.\-]+)(?:\((.*)\))?:")
-_ATTR_INT = r"(-?\d+)\s*:\s*i\d+"
 
 
 def read_ttgir_file(path: str | Path) -> Kernel:
@@ -99,21 +91,7 @@ def read_ttgir(text: str, source: str | None = None) -> Kernel:
     return _Reader(text, source or "<ttgir>").read()
 
 
-@dataclass(eq=False)
-class _Op:
-    """An op while the module is read (ids are assigned when the op ends: post-order)."""
-
-    name: str
-    line: int
-    parent: _Op | None
-    results: list[str] = field(default_factory=list)
-    id: int = -1
-    loc: Loc | None = None
-    loop: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class _Reader:
+class _Reader(OpSemantics):
     def __init__(self, text: str, source: str) -> None:
         self.source = source
         self.lines = text.splitlines()
@@ -140,7 +118,7 @@ class _Reader:
         self.labels: dict[str, tuple[list[str], int, int]] = {}  # label -> (args, first id, line)
         self.pending_br: dict[str, list[list[str]]] = {}
         self.cf_loops: list[tuple[int, int]] = []
-        self.uses: dict[str, list[_Op]] = {}
+        self.uses: dict[str, list[OpRecord]] = {}
 
     # ---------------------------------------------------------------- errors
     def fail(self, line: int, col: int, what: str) -> ModuleError:
@@ -233,7 +211,7 @@ class _Reader:
 
     # ---------------------------------------------------------------- the walk
     def _walk(self) -> None:
-        stack: list[_Op] = []
+        stack: list[OpRecord] = []
         in_resource = False
         seen_module = False
         for no, raw in enumerate(self.lines, 1):
@@ -266,7 +244,7 @@ class _Reader:
             if line.startswith("module"):
                 self._module(line, no, col)
                 seen_module = True
-                op = _Op("builtin.module", no, parent)
+                op = OpRecord("builtin.module", no, parent)
                 if line.endswith("{"):
                     stack.append(op)
                 continue
@@ -340,7 +318,9 @@ class _Reader:
                 self.view_of[a] = (v, "block argument")
 
     # ---------------------------------------------------------------- one op
-    def _op(self, line: str, no: int, col: int, parent: _Op | None, stack: list[_Op]) -> _Op | None:
+    def _op(
+        self, line: str, no: int, col: int, parent: OpRecord | None, stack: list[OpRecord]
+    ) -> OpRecord | None:
         text, loc_expr = strip_loc(line)
         results: list[str] = []
         body = text
@@ -368,7 +348,7 @@ class _Reader:
                 op_col + at,
                 f"{what} {name}: '{check[at]}' at column {op_col + at} is not closed",
             )
-        op = _Op(name, no, parent, results, loc=self._loc(loc_expr))
+        op = OpRecord(name, no, parent, results, loc=self._loc(loc_expr))
         op.extra["opens"] = opens
         op.extra["text"] = body
         op.extra["col"] = op_col
@@ -402,7 +382,7 @@ class _Reader:
             f"{', '.join(sorted(CLOSED_DIALECTS | OPEN_DIALECTS))} dialects",
         )
 
-    def _end(self, op: _Op) -> None:
+    def _end(self, op: OpRecord) -> None:
         op.id = self.next_id
         self.next_id += 1
         if op.loop is not None:
@@ -417,302 +397,9 @@ class _Reader:
         if "not_modelled" in op.extra:
             op.extra["not_modelled"]["loc"] = op.loc
 
-    # ---------------------------------------------------------------- what ops mean
-    def _memdescs(self, body: str, no: int, col: int) -> list[MemDesc]:
-        found = find_types(body, "!ttg.memdesc<")
-        arrow = body.rfind("-> <")
-        if arrow >= 0:
-            found += find_types(body[arrow + 3 :], "<")[:1]
-        return [self._memdesc(inner, no, col) for _, inner in found]
-
-    def _memdesc(self, inner: str, no: int, col: int) -> MemDesc:
-        parts = split_top(inner)
-        shape, dtype = shape_dtype(parts[0])
-        enc_text = parts[1] if len(parts) > 1 else ""
-        rest = parts[2:]
-        alloc = next(
-            (shape_dtype(p + "x")[0] for p in rest if re.fullmatch(r"\d+(x\d+)*", p)), None
-        )
-        return MemDesc(
-            shape, dtype, enc_text, self._encoding(enc_text, no, col), alloc, "mutable" in rest
-        )
-
-    def _tensors(self, body: str, no: int, col: int) -> list[TensorType]:
-        out = []
-        for _, inner in find_types(body, "tensor<"):
-            parts = split_top(inner)
-            shape, dtype = shape_dtype(parts[0])
-            enc = parts[1] if len(parts) > 1 else ""
-            out.append(TensorType(shape, dtype, enc, self._encoding(enc, no, col) if enc else None))
-        return out
-
-    def _offsets(self, body: str) -> tuple[int, ...] | None:
-        m = re.search(r"allocation\.offset\s*=\s*", body)
-        if m is None:
-            return None
-        rest = body[m.end() :]
-        if rest.startswith("["):
-            return tuple(int(v) for v in re.findall(_ATTR_INT, rest[: matching(rest, 0) + 1]))
-        v = re.match(_ATTR_INT, rest)
-        return (int(v.group(1)),) if v else None
-
-    def _semantics(self, op: _Op, body: str, no: int, col: int) -> None:
-        name, res = op.name, op.results
-        after = body[body.find(name) + len(name) :].lstrip('"')
-        operands = [t for t in SSA.findall(after.split(" : ")[0])]
-        if name == "arith.constant" and res:
-            m = re.match(r"\s*(-?\d+)\s*:", after)
-            if m:
-                self.consts[res[0]] = int(m.group(1))
-            return
-        if name in ("scf.for", "scf.if", "scf.while"):
-            self._loop(op, after, operands)
-            return
-        if name == "scf.yield" and op.parent is not None and op.parent.name == "scf.if":
-            for r, v in zip(op.parent.results, operands, strict=False):
-                if v in self.root:
-                    self.root[r] = self.root[v]
-                    self.view_of[r] = (v, "scf.if result")
-            return
-        if name in ("cf.br", "cf.cond_br"):
-            self._branch(op, after)
-            return
-        if name == "ttg.local_alloc":
-            self._alloc(op, body, after, operands, no, col)
-            return
-        if name in VIEW_OPS and res and operands:
-            src = operands[0]
-            if src in self.root:
-                self.root[res[0]] = self.root[src]
-                self.view_of[res[0]] = (src, name)
-            if name == "ttg.memdesc_index":
-                idx = re.match(r"\s*%[\w$.\-#]+\[(%[\w$.\-#]+)\]", after)
-                self.stage_of[res[0]] = self.consts.get(idx.group(1)) if idx else None
-            if name == "ttg.memdesc_subslice":
-                sl = re.match(r"\s*%[\w$.\-#]+\[([\d,\s]+)\]", after)
-                if sl:
-                    self.subslice_of[res[0]] = tuple(int(v) for v in sl.group(1).split(","))
-            self.view_args[res[0]] = self._view_arg(name, res[0], body, after, no, col)
-            return
-        if name in LDS_OPS:
-            self._lds(op, body, after, operands, no, col)
-            return
-        offsets = self._offsets(body)
-        if offsets is not None or name in SCRATCH_OPS:
-            self._scratch(op, offsets, no, col)
-            return
-        if "!ttg.memdesc<" in body and name not in (
-            "ttg.local_dealloc",
-            "scf.yield",
-            "tt.func",
-            "tt.return",
-            "cf.br",
-            "cf.cond_br",
-        ):
-            reason = "touches a memdesc; its LDS traffic is not modelled"
-            if name in (
-                "amdg.async_tdm_intrinsic_wait",
-                "ttg.async_wait",
-                "amdg.async_wait",
-                "ttg.async_commit_group",
-                "amdg.async_tdm_wait",
-            ):
-                return
-            record = {"op": name, "line": no, "name": res[0] if res else None, "reason": reason}
-            op.extra["not_modelled"] = record
-            self.not_modelled.append(record)
-
-    def _loop(self, op: _Op, after: str, operands: list[str]) -> None:
-        bounds = None
-        if op.name == "scf.for":
-            m = re.match(
-                r"\s*(%[\w$.\-#]+)\s*=\s*(%[\w$.\-#]+|-?\d+)\s+to\s+(%[\w$.\-#]+|-?\d+)"
-                r"\s+step\s+(%[\w$.\-#]+|-?\d+)",
-                after,
-            )
-            if m:
-                bounds = tuple(str(self.consts.get(v, v)) for v in m.groups()[1:])
-            ia = re.search(r"iter_args\((.*?)\)\s*->", after)
-            if ia:
-                for i, pair in enumerate(split_top(ia.group(1))):
-                    arg, _, init = (s.strip() for s in pair.partition("="))
-                    if init in self.root:
-                        self.root[arg] = self.root[init]
-                        self.view_of[arg] = (init, "iter_arg")
-                        if i < len(op.results):
-                            self.root[op.results[i]] = self.root[init]
-                            self.view_of[op.results[i]] = (init, "scf.for result")
-        op.loop = len(self.loops)
-        parents = [o.loop for o in self._ancestors(op) if o.loop is not None]
-        self.loops.append(
-            {
-                "kind": op.name,
-                "line": op.line,
-                "first": self.next_id,
-                "parent": parents[0] if parents else None,
-                "bounds": bounds,
-                "op_ids": (self.next_id, self.next_id),
-                "loc": None,
-            }
-        )
-
-    @staticmethod
-    def _ancestors(op: _Op):
-        p = op.parent
-        while p is not None:
-            yield p
-            p = p.parent
-
-    def _branch(self, op: _Op, after: str) -> None:
-        for m in re.finditer(r"\^([\w$.\-]+)(\()?", after):
-            args: list[str] = []
-            if m.group(2):
-                inner = after[m.end() : matching(after, m.end() - 1)]
-                args = SSA.findall(inner.split(" : ")[0])
-            label = m.group(1)
-            if label in self.labels:
-                block_args, first, _ = self.labels[label]
-                self._bind(block_args, args)
-                self.cf_loops.append((first, self.next_id))
-            else:
-                self.pending_br.setdefault(label, []).append(args)
-
-    def _alloc(self, op, body, after, operands, no, col) -> None:
-        mds = self._memdescs(body, no, col)
-        if not mds or not op.results:
-            raise self.fail(no, col, "ttg.local_alloc: expected a result of type !ttg.memdesc<...>")
-        md = mds[-1]
-        name = op.results[0]
-        stages = md.shape[0] if md.alloc_shape is None and len(md.shape) > 2 else 1
-        buf = {
-            "name": name,
-            "kind": "explicit",
-            "memdesc": md,
-            "stages": stages,
-            "offsets": self._offsets(body),
-            "line": no,
-            "op": op.name,
-            "size": None,
-            "def": op,
-        }
-        self.buffers.append(buf)
-        self.buffer_by_name[name] = buf
-        op.extra["buffers"] = [buf]
-        self.root[name] = name
-        if operands:  # local_alloc %value: the alloc stores the tensor
-            self._lds(op, body, after, operands, no, col, store_into=name)
-
-    def _scratch(self, op: _Op, offsets, no: int, col: int) -> None:
-        """An op that may use scratch. After allocation (``ttg.shared`` present) Triton gave
-        one exactly to those that use it: the others do not touch the LDS."""
-        name = op.results[0] if op.results else f"{op.name}@{no}"
-        reason = "may use an LDS scratch buffer; its LDS instructions are not modelled"
-        if offsets is None and "ttg.shared" in self.attrs:
-            return
-        if offsets is not None:
-            buf = {
-                "name": f"scratch:{name}",
-                "kind": "scratch",
-                "memdesc": None,
-                "stages": 1,
-                "offsets": offsets,
-                "line": no,
-                "op": op.name,
-                "size": None,
-                "def": op,
-            }
-            self.buffers.append(buf)
-            op.extra["buffers"] = [buf]
-            reason = (
-                f"uses an LDS scratch buffer at {offsets[0]}; its LDS instructions are not modelled"
-            )
-        record = {"op": op.name, "line": no, "name": name if op.results else None, "reason": reason}
-        op.extra["not_modelled"] = record
-        self.not_modelled.append(record)
-
-    def _lds(self, op, body, after, operands, no, col, store_into: str | None = None) -> None:
-        name = op.name
-        mds = self._memdescs(body, no, col)
-        tensors = [t for t in self._tensors(body, no, col) if "!tt.ptr" not in t.dtype]
-        if name == "ttg.local_alloc":
-            lds_value = store_into
-        elif name == "ttg.local_store":
-            lds_value = operands[1] if len(operands) > 1 else None
-        elif name == "amdg.async_tdm_copy_global_to_local":
-            m = re.search(r"\binto\s+(%[\w$.\-#]+)", after)
-            lds_value = m.group(1) if m else None
-        elif name == "amdg.async_tdm_copy_local_to_global":
-            m = re.search(r"\bfrom\s+(%[\w$.\-#]+)", after)
-            lds_value = m.group(1) if m else None
-        elif name == "ttg.async_copy_global_to_local":
-            lds_value = operands[1] if len(operands) > 1 else None
-        else:
-            lds_value = operands[0] if operands else None
-        if not mds:
-            raise self.fail(no, col, f"{name}: expected a !ttg.memdesc<...> type")
-        md = mds[-1] if name in ("ttg.local_store", "ttg.local_alloc") else mds[0]
-        if name == "ttg.async_copy_global_to_local" or "copy_global_to_local" in name:
-            md = mds[-1]
-        tensor = tensors[-1] if tensors else None
-        if name == "ttg.local_alloc" or name == "ttg.local_store":
-            tensor = tensors[0] if tensors else None
-        views, chain, v = [], [], lds_value
-        while v in self.view_of:
-            src, how = self.view_of[v]
-            views.append(how)
-            if how in VIEW_OPS:
-                chain.append((how, self.view_args.get(v)))
-            v = src
-        stage = next((self.stage_of[x] for x in self._chain(lds_value) if x in self.stage_of), None)
-        sub = next(
-            (self.subslice_of[x] for x in self._chain(lds_value) if x in self.subslice_of), None
-        )
-        rec = {
-            "index": len(self.ops),
-            "op": name,
-            "name": op.results[0]
-            if op.results and name != "ttg.local_alloc"
-            else (store_into if name == "ttg.local_alloc" else None),
-            "loc": op.loc,
-            "line": no,
-            "op_id": -1,
-            "memdesc": md,
-            "tensor": tensor,
-            "buffer": self.root.get(lds_value),
-            "views": tuple(reversed(views)),
-            "view_chain": tuple(reversed(chain)),
-            "stage": stage,
-            "subslice": sub,
-            "loops": op.extra.get("loops", ()),
-            "function": op.extra.get("function", ""),
-        }
-        if name != "ttg.local_alloc" and op.results:
-            rec["name"] = op.results[0]
-        self.ops.append(rec)
-        op.extra.setdefault("records", []).append(rec)
-
-    def _view_arg(self, name: str, res: str, body: str, after: str, no: int, col: int):
-        """What the view does: the index (None if not a constant), the subslice offsets and
-        shape, the transpose order, the reshaped shape."""
-        mds = self._memdescs(body, no, col)
-        shape = mds[-1].shape if mds else None
-        if name == "ttg.memdesc_index":
-            return self.stage_of.get(res)
-        if name == "ttg.memdesc_subslice":
-            return (self.subslice_of.get(res), shape)
-        if name == "ttg.memdesc_trans":
-            m = re.search(r"order\s*=\s*array<i32:\s*([\d,\s]+)>", after)
-            return tuple(int(v) for v in m.group(1).split(",")) if m else None
-        return shape
-
-    def _chain(self, v: str | None):
-        while v is not None:
-            yield v
-            v = self.view_of.get(v, (None, ""))[0]
-
     # ---------------------------------------------------------------- the model
     def _live(self, buf: dict[str, Any]) -> tuple[int, int]:
-        d: _Op = buf["def"]
+        d: OpRecord = buf["def"]
         if buf["kind"] == "scratch":
             return d.id, d.id + 1
         end = d.id
@@ -729,7 +416,7 @@ class _Reader:
 
     def _kernel(self) -> Kernel:
         def attr_int(key: str, default: int | None) -> int | None:
-            m = re.match(_ATTR_INT, self.attrs.get(key, ""))
+            m = re.match(ATTR_INT, self.attrs.get(key, ""))
             return int(m.group(1)) if m else default
 
         buffers = tuple(
