@@ -280,3 +280,75 @@ def test_read_allocation_sees_scalar_and_array_offsets():
         "{allocation.offset = [0 : i32, 65536 : i32]} }"
     )
     assert read_allocation(text) == (67640, [[2112], [0, 65536]])
+
+
+def _one_alloc(memdesc: str) -> str:
+    return "\n".join(
+        [
+            'module attributes {"ttg.num-warps" = 4 : i32, "ttg.num-ctas" = 1 : i32, '
+            '"ttg.threads-per-warp" = 32 : i32, ttg.target = "hip:gfx1250"} {',
+            "  tt.func @kernel() {",
+            f"    %t0 = ttg.local_alloc : () -> {memdesc}",
+            "    tt.return",
+            "  }",
+            "}",
+        ]
+    )
+
+
+def test_tensor_buffers_size_partitioned_as_triton():
+    """tensor_buffers (from the encoding, as the kernel frontend calls it) against Triton's pass,
+    including padded inner layouts whose shape is not the piece's (sized from the inner shape)."""
+    from wgpsim.hw.alloc import tensor_buffers
+    from wgpsim.layout import parse
+
+    def part(parts, groups, dim, shape, order="1, 0"):
+        inner = f"#ttg.padded_shared<[512:+16] {{order = [{order}], shape = [{shape}]}}>"
+        return (
+            f"#ttg.partitioned_shared<{{numPartitions = {parts}, numGroups = {groups}, "
+            f"partitionDim = {dim}, partitionLayout = {inner}}}>"
+        )
+
+    cases = [
+        (part(2, 1, 0, "128, 64"), (128, 64), "f16"),  # the issue: 82416
+        (part(2, 1, 0, "256, 64"), (128, 64), "f16"),  # 99312
+        (part(2, 1, 0, "64, 64"), (128, 64), "f16"),  # the piece shape: 73968
+        (part(2, 2, 0, "128, 64"), (128, 64), "f16"),
+        (part(2, 1, 1, "128, 64", "0, 1"), (128, 64), "f16"),
+        (part(4, 1, 0, "128, 64"), (128, 64), "f16"),
+        (part(2, 2, 0, "16, 128"), (128, 128), "i8"),
+        (SWIZZLED, (3, 64, 64), "i8"),  # leading buffer dims need not be powers of two
+    ]
+    kernels = [
+        _one_alloc(f"!ttg.memdesc<{'x'.join(map(str, s))}x{e}, {t}, #ttg.shared_memory, mutable>")
+        for t, s, e in cases
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-c", ORACLE], input=json.dumps(kernels), capture_output=True,
+        text=True, timeout=600,
+    )  # fmt: skip
+    answers = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert len(answers) == len(cases), proc.stderr[-2000:]
+    got = []
+    for (text, shape, elem), answer in zip(cases, answers, strict=True):
+        size, offsets = read_allocation(answer["ir"])
+        alloc = allocate(tensor_buffers("t", parse(text), shape, ELEM[elem]), capacity=None)
+        assert (alloc.size, [alloc.offsets_of("t")]) == (size, offsets), text
+        got.append(size)
+    assert got[:3] == [82416, 99312, 73968]
+
+
+def test_shapes_triton_rejects_are_layout_errors():
+    """Triton's parser refuses a memdesc whose covered dims are not powers of two; so do we."""
+    from wgpsim.errors import LayoutError
+    from wgpsim.hw.alloc import tensor_buffers
+    from wgpsim.layout import parse
+
+    text = "!ttg.memdesc<625x64xi8, " + SWIZZLED + ", #ttg.shared_memory, mutable>"
+    proc = subprocess.run(
+        [sys.executable, "-c", ORACLE], input=json.dumps([_one_alloc(text)]),
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode != 0 and "power-of-2" in proc.stderr
+    with pytest.raises(LayoutError, match=r"shape \[625, 64\].*625 is not"):
+        tensor_buffers("t", parse(SWIZZLED), (625, 64), 1)

@@ -38,7 +38,7 @@ from wgpsim.hw.alloc_stages import (
     resolve_interference,
 )
 from wgpsim.layout.bits import is_pow2
-from wgpsim.layout.shared import PartitionedSharedLayout
+from wgpsim.layout.shared import PartitionedSharedLayout, require_alloc_shape
 from wgpsim.packaged import hardware_fact
 from wgpsim.trace.validate import DEFAULT_LDS_BYTES
 
@@ -132,8 +132,11 @@ def tensor_buffers(
     """The buffers of one `ttg.local_alloc` of `shape` in `shared_layout` (a `wgpsim.layout`
     shared encoding, or a Gluon one, converted with `wgpsim.layout.gluon.from_gluon`).
 
-    A `PartitionedSharedLayout` gives `partitioned_buffers` of its inner layout's size for the
-    whole shape (padding included); any other layout one buffer of its `alloc_bytes`.
+    A `PartitionedSharedLayout` gives `partitioned_buffers` of its `total_bytes` (the inner
+    layout's size for the whole shape, padding included; a padded inner layout sized from its
+    own shape, as Triton does); any other layout one buffer of its `alloc_bytes`. A shape
+    Triton's verifier rejects (a dim the layout covers that is not a power of two) is a
+    `LayoutError`.
     Alignment: `alignment`, else the layout's `alignment` attribute, else 16.
 
     >>> from wgpsim.layout import parse
@@ -148,11 +151,11 @@ def tensor_buffers(
         from wgpsim.layout.gluon import from_gluon
 
         layout = from_gluon(layout)
-    shape = tuple(shape)
+    shape = require_alloc_shape(layout, shape)
     if isinstance(layout, PartitionedSharedLayout):
         return partitioned_buffers(
             name,
-            layout.partition_layout.alloc_bytes(shape, elem_bytes),
+            layout.total_bytes(shape, elem_bytes),
             layout.num_partitions,
             layout.num_groups,
             live=live,

@@ -341,16 +341,58 @@ class PartitionedSharedLayout:
         """Bytes of all ``num_partitions`` buffers together."""
         return self.num_partitions * self.buffer_bytes(shape, elem_bytes)
 
+    def total_bytes(self, shape: Sequence[int], elem_bytes: int) -> int:
+        """The size Triton's allocator gives the whole tensor before splitting it: the inner
+        layout's size for the tensor, except that a padded inner layout is sized from its
+        *own* shape, ``getPaddedSize(prod(inner shape) * num_partitions * num_groups)`` (3.9.0,
+        checked against its allocation pass; equal to the tensor's when the inner shape is the
+        piece shape, as it must be for a load).
+
+        >>> inner = PaddedSharedLayout([(512, 16)], order=[1, 0], shape=[128, 64])
+        >>> PartitionedSharedLayout(2, 1, 0, inner).total_bytes((128, 64), 2)  # not 16864
+        33760
+        """
+        inner = self.partition_layout
+        if isinstance(inner, PaddedSharedLayout):
+            elems = inner.padded_elems(prod(inner.shape) * self.num_logical_pieces)
+            return elems * elem_bytes
+        return inner.alloc_bytes(tuple(shape), elem_bytes)
+
     def buffer_bytes(self, shape: Sequence[int], elem_bytes: int) -> int:
-        """One partition buffer (Triton): ``(total bytes // pieces) * num_groups``, where the
-        total is the inner layout's size for the whole tensor (padding included).
+        """One partition buffer (Triton): ``(total bytes // pieces) * num_groups``.
 
         >>> inner = PaddedSharedLayout([(256, 8)], order=[1, 0], shape=[16, 32])
         >>> PartitionedSharedLayout(2, 2, 0, inner).buffer_bytes((64, 32), 2)
         2104
         """
-        total = self.partition_layout.alloc_bytes(tuple(shape), elem_bytes)
-        return (total // self.num_logical_pieces) * self.num_groups
+        return (self.total_bytes(shape, elem_bytes) // self.num_logical_pieces) * self.num_groups
+
+
+def require_alloc_shape(layout: Any, shape: Sequence[int]) -> tuple[int, ...]:
+    """``shape`` of a ``ttg.local_alloc`` in ``layout``, checked as Triton's verifier does: the
+    dims the layout covers (the trailing ``rank`` ones; leading ones count buffers) must be
+    powers of two.
+
+    >>> require_alloc_shape(SwizzledSharedLayout(1, 1, 1, [1, 0]), (625, 64))
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.LayoutError: shape [625, 64]: Triton 3.9.0 rejects a memdesc of swizzled_shared whose dims are not powers of two (625 is not); the trailing 2 dims must be
+    """
+    shape = tuple(int(s) for s in shape)
+    rank = getattr(getattr(layout, "partition_layout", layout), "rank", None) or len(shape)
+    if any(s < 1 for s in shape) or len(shape) < rank:
+        raise LayoutError(f"shape {list(shape)}: needs {rank} positive dims")
+    bad = [s for s in shape[len(shape) - rank :] if not is_pow2(s)]
+    if bad:
+        kind = {
+            SwizzledSharedLayout: "swizzled_shared", PaddedSharedLayout: "padded_shared",
+            PartitionedSharedLayout: "partitioned_shared", SharedLinearLayout: "shared_linear",
+        }.get(type(layout), type(layout).__name__)  # fmt: skip
+        raise LayoutError(
+            f"shape {list(shape)}: Triton 3.9.0 rejects a memdesc of {kind} whose dims are not "
+            f"powers of two ({bad[0]} is not); the trailing {rank} dims must be"
+        )
+    return shape
 
 
 SharedLayout = (
