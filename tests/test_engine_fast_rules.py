@@ -38,21 +38,28 @@ lane_address = st.one_of(
 )
 rows = st.lists(
     st.tuples(
-        st.sampled_from(sorted(INSTRUCTIONS)), st.lists(lane_address, min_size=32, max_size=32)
+        st.sampled_from(sorted(INSTRUCTIONS)),
+        st.lists(lane_address, min_size=32, max_size=32),
+        st.sampled_from([1, 2, 3, 16, 64, 255]),  # a 2addr form's distance in offset units
     ),
     min_size=1,
     max_size=6,
 )
 
 
+def distances(rows) -> np.ndarray:
+    """Each row's byte distance to a 2addr form's second address (0 for the others)."""
+    return np.array([INSTRUCTIONS[op].offset_unit_bytes * units for op, _, units in rows])
+
+
 @settings(max_examples=200, deadline=None)
 @given(rows=rows, variant=st.sampled_from(sorted(VARIANTS)))
 def test_compiled_passes_equal_the_reference(rows, variant):
     hw = VARIANTS[variant]
-    ops = np.array([op_code(op) for op, _ in rows])
-    addr = np.array([a for _, a in rows])
-    want = rules.pass_table(ops, addr, hw)
-    got = pass_list(ops, addr, hw)
+    ops = np.array([op_code(op) for op, _, _ in rows])
+    addr = np.array([a for _, a, _ in rows])
+    want = rules.pass_table(ops, addr, hw, distances(rows))
+    got = pass_list(ops, addr, hw, distances(rows))
     for name, column in got.items():
         assert column.tolist() == getattr(want, name).tolist(), name
 
@@ -62,12 +69,16 @@ def test_compiled_passes_equal_the_reference(rows, variant):
 def test_loop_passes_skip_control_rows(rows, control, index):
     """The loop's columns: per trace row its passes (control rows none), as the reference."""
     ops = np.array(
-        [op_code(op) if not c else NUM_LDS_OPS for (op, _), c in zip(rows, control, strict=False)]
+        [
+            op_code(op) if not c else NUM_LDS_OPS
+            for (op, _, _), c in zip(rows, control, strict=False)
+        ]
     )
-    addr = np.array([a for _, a in rows])
+    addr = np.array([a for _, a, _ in rows])
+    dist = distances(rows)
     lds = np.flatnonzero(ops < NUM_LDS_OPS)
-    want = rules.pass_table(ops[lds], addr[lds], HW)
-    got = loop_passes(ops, addr, HW, index=index)
+    want = rules.pass_table(ops[lds], addr[lds], HW, dist[lds])
+    got = loop_passes(ops, addr, HW, index=index, distance=dist)
     per_row = np.bincount(lds[want.row], minlength=len(ops))
     assert np.diff(got.start).tolist() == per_row.tolist()
     assert got.partitions.tolist() == want.partitions.tolist()

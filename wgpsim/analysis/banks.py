@@ -45,7 +45,7 @@ def bank_table(trace, hw: HardwareConfig | None = None, *, per_pass: bool = Fals
     cycles, conflict cycles, slowest pass and the partitions it touches (bitmask)."""
     hw = load_hardware() if hw is None else hw
     lds_rows = np.flatnonzero(trace.op < NUM_LDS_OPS)
-    table = pass_table(trace.op[lds_rows], trace.addr[lds_rows], hw)
+    table = pass_table(trace.op[lds_rows], trace.addr[lds_rows], hw, trace.arg[lds_rows])
     rows = lds_rows[table.row]
     passes = pd.DataFrame(
         {

@@ -40,7 +40,7 @@ def usable_ports(trace: Trace, hw: HardwareConfig) -> int:
     the others' chosen passes, at most the number of ports (see the module docstring).
     """
     rows = np.flatnonzero(is_lds(trace.op))
-    passes = pass_table(trace.op[rows], trace.addr[rows], hw)
+    passes = pass_table(trace.op[rows], trace.addr[rows], hw, trace.arg[rows])
     pair_of_warp = np.array([hw.pair_of_warp(w) for w in range(trace.num_warps)])
     pair = pair_of_warp[trace.warp[rows[passes.row]]]
     masks = [np.unique(passes.partitions[pair == p]).tolist() for p in range(hw.num_pairs)]
@@ -59,7 +59,7 @@ def peak_bytes_per_cycle(trace: Trace, hw: HardwareConfig) -> int:
     ceiling is half the ports' width.
     """
     rows = np.flatnonzero(is_lds(trace.op))
-    passes = pass_table(trace.op[rows], trace.addr[rows], hw)
+    passes = pass_table(trace.op[rows], trace.addr[rows], hw, trace.arg[rows])
     per_pass = min(int(passes.bytes.max()), hw.ports.bytes_per_cycle) if len(passes) else 0
     return usable_ports(trace, hw) * per_pass
 

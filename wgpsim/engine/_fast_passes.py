@@ -31,7 +31,13 @@ import numpy as np
 from numba import njit
 
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
-from wgpsim.trace.instructions import NUM_LDS_OPS, OP_BYTES_PER_LANE, OPS
+from wgpsim.trace.instructions import (
+    NUM_LDS_OPS,
+    OP_ACCESS_BYTES,
+    OP_ADDRESSES,
+    OP_BYTES_PER_LANE,
+    OPS,
+)
 
 __all__ = ["LaneTable", "LoopPasses", "count_passes", "fill_passes", "lane_table", "loop_passes"]
 
@@ -57,12 +63,18 @@ class LoopPasses:
 
 
 def loop_passes(
-    ops: np.ndarray, addr: np.ndarray, hw: HardwareConfig, *, index: bool
+    ops: np.ndarray,
+    addr: np.ndarray,
+    hw: HardwareConfig,
+    *,
+    index: bool,
+    distance: np.ndarray | None = None,
 ) -> LoopPasses:
     """The passes of every row in the columns the loop needs, in the smallest dtypes (control
-    rows have no pass)."""
+    rows have no pass). ``distance``: each row's byte distance to a 2addr form's second
+    address (a trace's ``arg``; default 0)."""
     table = lane_table(hw)
-    args, n = table.kernel_args(ops, addr)
+    args, n = table.kernel_args(ops, addr, distance)
     out = pass_columns(
         n, table, row=0, index=n if index else 0, lane_mask=0, bytes=0, start=len(ops) + 1
     )
@@ -70,12 +82,14 @@ def loop_passes(
     return LoopPasses(out[6], out[4], out[5], out[1], int(total))
 
 
-def pass_list(ops: np.ndarray, addr: np.ndarray, hw: HardwareConfig) -> dict[str, np.ndarray]:
+def pass_list(
+    ops: np.ndarray, addr: np.ndarray, hw: HardwareConfig, distance: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
     """Every column of the passes of LDS rows ``ops``/``addr`` (row, index, lane_mask, bytes,
     partitions, bank_cycles) as int64, in row then pass order: what tests compare with
     ``wgpsim.hw.rules.pass_table``."""
     table = lane_table(hw)
-    args, n = table.kernel_args(ops, addr)
+    args, n = table.kernel_args(ops, addr, distance)
     out = pass_columns(n, table)
     table.fill(args, out)
     names = ("row", "index", "lane_mask", "bytes", "partitions", "bank_cycles")
@@ -101,6 +115,8 @@ class LaneTable:
         for code, g in enumerate(groups):
             self.lanes[code, : g.shape[0], : g.shape[1]] = g
         self.bytes_per_lane = OP_BYTES_PER_LANE[:NUM_LDS_OPS].copy()
+        self.access_bytes = OP_ACCESS_BYTES[:NUM_LDS_OPS].copy()
+        self.accesses = OP_ADDRESSES[:NUM_LDS_OPS].copy()
         self.sizes = (
             _divisor(hw.partitions.size),
             _divisor(hw.banks.width_bytes),
@@ -108,16 +124,22 @@ class LaneTable:
         )
         self.mask_dtype = _mask_dtype(hw.partitions.count)
 
-    def kernel_args(self, ops: np.ndarray, addr: np.ndarray) -> tuple[tuple, int]:
-        """The kernels' arguments for rows ``ops``/``addr`` (converted as ``kernel_rows``)
-        and the number of their passes (``count_passes``)."""
+    def kernel_args(
+        self, ops: np.ndarray, addr: np.ndarray, distance: np.ndarray | None = None
+    ) -> tuple[tuple, int]:
+        """The kernels' arguments for rows ``ops``/``addr``/``distance`` (converted as
+        ``kernel_rows``) and the number of their passes (``count_passes``)."""
         ops, addr = kernel_rows(ops, addr)
+        dist = np.zeros(len(ops), np.int64) if distance is None else distance
+        dist = _read_only(np.ascontiguousarray(dist, dtype=np.int64))
         args = (ops, addr, _NO_ROWS, self.lanes, self.count, self.width)
-        return args, count_passes(*args)
+        return (*args, dist), count_passes(*args)
 
     def fill(self, args: tuple, out: tuple) -> int:
         """``fill_passes`` of ``args`` into ``out``; returns the bytes of all passes."""
-        return fill_passes(*args, self.bytes_per_lane, *self.sizes, out)
+        *rows, dist = args
+        per_op = (self.bytes_per_lane, self.access_bytes, self.accesses, dist)
+        return fill_passes(*rows, *per_op, *self.sizes, out)
 
 
 def _groups(bits: tuple[int, ...], warp_size: int) -> np.ndarray:
@@ -201,13 +223,17 @@ def count_passes(ops, addr, rows, lanes, count, width):
 
 
 @njit(cache=True)
-def fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_width, nbanks, out):
+def fill_passes(
+    ops, addr, rows, lanes, count, width, bpl, acc, nacc, dist, part_size, bank_width, nbanks, out
+):
     """Write each non-empty pass of ``rows`` (as in ``count_passes``; in row, then pass
     order) into the ``out`` columns (row, index, lane_mask, bytes, partitions, bank_cycles,
     start); an empty column is skipped. ``start[i]`` is the first pass of row i, ``start[-1]``
     the number of passes. Returns the bytes of all passes.
 
-    A lane reading w bytes at a touches dwords a//4 .. (a+w-1)//4 and the partitions of its
+    An active lane moves ``bpl[op]`` bytes in ``nacc[op]`` accesses of ``acc[op]`` bytes, the
+    s-th at its address + s * ``dist[r]`` (a 2addr form's second access).
+    An access of w bytes at a touches dwords a//4 .. (a+w-1)//4 and the partitions of its
     first and last byte; bank cycles = the most distinct dwords in one bank (at least 1).
     Dword d lies in bank d mod 64 of bank row d // 64, so a pass is a set of bank rows, each
     with a 64-bit mask of the banks it touches: the bank cycles are the most rows sharing a bit.
@@ -215,11 +241,14 @@ def fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_width
     one by one (``_most_dwords_per_bank``).
     """
     row_out, index_out, mask_out, bytes_out, parts_out, cycles_out, start = out
-    span = 2  # bank rows one lane can touch
-    for w in bpl:
+    span = 2  # bank rows (dwords) one access can touch
+    for w in acc:
         span = max(span, w // bank_width[0] + 2)
-    bank_rows = np.empty(lanes.shape[2] * span, dtype=np.int64)
-    bank_masks = np.empty(lanes.shape[2] * span, dtype=np.int64)
+    most = 1  # accesses per lane
+    for n in nacc:
+        most = max(most, n)
+    bank_rows = np.empty(lanes.shape[2] * span * most, dtype=np.int64)
+    bank_masks = np.empty(lanes.shape[2] * span * most, dtype=np.int64)
     k, total = 0, 0
     for i in range(len(rows) if len(rows) else len(ops)):
         r = rows[i] if len(rows) else i
@@ -228,25 +257,27 @@ def fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_width
         op = ops[r]
         if op >= len(count):
             continue
-        w = bpl[op]
+        w, na, d = acc[op], nacc[op], np.int64(dist[r])
         for g in range(count[op]):
             active, mask, parts, low, high = 0, 0, 0, NEVER, -1
             for j in range(width[op]):
                 lane = lanes[op, g, j]
-                a = np.int64(addr[r, lane])
-                if a < 0:
+                a0 = np.int64(addr[r, lane])
+                if a0 < 0:
                     continue
                 active += 1
                 mask |= np.int64(1) << lane
-                parts |= (np.int64(1) << _div(a, part_size)) | (
-                    np.int64(1) << _div(a + w - 1, part_size)
-                )
-                low = min(low, _div(a, bank_width))
-                high = max(high, _div(a + w - 1, bank_width))
+                for s in range(na):
+                    a = a0 + s * d
+                    parts |= (np.int64(1) << _div(a, part_size)) | (
+                        np.int64(1) << _div(a + w - 1, part_size)
+                    )
+                    low = min(low, _div(a, bank_width))
+                    high = max(high, _div(a + w - 1, bank_width))
             if active == 0:
                 continue
             if len(row_out):
-                row_out[k], mask_out[k], bytes_out[k] = r, mask, active * w
+                row_out[k], mask_out[k], bytes_out[k] = r, mask, active * bpl[op]
             if len(index_out):
                 index_out[k] = g
             parts_out[k] = parts
@@ -254,14 +285,15 @@ def fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_width
             cycles_out[k] = 1
             if high - low >= nbanks[0] and nbanks[0] > MAX_BANKS:
                 cycles_out[k] = _most_dwords_per_bank(
-                    addr, r, lanes, op, g, width[op], w, bank_width, nbanks, bank_rows
+                    addr, r, lanes, op, g, width[op], w, na, d, bank_width, nbanks, bank_rows
                 )
             elif high - low >= nbanks[0]:
                 nrows = _bank_rows(
-                    addr, r, lanes, op, g, width[op], w, bank_width, nbanks, bank_rows, bank_masks
-                )
+                    addr, r, lanes, op, g, width[op], w, na, d, bank_width, nbanks, bank_rows,
+                    bank_masks,
+                )  # fmt: skip
                 cycles_out[k] = _most_rows_per_bank(bank_masks, nrows)
-            total += active * w
+            total += active * bpl[op]
             k += 1
     if len(start):
         start[-1] = k
@@ -269,15 +301,16 @@ def fill_passes(ops, addr, rows, lanes, count, width, bpl, part_size, bank_width
 
 
 @njit(cache=True, inline="always")
-def _bank_rows(addr, r, lanes, op, g, nlanes, w, bank_width, nbanks, rows, masks):
-    """The bank rows that pass g of row r touches (its ``nlanes`` lanes ``lanes[op, g]`` of
-    w bytes), in ``rows``, with a mask of the banks touched in each in ``masks``; returns
-    their number."""
+def _bank_rows(addr, r, lanes, op, g, nlanes, w, na, dist, bank_width, nbanks, rows, masks):
+    """The bank rows that pass g of row r touches (its ``nlanes`` lanes ``lanes[op, g]``, each
+    ``na`` accesses of w bytes ``dist`` apart), in ``rows``, with a mask of the banks touched
+    in each in ``masks``; returns their number."""
     nrows, b = 0, 0
-    for j in range(nlanes):
-        a = np.int64(addr[r, lanes[op, g, j]])
+    for i in range(nlanes * na):
+        a = np.int64(addr[r, lanes[op, g, i % nlanes]])
         if a < 0:
             continue
+        a += (i // nlanes) * dist
         d, last = _div(a, bank_width), _div(a + w - 1, bank_width)
         while d <= last:  # the lane's dwords, one bank row at a time
             bank_row = _div(d, nbanks)
@@ -296,14 +329,16 @@ def _bank_rows(addr, r, lanes, op, g, nlanes, w, bank_width, nbanks, rows, masks
 
 
 @njit(cache=True, inline="always")
-def _most_dwords_per_bank(addr, r, lanes, op, g, nlanes, w, bank_width, nbanks, dwords):
+def _most_dwords_per_bank(addr, r, lanes, op, g, nlanes, w, na, dist, bank_width, nbanks, dwords):
     """The most distinct dwords in one bank (at least 1) of pass g of row r (``nlanes`` lanes
-    ``lanes[op, g]`` of w bytes), counted plainly; ``dwords`` is scratch."""
+    ``lanes[op, g]``, each ``na`` accesses of w bytes ``dist`` apart), counted plainly;
+    ``dwords`` is scratch."""
     n = 0
-    for j in range(nlanes):
-        a = np.int64(addr[r, lanes[op, g, j]])
+    for i in range(nlanes * na):
+        a = np.int64(addr[r, lanes[op, g, i % nlanes]])
         if a < 0:
             continue
+        a += (i // nlanes) * dist
         for d in range(_div(a, bank_width), _div(a + w - 1, bank_width) + 1):
             dwords[n] = d
             n += 1

@@ -111,7 +111,7 @@ class Lds:
             t.dscnt_max,
         )
         lds_rows = np.flatnonzero(trace.op < NUM_LDS_OPS)
-        table = pass_table(trace.op[lds_rows], trace.addr[lds_rows], hw)
+        table = pass_table(trace.op[lds_rows], trace.addr[lds_rows], hw, trace.arg[lds_rows])
         rows = lds_rows[table.row]
         starts = np.searchsorted(rows, np.arange(len(trace)), side="left")
         ends = np.searchsorted(rows, np.arange(len(trace)), side="right")

@@ -43,7 +43,7 @@ from wgpsim.trace.instructions import BARRIER, CLOCK, DELAY, NUM_LDS_OPS, OPS, W
 
 def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False) -> Result:
     """Simulate ``trace`` (already validated) on ``hw``; see ``wgpsim.engine.simulate``."""
-    table = loop_passes(trace.op, trace.addr, hw, index=record_events)
+    table = loop_passes(trace.op, trace.addr, hw, index=record_events, distance=trace.arg)
     warp_rows = np.empty(len(trace), np.int32 if len(trace) < 2**31 else np.int64)
     warp_first = warp_order(trace.warp, trace.num_warps, warp_rows)
     delays = jitter(len(trace), hw, seed)

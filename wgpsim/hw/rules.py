@@ -185,38 +185,60 @@ class PassTable:
         return len(self.row)
 
 
-def _passes_of(code: int, rows: np.ndarray, addr: np.ndarray, hw: HardwareConfig) -> PassTable:
-    """The passes of instructions ``rows`` (indices into ``addr``), all of op ``code``."""
-    groups = lane_groups(OPS[code], hw)  # [passes, lanes per pass]
-    width = INSTRUCTIONS[OPS[code]].bytes_per_lane
+def _passes_of(
+    code: int, rows: np.ndarray, addr: np.ndarray, distance: np.ndarray, hw: HardwareConfig
+) -> PassTable:
+    """The passes of instructions ``rows`` (indices into ``addr``), all of op ``code``.
+
+    A 2addr form's lane makes two accesses, at its address and ``distance`` bytes on; its pass
+    is banked by, and touches the partitions of, both (docs/DESIGN.md, "Instructions become
+    passes")."""
+    ins = INSTRUCTIONS[OPS[code]]
+    groups = lane_groups(ins.name, hw)  # [passes, lanes per pass]
     lane_addr = addr[rows][:, groups]  # [instructions, passes, lanes per pass]
     row, index = np.nonzero((lane_addr >= 0).any(axis=-1))  # passes with an active lane
     served = lane_addr[row, index]  # [passes, lanes per pass]
     active = served >= 0
+    accesses = served
+    if ins.addresses == 2:  # the second access of every active lane, beside the first
+        second = np.where(active, served + distance[rows][row][:, None], -1)
+        accesses = np.concatenate([served, second], axis=-1)
     return PassTable(
         row=rows[row],
         index=index,
         lane_mask=np.where(active, np.left_shift(1, groups[index]), 0).sum(axis=-1),
-        bytes=active.sum(axis=-1) * width,
-        partitions=pass_partitions(served, width, hw),
-        bank_cycles=pass_bank_cycles(served, width, hw),
+        bytes=active.sum(axis=-1) * ins.bytes_per_lane,
+        partitions=pass_partitions(accesses, ins.access_bytes, hw),
+        bank_cycles=pass_bank_cycles(accesses, ins.access_bytes, hw),
     )
 
 
-def pass_table(ops: np.ndarray, addr: np.ndarray, hw: HardwareConfig) -> PassTable:
+def pass_table(
+    ops: np.ndarray, addr: np.ndarray, hw: HardwareConfig, distance: np.ndarray | None = None
+) -> PassTable:
     """All passes of LDS instructions ``ops`` (op codes) with lane addresses ``addr`` [n, 32],
-    in row then pass order; passes with no active lane are skipped.
+    in row then pass order; passes with no active lane are skipped. ``distance`` is each row's
+    byte distance to a 2addr form's second address (a trace's ``arg``; default 0).
 
     >>> t = pass_table(np.array([op_code("ds_load_b128")]), 16 * np.arange(32)[None], load_hardware())
     >>> t.index.tolist(), t.bytes.tolist(), t.bank_cycles.tolist()
     ([0, 1], [256, 256], [1, 1])
+
+    ``ds_load_2addr_b64`` reading 8 B at 8*l and 8*l + 512: each 16-lane pass touches dwords
+    0-31 and 128-159, banks 0-31 twice, so 2 bank cycles a pass:
+
+    >>> t = pass_table(np.array([op_code("ds_load_2addr_b64")]), 8 * np.arange(32)[None],
+    ...                load_hardware(), distance=np.array([512]))
+    >>> t.bytes.tolist(), t.bank_cycles.tolist()
+    ([256, 256], [2, 2])
     """
     codes = np.asarray(ops, dtype=np.int64)
     addr = np.asarray(addr, dtype=np.int64)
+    distance = np.zeros(len(codes), np.int64) if distance is None else np.asarray(distance)
     if codes.size and codes.max() >= NUM_LDS_OPS:  # raises the TraceError naming valid ones
         instruction(OPS[int(codes[codes >= NUM_LDS_OPS].min())])
     pieces = [
-        _passes_of(int(code), rows[start : start + ROWS_AT_ONCE], addr, hw)
+        _passes_of(int(code), rows[start : start + ROWS_AT_ONCE], addr, distance, hw)
         for code in np.unique(codes)
         for rows in [np.flatnonzero(codes == code)]
         for start in range(0, len(rows), ROWS_AT_ONCE)
@@ -231,12 +253,16 @@ def pass_table(ops: np.ndarray, addr: np.ndarray, hw: HardwareConfig) -> PassTab
     return PassTable(*(c[order] for c in columns))
 
 
-def split_passes(op: str | int, addr: np.ndarray, hw: HardwareConfig) -> list[Pass]:
-    """The passes of one instruction ``op`` whose lane l reads at ``addr[l]`` (-1 inactive)."""
+def split_passes(
+    op: str | int, addr: np.ndarray, hw: HardwareConfig, distance: int = 0
+) -> list[Pass]:
+    """The passes of one instruction ``op`` whose lane l reads at ``addr[l]`` (-1 inactive)
+    and, for a 2addr form, also ``distance`` bytes on."""
     code = op_code(op) if isinstance(op, str) else int(op)
     if OPS[code] not in INSTRUCTIONS:
         instruction(OPS[code])  # raises the TraceError naming the valid instructions
-    table = pass_table(np.array([code]), np.asarray(addr, dtype=np.int64)[None, :], hw)
+    row = np.asarray(addr, dtype=np.int64)[None, :]
+    table = pass_table(np.array([code]), row, hw, np.array([distance]))
     return [
         Pass(
             lanes=tuple(lane for lane in range(hw.wgp.warp_size) if (int(mask) >> lane) & 1),
