@@ -1,0 +1,233 @@
+"""Per-lane LDS addresses against Triton 3.9.0's own gfx1250 lowering, views included.
+
+Each case is a module with a ``ttg.local_alloc`` (so the buffer's address is known: the
+allocator's offset from ``@global_smem``), optional view ops (``memdesc_index``,
+``memdesc_subslice``, ``memdesc_trans``) and one ``ttg.local_load``. A child process lowers it
+with Triton's passes to the LLVM dialect; ``llvm_addresses`` evaluates its address arithmetic
+for every thread. Per warp, the set of 32-lane address rows of Triton's loads must equal the
+rows of ``wgpsim.trace.lowering.lower`` (whose shared argument is a ``SharedView`` built with
+the same view ops), and the instruction kinds and counts must agree.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+from llvm_addresses import lds_loads
+from test_trace_lowering import ORACLE
+
+from wgpsim.layout import parse
+from wgpsim.layout.distributed import AMDWMMALayout, BlockedLayout, DotOperandLayout
+from wgpsim.layout.notation import to_text
+from wgpsim.layout.shared import PartitionedSharedLayout
+from wgpsim.layout.views import SharedView
+from wgpsim.trace.lowering import PLAIN_LOADS, lower
+
+pytest.importorskip("triton")
+pytestmark = pytest.mark.triton
+
+MLIR_TYPE = {"fp16": "f16", "bf16": "bf16", "i8": "i8"}
+BITS = {"f16": 16, "bf16": 16, "i8": 8, "i32": 32, "f32": 32}
+TR = {"llvm.amdgcn.ds.load.tr16.b128": "ds_load_tr16_b128", "llvm.amdgcn.ds.load.tr8.b64": "ds_load_tr8_b64"}  # fmt: skip
+
+DRIVER = r"""
+import json, os, sys, tempfile
+from triton._C.libtriton import ir, amd
+out = []
+for text in json.load(sys.stdin):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+        ctx = ir.context(); ir.load_dialects(ctx); amd.load_dialects(ctx)
+        path = os.path.join(tempfile.mkdtemp(), "k.mlir")
+        open(path, "w").write(text)
+        mod = ir.parse_mlir_module(path, ctx)
+        mod.context = ctx
+        pm = ir.pass_manager(ctx)
+        amd.passes.ttgpuir.add_allocate_shared_memory(pm, "gfx1250")
+        amd.passes.ttgpuir.add_to_llvmir(pm, "gfx1250", True)
+        amd.passes.ttgpuir.add_builtin_func_to_llvmir(pm, "gfx1250", True)
+        pm.run(mod, "addresses")
+        os.write(w, json.dumps(str(mod)).encode())
+        os._exit(0)
+    os.close(w)
+    chunks = []
+    while chunk := os.read(r, 1 << 20):
+        chunks.append(chunk)
+    os.close(r)
+    os.waitpid(pid, 0)
+    out.append(json.loads(b"".join(chunks)) if chunks else None)
+print(json.dumps(out))
+"""
+
+
+def _apply(view: SharedView, op: str, arg: tuple) -> SharedView:
+    """One view op; a trans case also carries the result encoding text (for the MLIR)."""
+    return view.trans(arg[0]) if op == "trans" else getattr(view, op)(*arg)
+
+
+def _dims(shape) -> str:
+    return "x".join(map(str, shape))
+
+
+class Case:
+    """An allocation, a chain of views (op, argument), a destination; the MLIR and our view."""
+
+    def __init__(self, name, shared, alloc_shape, views, dst, dtype, warps=4):
+        self.name, self.shared, self.alloc_shape = name, shared, tuple(alloc_shape)
+        self.views, self.dst, self.dtype, self.warps = views, dst, dtype, warps
+
+    def view(self) -> SharedView:
+        view = SharedView.of(self.shared, self.alloc_shape)
+        for op, arg in self.views:
+            view = _apply(view, op, arg)
+        return view
+
+    def mlir(self) -> str:
+        ty = MLIR_TYPE[self.dtype]
+        enc = to_text(self.shared)
+
+        def memdesc(view: SharedView, encoding: str) -> str:
+            alloc = f", {_dims(view.alloc_shape)}" if view.alloc_shape != view.shape else ""
+            return f"!ttg.memdesc<{_dims(view.shape)}x{ty}, {encoding}, #smem, mutable{alloc}>"
+
+        view = SharedView.of(self.shared, self.alloc_shape)
+        lines = [f"    %v0 = ttg.local_alloc : () -> {memdesc(view, enc)}"]
+        for k, (op, arg) in enumerate(self.views):
+            src = memdesc(view, enc)
+            nxt = _apply(view, op, arg)
+            if op == "index":
+                lines.append(f"    %c{k} = arith.constant {arg[0]} : i32")
+                lines.append(
+                    f"    %v{k + 1} = ttg.memdesc_index %v{k}[%c{k}] : {src} -> {memdesc(nxt, enc)}"
+                )
+            elif op == "subslice":
+                offs = ", ".join(map(str, arg[0]))
+                lines.append(
+                    f"    %v{k + 1} = ttg.memdesc_subslice %v{k}[{offs}] : {src} -> "
+                    f"{memdesc(nxt, enc)}"
+                )
+            else:  # trans: the result encoding as Triton infers it, given with the case
+                enc = arg[1]
+                order = ", ".join(map(str, arg[0]))
+                lines.append(
+                    f"    %v{k + 1} = ttg.memdesc_trans %v{k} {{order = array<i32: {order}>}} : "
+                    f"{src} -> {memdesc(nxt, enc)}"
+                )
+            view = nxt
+        shape = _dims(view.shape)
+        src = memdesc(view, enc)
+        return f"""#dst = {to_text(self.dst)}
+#smem = #ttg.shared_memory
+module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = {self.warps} : i32, "ttg.threads-per-warp" = 32 : i32}} {{
+  tt.func @f(%out: !tt.ptr<{ty}>) {{
+{chr(10).join(lines)}
+    %a = ttg.local_load %v{len(self.views)} : {src} -> tensor<{shape}x{ty}, #dst>
+    %p = tt.splat %out : !tt.ptr<{ty}> -> tensor<{shape}x!tt.ptr<{ty}>, #dst>
+    tt.store %p, %a : tensor<{shape}x!tt.ptr<{ty}>, #dst>
+    tt.return
+  }}
+}}
+"""
+
+
+SWZ = parse("#ttg.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>")
+SWZ_T = "#ttg.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [0, 1]}>"
+PAD = parse("#ttg.padded_shared<[128:+8] {order = [1, 0], shape = [64, 128]}>")
+PART = parse(
+    "#ttg.partitioned_shared<{numPartitions = 2, numGroups = 2, partitionDim = 0, "
+    "partitionLayout = #ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, order = [1, 0]}>}>"
+)
+MMA = AMDWMMALayout(3, False, [[0, 1], [1, 0]], instr_shape=(16, 16, 32))
+BLOCKED = BlockedLayout([1, 8], [8, 4], [4, 1], [1, 0])
+
+
+def cases() -> list[Case]:
+    out = [
+        Case(name, shared, shape, [], dst, dtype, dst.num_warps if hasattr(dst, "num_warps") else 4)
+        for name, shared, dst, shape, dtype, *_ in ORACLE
+    ]
+    a_op, b_op = DotOperandLayout(0, MMA, 8), DotOperandLayout(1, MMA, 8)
+    for offs in ((0, 0), (0, 64), (32, 32), (32, 96)):
+        out.append(Case(f"swz_sub{offs}", SWZ, (64, 128), [("subslice", (offs, (32, 32)))], BLOCKED, "fp16"))  # fmt: skip
+        out.append(Case(f"pad_sub{offs}", PAD, (64, 128), [("subslice", (offs, (32, 32)))], BLOCKED, "fp16"))  # fmt: skip
+    out += [
+        Case("swz_sub_a_op", SWZ, (64, 128), [("subslice", ((0, 64), (64, 64)))], a_op, "fp16"),
+        Case("pad_sub_b_op", PAD, (64, 128), [("subslice", ((0, 64), (64, 64)))], b_op, "fp16"),
+        Case("part_sub", PART, (128, 64), [("subslice", ((64, 32), (32, 32)))], BLOCKED, "fp16"),
+        Case("swz_index", SWZ, (3, 64, 128), [("index", (2,))], BLOCKED, "fp16"),
+        Case("pad_index", PAD, (2, 64, 128), [("index", (1,))], BLOCKED, "fp16"),
+        Case(
+            "pad_index_sub",
+            PAD,
+            (2, 64, 128),
+            [("index", (1,)), ("subslice", ((32, 64), (32, 32)))],
+            BLOCKED,
+            "fp16",
+        ),  # fmt: skip
+        Case(
+            "swz_trans",
+            SWZ,
+            (64, 128),
+            [("trans", ((1, 0), SWZ_T))],
+            BlockedLayout([1, 8], [8, 4], [4, 1], [1, 0]),
+            "fp16",
+        ),  # fmt: skip
+        Case(
+            "swz_trans_b_op",
+            SWZ,
+            (64, 128),
+            [("trans", ((1, 0), SWZ_T))],
+            DotOperandLayout(1, MMA, 8),
+            "fp16",
+        ),  # fmt: skip
+    ]
+    return out
+
+
+def _name(instr: str) -> str:
+    if instr in TR:
+        return TR[instr]
+    ty = instr.split()[-1]
+    lanes, elem = ty[7:-1].split("x") if ty.startswith("vector<") else ("1", ty)
+    return PLAIN_LOADS[int(lanes) * BITS[elem]]
+
+
+@pytest.fixture(scope="module")
+def triton_modules():
+    todo = cases()
+    proc = subprocess.run(
+        [sys.executable, "-c", DRIVER], input=json.dumps([c.mlir() for c in todo]),
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return todo, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_addresses_match_triton(triton_modules):
+    todo, modules = triton_modules
+    failed = [c.name for c, m in zip(todo, modules, strict=True) if m is None]
+    assert not failed, f"Triton could not lower {failed}"
+    mismatches = []
+    for case, module in zip(todo, modules, strict=True):
+        bases = [0, 65536] if isinstance(case.shared, PartitionedSharedLayout) else 0
+        ours = lower(case.view(), case.dst, case.view().shape, case.dtype, bases=bases)
+        theirs = lds_loads(module, 32 * ours.num_warps)
+        kinds = Counter(_name(n) for n, _ in theirs)
+        if dict(kinds) != ours.counts:
+            mismatches.append(f"{case.name}: triton {dict(kinds)} wgpsim {ours.counts}")
+            continue
+        for w in range(ours.num_warps):
+            t_rows = sorted(tuple(a[32 * w : 32 * w + 32].tolist()) for _, a in theirs)
+            o_rows = sorted(tuple(r) for r in ours.addresses[w].tolist())
+            if t_rows != o_rows:
+                mismatches.append(f"{case.name} warp {w}: first rows {t_rows[:1]} vs {o_rows[:1]}")
+                break
+    assert len(todo) >= 30
+    assert not mismatches, "\n".join(mismatches)
