@@ -70,7 +70,7 @@ def test_replay_draws_the_timeline(tmp_path, capsys, monkeypatch):
     assert main(["replay", trace, "--timeline", str(out), "--window", "20:5"]) == 2
     assert main(["replay", trace, "--timeline", str(tmp_path / "t.gif")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 2 and "--window 20:5" in err[0] and ".png or .svg" in err[1]
+    assert len(err) == 2 and "--window 20:5" in err[0] and ".png, .svg, .pdf" in err[1]
 
 
 def test_bank_conflicted_passes_are_long_and_hatched():
