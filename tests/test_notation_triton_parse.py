@@ -8,7 +8,7 @@ must be Triton's printed form (except two fields of amd_wmma that Triton's print
 its parser then needs: ``warp = []`` and a batched layout's ``rank = 3``), and Triton's text
 must read back to the same encoding.
 The texts: ``to_text`` of the conformance sample (every encoding kind), and every ``#ttg``
-attribute in the README, the CLI's help texts and the example configs.
+attribute in the README, docs, notebooks, the CLI's help texts and the example configs.
 """
 
 from __future__ import annotations
@@ -141,12 +141,19 @@ def _attributes(text: str) -> list[str]:
 
 def _doc_texts() -> list[str]:
     files = [ROOT / "README.md", *sorted((ROOT / "wgpsim" / "cli").glob("*.py"))]
-    files += sorted((ROOT / "configs").glob("*.yaml"))
+    files += sorted((ROOT / "configs").glob("*.yaml")) + sorted((ROOT / "docs").glob("*.md"))
+    files += sorted((ROOT / "notebooks").glob("*.ipynb"))
     texts = []
     for path in files:
-        body = path.read_text().replace("\\\n", " ").replace("\n", " ")
+        body = path.read_text()
+        if path.suffix == ".ipynb":  # the cells' sources, string literals joined
+            cells = json.loads(body)["cells"]
+            body = "\n".join("".join(c["source"]) for c in cells)
+            body = re.sub(r'"\s*\n\s*"', "", body)
+        body = body.replace("\\\n", " ").replace("\n", " ")
         texts += [re.sub(r"\s+", " ", t) for t in _attributes(body)]
-    return sorted({t for t in texts if "..." not in t})  # placeholders like <{...}> aside
+    # Aside: placeholders (<{...}>), f-string templates ({{) and prose shorthand without a dict.
+    return sorted({t for t in texts if "..." not in t and "{{" not in t and "{" in t})
 
 
 @pytest.fixture(scope="module")
