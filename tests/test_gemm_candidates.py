@@ -158,12 +158,14 @@ def _with(tmp_path, **changes):
     return path
 
 
-def test_auto_on_a_colocated_operand_is_one_line_error(tmp_path):
+def test_auto_on_a_colocated_operand_ranks_it_infeasible(tmp_path):
+    """`partitioned: auto` cannot split an operand both pairs read (co-located): that candidate
+    is ranked last with the reason, the others still compared."""
     path = _with(tmp_path, **{"candidates.standard.a": {"partitioned": "auto"}})
-    code, _, err = _main(path, "--out", tmp_path / "o")
-    assert code == 2
-    assert "candidates.standard" in err and "co-located" in err
-    assert len(err.strip().splitlines()) == 1
+    result = run_experiment(path)
+    row = result.table.set_index("candidate").loc["standard"]
+    assert row["rank"] == len(result.table)
+    assert "co-located" in row["rank_reason"] and row["rank_reason"].startswith("infeasible")
 
 
 @pytest.mark.parametrize(
@@ -292,3 +294,30 @@ def test_analyses_for_figures_come_lazily(tmp_path):
 def test_drift_config_errors_name_the_field(tmp_path, drift, message):
     with pytest.raises(ConfigError, match=message):
         run_experiment(_small(tmp_path, drift=drift))
+
+
+def test_an_infeasible_candidate_is_ranked_not_fatal():
+    """A candidate whose padded layouts need more than the 320 KiB LDS is ranked last with the
+    allocator's reason; the others are compared as without it."""
+    import yaml
+
+    from wgpsim.experiments import run_experiment
+
+    raw = yaml.safe_load((ROOT / "configs" / "gemm_128x128.yaml").read_text())
+    raw["hardware"] = str(ROOT / "configs" / "mi450.yaml")
+    raw["candidates"] = {k: raw["candidates"][k] for k in ("standard", "coarse_auto")}
+    raw["candidates"]["too_big"] = {
+        "cta_layout": {"warps_per_cta": [2, 2]},
+        "a": {"padded": [[8, 256]]},  # 256 elements of padding every 8: 33x the tensor
+        "b": {"padded": [[8, 256]]},
+    }
+    result = run_experiment(raw)
+    table = result.table.set_index("candidate")
+    assert list(table.index) == ["coarse_auto", "standard", "too_big"]
+    assert table.loc["too_big", "rank"] == 3
+    assert table.loc["too_big", "rank_reason"].startswith("infeasible: LDS allocation needs")
+    assert "327680 bytes of LDS" in table.loc["too_big", "infeasible"]
+    assert table.loc["coarse_auto", "cycles"] == 316 and table.loc["standard", "cycles"] == 570
+    assert result.records()[0]["cycles"] == 316  # an int, for --json
+    row = result.display.set_index("candidate").loc["too_big"]
+    assert row["cycles"] == "-" and row["why"].startswith("infeasible")

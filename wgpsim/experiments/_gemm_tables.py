@@ -115,17 +115,38 @@ def candidate_rows(c: CandidateAnalysis) -> dict[str, list[dict[str, Any]]]:
     }
 
 
+def infeasible_rows(name: str, reason: str) -> dict[str, list[dict[str, Any]]]:
+    """The rows of a candidate that cannot run (its layouts do not fit the LDS or cannot be
+    lowered): one ``results`` row naming the reason, nothing in the other tables."""
+    return {
+        "results": [{"candidate": name, "infeasible": reason}],
+        **{t: [] for t in ("operands", "instructions", "loads", "allocation")},
+    }
+
+
 def tables_from_rows(parts: list[Mapping[str, list[dict[str, Any]]]]) -> dict[str, pd.DataFrame]:
-    """The tables of :func:`tables` from each candidate's :func:`candidate_rows`, in order."""
-    main = [dict(row) for part in parts for row in part["results"]]
+    """The tables of :func:`tables` from each candidate's :func:`candidate_rows` (or
+    :func:`infeasible_rows`), in order. Infeasible candidates rank last, their reason as the
+    ranking's reason."""
+    rows = [dict(row) for part in parts for row in part["results"]]
+    main = [r for r in rows if not r.get("infeasible")]
     ops, instr, loads, alloc = (
         [row for part in parts for row in part[name]]
         for name in ("operands", "instructions", "loads", "allocation")
     )
-    places = {n: (p, why) for n, p, why in rank(main)}
-    for row in main:
-        row["rank"], row["rank_reason"] = places[row["candidate"]]
-    table = _frame(main, ("a_partition_dim", "b_partition_dim"))
+    places = {n: (p, why) for n, p, why in rank(main)} if main else {}
+    for row in rows:
+        if row.get("infeasible"):
+            row["rank"], row["rank_reason"] = len(main) + 1, f"infeasible: {row['infeasible']}"
+        else:
+            row["rank"], row["rank_reason"] = places[row["candidate"]]
+            row["infeasible"] = ""
+    main = rows
+    ints = {k for r in main for k, v in r.items() if isinstance(v, int) and not isinstance(v, bool)}
+    nullable = ("a_partition_dim", "b_partition_dim")
+    if len(main) > len(places):  # infeasible rows leave gaps: keep ints (and None), not floats
+        nullable += tuple(sorted(ints - set(nullable)))
+    table = _frame(main, nullable)
     table = table.sort_values("rank", kind="stable").reset_index(drop=True)
     first = ["candidate", "rank"]
     table = table[first + [c for c in table.columns if c not in first]]
@@ -165,7 +186,7 @@ def _frame(rows: list[dict[str, Any]], nullable: tuple[str, ...]) -> pd.DataFram
     """A DataFrame whose ``nullable`` columns keep ints and None (not floats and NaN)."""
     frame = pd.DataFrame(rows)
     for col in nullable:
-        frame[col] = pd.Series([r[col] for r in rows], dtype=object)
+        frame[col] = pd.Series([r.get(col) for r in rows], dtype=object)
     return frame
 
 
@@ -180,31 +201,46 @@ def display(table: pd.DataFrame) -> pd.DataFrame:
 
     def pieces(row: pd.Series, op: str) -> str:
         shape = "x".join(str(s) for s in row[f"{op}_piece_shape"])
-        return f"{row[f'{op}_pieces']} [{shape}] g{row[f'{op}_num_groups']}"
+        return f"{int(row[f'{op}_pieces'])} [{shape}] g{int(row[f'{op}_num_groups'])}"
 
     def loads(row: pd.Series) -> str:
         return "+".join(
-            f"{row[f'{op}_loads_per_warp']} {row[f'{op}_load'].removeprefix('ds_load_')}"
+            f"{int(row[f'{op}_loads_per_warp'])} {row[f'{op}_load'].removeprefix('ds_load_')}"
             for op in OPERANDS
         )
 
     rows = [r for _, r in table.iterrows()]
+    ok = [not r.get("infeasible") for r in rows]
+
+    def each(fn, r_ok):  # an infeasible candidate's cells say so
+        return [fn(r) if good else "-" for r, good in zip(rows, r_ok, strict=True)]
+
+    def number(column: str, fmt=str) -> list[str]:
+        return each(lambda r: fmt(int(r[column])), ok)
+
     out = {
         "candidate": table["candidate"],
         "#": table["rank"],
-        "cycles": table["cycles"],
-        "part. stalls": table["partition_conflict_cycles"],
-        "bank confl.": table["bank_conflict_cycles"],
-        "TDM": table["tdm_instructions"],
-        "LDS KiB": table["lds_bytes"].map(lambda b: f"{b / 1024:.1f}"),
-        "A pairs": [pairs(r, "a") for r in rows],
-        "A pieces": [pieces(r, "a") for r in rows],
-        "B pairs": [pairs(r, "b") for r in rows],
-        "B pieces": [pieces(r, "b") for r in rows],
-        "loads/warp": [loads(r) for r in rows],
+        "cycles": number("cycles"),
+        "part. stalls": number("partition_conflict_cycles"),
+        "bank confl.": number("bank_conflict_cycles"),
+        "TDM": number("tdm_instructions"),
+        "LDS KiB": number("lds_bytes", lambda b: f"{b / 1024:.1f}"),
+        "A pairs": each(lambda r: pairs(r, "a"), ok),
+        "A pieces": each(lambda r: pieces(r, "a"), ok),
+        "B pairs": each(lambda r: pairs(r, "b"), ok),
+        "B pieces": each(lambda r: pieces(r, "b"), ok),
+        "loads/warp": each(loads, ok),
         "why": table["rank_reason"],
     }
     return pd.DataFrame(out)
 
 
-__all__ = ["candidate_rows", "display", "operand_row", "tables", "tables_from_rows"]
+__all__ = [
+    "candidate_rows",
+    "display",
+    "infeasible_rows",
+    "operand_row",
+    "tables",
+    "tables_from_rows",
+]

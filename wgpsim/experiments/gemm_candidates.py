@@ -57,6 +57,7 @@ from wgpsim.experiments._drift import DriftSection, drift_tables, parse_drift
 from wgpsim.experiments._gemm_tables import (
     candidate_rows,
     display,
+    infeasible_rows,
     tables,
     tables_from_rows,
 )
@@ -149,6 +150,11 @@ def parse_config(
     if not cfg["candidates"]:
         raise source.error("candidates", "no candidates; name at least one")
     specs = tuple(_candidate(str(name), spec, source) for name, spec in cfg["candidates"].items())
+    for spec in specs:  # a ctaLayout that does not match the config is a config error
+        try:
+            gemm.wmma(spec.warp, spec.register)
+        except LayoutError as err:
+            raise source.error(f"candidates.{spec.name}.cta_layout", str(err)) from None
     drift = parse_drift(cfg["drift"], source, seed=cfg["seed"])
     return GemmCandidatesConfig(
         Path(source.name).stem,
@@ -243,11 +249,14 @@ def _inner(value: Any, where: str, source: ConfigSource) -> Any:
 def candidate_point(cfg: GemmCandidatesConfig, source: ConfigSource, name: str) -> dict[str, Any]:
     """One sweep point, a candidate's name: its :func:`candidate_rows` and, with a drift
     section, its runs under every jitter and seed (``drift_runs``), as JSON values (what a
-    checkpoint gives back, so resumed and fresh runs build the same tables)."""
+    checkpoint gives back, so resumed and fresh runs build the same tables). A candidate whose
+    layouts do not fit the LDS or cannot be lowered gives one ``results`` row with the reason
+    (``infeasible``), ranked last; the others are still compared."""
     try:
         c = cfg.analyse(name)
     except (LayoutError, AllocationError, TraceError) as err:
-        raise source.error(f"candidates.{name}", str(err)) from None
+        # the config is valid, this candidate cannot run: rank it as infeasible, say why
+        return json.loads(json.dumps({**infeasible_rows(name, str(err)), "drift_runs": []}))
     rows: dict[str, Any] = candidate_rows(c)
     if cfg.drift is not None:
         traces = {name: c.trace}

@@ -170,6 +170,8 @@ def _strip(ax, operand: Any, *, vertical: bool) -> None:
 def result_figures(result: Any) -> dict[str, Callable[[], Figure]]:
     """The figures of a ``gemm_candidates`` ExperimentResult, by file stem (drawn lazily)."""
     table = result.tables["results"]
+    if "infeasible" in table:  # an infeasible candidate has nothing to draw
+        table = table[table["infeasible"].fillna("") == ""]
     cfg = result.summary.config
     block_mn = cfg.gemm.block_mn
     pair_names = cfg.hw.pair_names
@@ -178,7 +180,8 @@ def result_figures(result: Any) -> dict[str, Callable[[], Figure]]:
             table, title=result.title("GEMM layout candidates: one K step of operand loads")
         )
     }
-    for name, cand in result.summary.candidates.items():
+    for name in table["candidate"]:
+        cand = result.summary.candidates[name]
         figures[f"ownership_{name}"] = lambda c=cand: ownership_figure(c, pair_names, block_mn)
         figures[f"pieces_{name}"] = lambda c=cand: pieces_figure(c, block_mn)
     return figures
