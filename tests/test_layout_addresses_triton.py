@@ -21,9 +21,9 @@ from llvm_addresses import lds_loads
 from test_trace_lowering import ORACLE
 
 from wgpsim.layout import parse
-from wgpsim.layout.distributed import AMDWMMALayout, BlockedLayout, DotOperandLayout
+from wgpsim.layout.distributed import AMDWMMALayout, BlockedLayout, DotOperandLayout, SliceLayout
 from wgpsim.layout.notation import to_text
-from wgpsim.layout.shared import PartitionedSharedLayout
+from wgpsim.layout.shared import PartitionedSharedLayout, SharedLinearLayout
 from wgpsim.layout.views import SharedView
 from wgpsim.trace.lowering import PLAIN_LOADS, lower
 
@@ -188,6 +188,19 @@ def cases() -> list[Case]:
             "fp16",
         ),  # fmt: skip
     ]
+    # The encodings of issue 11 item 4: a 1-D slice destination, shared_linear, batched WMMA.
+    vec1 = parse("#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>")
+    xor = SharedLinearLayout([[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [1, 8], [2, 16], [4, 32], [8, 0], [16, 0]])  # fmt: skip
+    mma3 = AMDWMMALayout(3, False, [[0, 1, 0], [0, 0, 1]], [[1, 0, 0]], (16, 16, 32))
+    swz3 = parse("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [2, 1, 0]}>")
+    out += [
+        Case("slice_rows", vec1, (64,), [], SliceLayout(1, BLOCKED), "fp16"),
+        Case("slice_cols", vec1, (64,), [], SliceLayout(0, BLOCKED), "fp16"),
+        Case("shared_linear", xor, (32, 64), [], BLOCKED, "fp16"),
+        Case("shared_linear_b_op", xor, (32, 64), [], DotOperandLayout(1, MMA, 8), "fp16"),
+        Case("batched_a_op", swz3, (2, 64, 64), [], DotOperandLayout(0, mma3, 8), "fp16"),
+        Case("batched_b_op", swz3, (2, 64, 64), [], DotOperandLayout(1, mma3, 8), "fp16"),
+    ]
     return out
 
 
@@ -229,5 +242,5 @@ def test_addresses_match_triton(triton_modules):
             if t_rows != o_rows:
                 mismatches.append(f"{case.name} warp {w}: first rows {t_rows[:1]} vs {o_rows[:1]}")
                 break
-    assert len(todo) >= 30
+    assert len(todo) == 38  # 16 ds_transpose loads, 16 views, 6 new encodings
     assert not mismatches, "\n".join(mismatches)
