@@ -10,14 +10,17 @@ import pytest
 
 from wgpsim.analysis.kernel_report import kernel_report
 from wgpsim.cli import main
-from wgpsim.frontend.amdgcn import counts_by_line, totals
+from wgpsim.frontend.amdgcn import counts_by_line
 from wgpsim.frontend.ttgir import read_ttgir_file
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "kernels"
 DUMPS = sorted(p for p in EXAMPLES.iterdir() if p.is_dir())
 #: Kernels where LLVM's line info moves a whole op's instructions to another line (or line 0):
-#: the epilogue's loads of the matmul and of the attention loop. Their totals are checked.
-LINES_MOVED = {"matmul", "attention"}
+#: the epilogue's loads of the matmuls and of the attention loop. Their totals are checked.
+LINES_MOVED = {"matmul", "matmul_fp32", "matmul_fp8", "attention"}
+#: LLVM pairs two b32/b64 loads of a lane into ds_load_2addr_*: issue 11 item 1 (the lowering's
+#: paired forms), not in yet.
+PAIRED = {"matmul_fp32", "matmul_fp8"}
 
 
 def _stem(d: Path) -> str:
@@ -33,36 +36,56 @@ def reports(request):
     return d, from_cache, from_post
 
 
-def test_instructions_equal_the_assembly(reports):
-    d, rep, _ = reports
-    asm = (d / f"{_stem(d)}.amdgcn").read_text()
-    want_total = totals(asm)
-    assert rep.instruction_totals() == want_total
-    checked = sum(op["instructions_per_warp"] > 0 for op in rep.ops)
-    assert checked == len(rep.ops)  # every LDS op of these kernels has instructions
+def test_instructions_equal_the_assembly(reports, request):
+    """Per source line (totals where LLVM moves lines), the LDS ops' instructions per warp are
+    the assembly's; lines of ops that use scratch (convert_layout, reduce: instructions not
+    modelled) are left out and listed as not modelled."""
+    d, _, rep = reports
+    if d.name in PAIRED:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="issue 11 item 1: 2addr pairs"))
+    asm = counts_by_line((d / f"{_stem(d)}.amdgcn").read_text(), "kernels.py")
+    scratch = {b["loc"] for b in rep.buffers if b["kind"] == "scratch"}
+    assert scratch <= {n["loc"] for n in rep.not_modelled}
+    asm = {k: v for k, v in asm.items() if f"kernels.py:{k}" not in scratch}
+    assert all(op["instructions_per_warp"] > 0 for op in rep.ops)
+    total: Counter = Counter()
+    for counts in asm.values():
+        total.update(counts)
+    assert rep.instruction_totals() == dict(total)
     if d.name in LINES_MOVED:
         return
     per_line: dict[int, Counter] = {}
     for op in rep.ops:
         per_line.setdefault(op["line"], Counter()).update(op["instructions"])
-    assert {k: dict(v) for k, v in per_line.items()} == counts_by_line(asm)
+    assert {k: dict(v) for k, v in per_line.items()} == asm
 
 
 def test_ops_checked_count():
-    """How many ops these tests hold against the assembly."""
-    n = sum(len(kernel_report(d / f"{_stem(d)}.ttgir").ops) for d in DUMPS)
-    assert n == 2 + 2 + 8 + 8 + 8 + 10
+    """How many ops these tests hold against the assembly: 38 on the fp16 kernels, 24 more
+    on the fp32/fp8 matmuls (xfail until issue 11 item 1), 2 scratch ops not modelled."""
+    ops = {d.name: len(kernel_report(d / f"{_stem(d)}.post.mlir").ops) for d in DUMPS}
+    assert sum(n for k, n in ops.items() if k not in PAIRED) == 38
+    assert sum(ops[k] for k in PAIRED) == 24
 
 
 def test_wgpsim_allocation_equals_triton(reports):
     d, rep, post = reports
     module = read_ttgir_file(d / f"{_stem(d)}.post.mlir")
     want = {b.name: list(b.offsets) for b in module.buffers if b.kind == "explicit"}
-    mine = {b["name"]: b["wgpsim_offsets"] for b in rep.buffers}
+    mine = {b["name"]: b["wgpsim_offsets"] for b in rep.buffers if b["kind"] == "explicit"}
     assert mine == want  # allocated from the liveness in the cache .ttgir
     assert rep.extras["offsets_from"] == "wgpsim" and post.extras["offsets_from"] == "module"
-    assert rep.lds_bytes == rep.ttg_shared == module.ttg_shared  # ttg.shared from metadata json
-    assert post.lds_bytes == post.ttg_shared and rep.lds_bytes_match
+    assert rep.ttg_shared == module.ttg_shared  # from the metadata json beside the .ttgir
+    # the directory: the cache .ttgir's liveness, the post-allocation module's scratch sizes
+    merged = kernel_report(d)
+    want_all = {b.name: list(b.offsets) for b in module.buffers}
+    assert {b["name"]: b["wgpsim_offsets"] for b in merged.buffers} == {
+        (n if not n.startswith("scratch:") else b["name"]): v
+        for (n, v), b in zip(want_all.items(), merged.buffers, strict=True)
+    }
+    assert merged.lds_bytes == merged.ttg_shared and merged.lds_bytes_match
+    if not any(b["kind"] == "scratch" for b in merged.buffers):
+        assert rep.lds_bytes == rep.ttg_shared
     # the post-allocation dump gives the same per-op instructions
     assert [op["instructions"] for op in post.ops] == [op["instructions"] for op in rep.ops]
 

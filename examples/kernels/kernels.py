@@ -5,7 +5,10 @@
   warp), plain (``PARTITIONED=False``) and partitioned (two partitions, rows alternating).
 * ``gemm_tdm``: a Gluon GEMM, 128x128x64 fp16 tiles, double-buffered TDM loads into LDS, WMMA
   v3; the standard layouts or ``make_partitioned_dot_layouts``'s partitioned ones.
-* ``matmul``: a plain Triton ``tl.dot`` matmul (the compiler picks the layouts).
+* ``matmul``: a plain Triton ``tl.dot`` matmul (the compiler picks the layouts); also in fp32
+  and fp8 (e4m3) operands, three stages, where LLVM pairs LDS loads (``ds_load_2addr_*``).
+* ``column_sum``: a reduction over the rows of a [128, 64] fp32 tile (through LDS scratch).
+* ``transpose``: a [64, 64] fp16 tile stored transposed (a ``convert_layout`` through scratch).
 
 The AMD blog: https://rocm.blogs.amd.com/software-tools-optimization/mi450-lds-optimization/README.html
 """
@@ -194,3 +197,28 @@ ATTENTION = (
     {"BLOCK_M": 128, "BLOCK_N": 128, "HEAD_DIM": 256},
     8,
 )  # fmt: skip
+
+
+@triton.jit
+def column_sum(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    tl.store(out_ptr + tl.arange(0, N), tl.sum(tl.load(x_ptr + offs), axis=0))
+
+
+@triton.jit
+def transpose(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :])
+    tl.store(out_ptr + tl.arange(0, N)[:, None] * M + tl.arange(0, M)[None, :], tl.trans(x))
+
+
+STRIDES = {s: "i32" for s in ("sam", "sak", "sbk", "sbn", "scm", "scn")}
+CASES |= {
+    "matmul_fp32": (matmul, PTR3 | {"a_ptr": "*fp32", "b_ptr": "*fp32"} | STRIDES,
+                    {"BM": 64, "BN": 64, "BK": 32}, 4),
+    "matmul_fp8": (matmul, PTR3 | {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv"} | STRIDES,
+                   {"BM": 128, "BN": 128, "BK": 64}, 8),
+    "column_sum": (column_sum, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"M": 128, "N": 64}, 4),
+    "transpose": (transpose, {"x_ptr": "*fp16", "out_ptr": "*fp16"}, {"M": 64, "N": 64}, 4),
+}  # fmt: skip
+#: num_stages per case (default: Triton's)
+STAGES = {"matmul_fp32": 3, "matmul_fp8": 3}

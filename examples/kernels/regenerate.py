@@ -15,9 +15,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
 
-from kernels import ATTENTION, CASES, gemm_case  # noqa: E402
+import triton  # noqa: E402
+from kernels import ATTENTION, CASES, STAGES, gemm_case  # noqa: E402
 
 from wgpsim.frontend.compile import compile_for_gfx1250  # noqa: E402
+
+#: Triton's package directory, written as "triton" in the dumps (no machine paths).
+TRITON = str(Path(triton.__file__).resolve().parent)
 
 
 def main() -> None:
@@ -26,8 +30,10 @@ def main() -> None:
     cases["gemm_tdm_partitioned"] = gemm_case(True)
     cases["attention"] = ATTENTION
     for label, (fn, sig, consts, warps) in cases.items():
-        compiled = compile_for_gfx1250(fn, sig, consts, num_warps=warps)
-        out = compiled.write(HERE / label, paths={str(HERE): "examples/kernels"})
+        compiled = compile_for_gfx1250(
+            fn, sig, consts, num_warps=warps, num_stages=STAGES.get(label)
+        )
+        out = compiled.write(HERE / label, paths={str(HERE): "examples/kernels", TRITON: "triton"})
         print(
             f"{label}: {compiled.name}, ttg.shared {compiled.metadata.get('shared')} -> {out.name}"
         )

@@ -36,7 +36,7 @@ import numpy as np
 
 from wgpsim.errors import WgpsimError
 from wgpsim.frontend.model import Kernel, LdsOp
-from wgpsim.hw.alloc import Allocation, allocate_on, tensor_buffers
+from wgpsim.hw.alloc import Allocation, Buffer, allocate_on, tensor_buffers
 from wgpsim.hw.config import HardwareConfig, load_hardware
 from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
@@ -46,6 +46,8 @@ from wgpsim.trace.trace import Trace, TraceBuilder
 __all__ = ["KernelAllocation", "OpLowering", "allocate_kernel", "lower_op", "op_trace"]
 
 LOADS = ("ttg.local_load", "amdg.local_load_packed_transposed")
+#: Triton aligns scratch buffers (convert_layout, reduce, ...) to 128 bytes (Allocation.cpp).
+SCRATCH_ALIGNMENT = 128
 STORES = ("ttg.local_store", "ttg.local_alloc")
 
 
@@ -71,7 +73,17 @@ def allocate_kernel(kernel: Kernel, hw: HardwareConfig | None = None) -> KernelA
     """wgpsim's allocation of the kernel's explicit buffers, and the offsets the ops use."""
     hw = load_hardware() if hw is None else hw
     pieces, names, notes = [], [], []
+    unsized = [b.name for b in kernel.buffers if b.kind == "scratch" and b.size is None]
+    if unsized:
+        notes.append(
+            f"{len(unsized)} op(s) may use LDS scratch that wgpsim does not size: lds_bytes "
+            "counts the other buffers"
+        )
     for b in kernel.buffers:
+        if b.kind == "scratch" and b.size is not None:
+            pieces.append(Buffer(b.name, b.size, SCRATCH_ALIGNMENT, b.live))
+            names.append(b.name)
+            continue
         if b.kind != "explicit":
             continue
         if b.memdesc is None or b.memdesc.encoding is None:
@@ -99,8 +111,8 @@ def allocate_kernel(kernel: Kernel, hw: HardwareConfig | None = None) -> KernelA
             mine[name] = tuple(allocation.offsets_of(name))
     module = None
     if kernel.allocated:
-        module = {b.name: b.offsets for b in kernel.buffers if b.kind == "explicit"}
-    skipped = len(names) < sum(b.kind == "explicit" for b in kernel.buffers)
+        module = {b.name: b.offsets for b in kernel.buffers if b.offsets is not None}
+    skipped = len(names) < sum(b.kind == "explicit" or b.size is not None for b in kernel.buffers)
     lds = allocation.size if allocation is not None and not skipped else None
     if not pieces and not skipped:
         lds = 0

@@ -16,6 +16,8 @@ assembly holds, the static count (a loop body counts once), as a kernel author r
 ... '''
 >>> counts_by_line(asm)
 {27: {'ds_load_b128': 2}, 28: {'ds_load_tr16_b128': 1}}
+>>> counts_by_line(asm, file="other.py")
+{}
 >>> totals(asm)
 {'ds_load_b128': 2, 'ds_load_tr16_b128': 1}
 """
@@ -25,30 +27,40 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-_LOC = re.compile(r"^\s*\.loc\s+\d+\s+(\d+)\s+\d+")
+_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+")
+_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"(?:\s+"([^"]*)")?')
 _INSTR = re.compile(r"^\s*((?:ds|tensor)_[a-z0-9_]+)\b")
 #: Instructions counted: LDS (ds_*) and TDM (tensor_load_to_lds, tensor_store_from_lds).
 COUNTED = ("ds_", "tensor_load_to_lds", "tensor_store_from_lds")
 
 
 def _instructions(asm: str):
-    line = None
+    """(file base name, line, instruction) of every counted instruction."""
+    files: dict[str, str] = {}
+    where: tuple[str | None, int | None] = (None, None)
     for raw in asm.splitlines():
+        if m := _FILE.match(raw):
+            files[m.group(1)] = (m.group(3) or m.group(2)).rsplit("/", 1)[-1]
+            continue
         if m := _LOC.match(raw):
-            line = int(m.group(1))
+            where = (files.get(m.group(1)), int(m.group(2)))
             continue
         if (m := _INSTR.match(raw)) and m.group(1).startswith(COUNTED):
-            yield line, m.group(1)
+            yield (*where, m.group(1))
 
 
-def counts_by_line(asm: str) -> dict[int | None, dict[str, int]]:
-    """Per source line (None before the first ``.loc``): instruction name -> count."""
+def counts_by_line(asm: str, file: str | None = None) -> dict[int | None, dict[str, int]]:
+    """Per source line (None before the first ``.loc``): instruction name -> count; with
+    ``file`` (a base name), only the lines of that file (an inlined Triton library function,
+    ``tl.sum``, keeps its own file's lines)."""
     out: dict[int | None, Counter] = {}
-    for line, name in _instructions(asm):
+    for src, line, name in _instructions(asm):
+        if file is not None and src != file:
+            continue
         out.setdefault(line, Counter())[name] += 1
     return {k: dict(sorted(v.items())) for k, v in out.items()}
 
 
 def totals(asm: str) -> dict[str, int]:
     """Instruction name -> count over the whole listing."""
-    return dict(sorted(Counter(name for _, name in _instructions(asm)).items()))
+    return dict(sorted(Counter(name for _, _, name in _instructions(asm)).items()))

@@ -99,19 +99,25 @@ def strip_loc(line: str) -> tuple[str, str | None]:
     return text, None
 
 
+#: A call site whose callee lies here (Triton's own language functions, inlined: ``tl.sum``)
+#: is reported at the caller's line, the user's.
+LIBRARY_PATHS = ("site-packages/triton/", "triton/language/", "triton/experimental/")
+
 _LOC_FILE = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+):(\d+)(?:\s+to\s+.*)?$')
 _LOC_NAMED = re.compile(r'^"((?:[^"\\]|\\.)*)"\((.*)\)$', re.S)
 
 
 def resolve_loc(expr: str | None, table: dict[str, str], depth: int = 0):
     """``(file, line, col)`` of a location expression, following ``#locN`` references, named
-    locations, call sites (the callee's location) and fused locations (the first that has a
-    file); None for ``unknown``.
+    locations, call sites (the callee's location, or the caller's when the callee is Triton's
+    own library) and fused locations (the first that has a file); None for ``unknown``.
 
     >>> table = {"loc9": '"/src/mm.py":16:13', "loc43": '"a"(#loc9)'}
     >>> resolve_loc("#loc43", table), resolve_loc("unknown", table)
     (('/src/mm.py', 16, 13), None)
     >>> resolve_loc('callsite(#loc43 at "/src/top.py":3:1)', table)
+    ('/src/mm.py', 16, 13)
+    >>> resolve_loc('callsite("/x/site-packages/triton/language/standard.py":314:15 at #loc43)', table)
     ('/src/mm.py', 16, 13)
     """
     if expr is None or depth > 64:
@@ -124,9 +130,11 @@ def resolve_loc(expr: str | None, table: dict[str, str], depth: int = 0):
     if m := _LOC_NAMED.match(e):
         return resolve_loc(m.group(2), table, depth + 1)
     if e.startswith("callsite(") and e.endswith(")"):
-        inner = e[len("callsite(") : -1]
-        callee = inner.split(" at ", 1)[0]
-        return resolve_loc(callee, table, depth + 1)
+        callee, _, caller = e[len("callsite(") : -1].partition(" at ")
+        found = resolve_loc(callee, table, depth + 1)
+        if found is None or any(part in found[0] for part in LIBRARY_PATHS):
+            return resolve_loc(caller, table, depth + 1) or found
+        return found
     if e.startswith("fused"):
         i = e.find("[")
         if i >= 0:

@@ -236,14 +236,10 @@ class Kernel:
     functions: tuple[str, ...] = ()
     aliases: tuple[tuple[str, str], ...] = ()
     source: str | None = None
+    #: read after Triton's ``allocate-shared-memory`` (``ttg.shared`` and the offsets present)
+    allocated: bool = False
     assembly: str | None = field(default=None, repr=False, compare=False)
     metadata: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
-
-    @property
-    def allocated(self) -> bool:
-        """True when the module carries ``allocation.offset`` on every explicit buffer."""
-        explicit = [b for b in self.buffers if b.kind == "explicit"]
-        return bool(explicit) and all(b.offsets is not None for b in explicit)
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:

@@ -77,18 +77,29 @@ def merge_offsets(kernel: Kernel, allocated: Kernel) -> Kernel:
             f"{kernel.source} ({len(mine)}): not the same kernel"
         )
     offsets = {a.name: b.offsets for a, b in zip(mine, theirs, strict=True)}
-    buffers = tuple(replace(b, offsets=offsets.get(b.name, b.offsets)) for b in kernel.buffers)
-    scratch = tuple(b for b in allocated.buffers if b.kind == "scratch")
+    explicit = tuple(replace(b, offsets=offsets[b.name]) for b in mine)
+    # scratch: the ops Triton gave a buffer, matched to this module's ops by op and location
+    candidates = [b for b in kernel.buffers if b.kind == "scratch"]
+    scratch = []
+    for b in (b for b in allocated.buffers if b.kind == "scratch"):
+        match = next((c for c in candidates if (c.op, c.loc) == (b.op, b.loc)), None)
+        if match is None:
+            raise ModuleError(
+                f"{allocated.source}:{b.line}: {b.op} has a scratch buffer, but "
+                f"{kernel.source} has no such op at {b.loc}: not the same kernel"
+            )
+        candidates.remove(match)
+        scratch.append(replace(match, offsets=b.offsets, size=b.size))
     meta = dict(kernel.metadata) | {"ttg_shared_from": "module"}
-    # after allocation, the ops that use scratch are known: those Triton gave a buffer
     not_modelled = tuple(n for n in kernel.not_modelled if n.op not in SCRATCH_OPS)
     not_modelled += tuple(n for n in allocated.not_modelled if n.op in SCRATCH_OPS)
     return replace(
         kernel,
-        buffers=buffers + scratch,
+        buffers=explicit + tuple(scratch),
         not_modelled=not_modelled,
         ttg_shared=allocated.ttg_shared,
         metadata=tuple(meta.items()),
+        allocated=True,
     )
 
 

@@ -235,6 +235,8 @@ class _Reader(OpSemantics):
                     continue
                 if loc is not None:
                     op.loc = self._loc(loc)
+                if op.extra.get("scratch_at_close"):
+                    self._scratch(op, rest, no)
                 self._end(op)
                 continue
             if line.startswith("^"):
@@ -461,4 +463,5 @@ class _Reader(OpSemantics):
             functions=tuple(self.functions),
             aliases=tuple(self.alias_text.items()),
             source=self.source,
+            allocated="ttg.shared" in self.attrs,
         )

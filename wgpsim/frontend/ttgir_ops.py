@@ -127,9 +127,11 @@ class OpSemantics:
         if name in LDS_OPS:
             self._lds(op, body, after, operands, no, col)
             return
-        offsets = self._offsets(body)
-        if offsets is not None or name in SCRATCH_OPS:
-            self._scratch(op, offsets, no, col)
+        if name in SCRATCH_OPS and op.extra.get("opens"):
+            op.extra["scratch_at_close"] = True  # its attributes follow the region: "}) {...}"
+            return
+        if name in SCRATCH_OPS or "allocation.offset" in body:
+            self._scratch(op, body, no)
             return
         if "!ttg.memdesc<" in body and name not in (
             "ttg.local_dealloc",
@@ -232,30 +234,35 @@ class OpSemantics:
         if operands:  # local_alloc %value: the alloc stores the tensor
             self._lds(op, body, after, operands, no, col, store_into=name)
 
-    def _scratch(self, op: OpRecord, offsets, no: int, col: int) -> None:
-        """An op that may use scratch. After allocation (``ttg.shared`` present) Triton gave
-        one exactly to those that use it: the others do not touch the LDS."""
-        name = op.results[0] if op.results else f"{op.name}@{no}"
-        reason = "may use an LDS scratch buffer; its LDS instructions are not modelled"
+    def _scratch(self, op: OpRecord, body: str, no: int) -> None:
+        """An op that may use a scratch buffer: a buffer of kind ``scratch`` (live over the op
+        alone), with the ``allocation.offset`` and ``allocation.size`` Triton gave it. After
+        allocation (``ttg.shared`` present) Triton gave one exactly to the ops that use it: the
+        others do not touch the LDS."""
+        offsets = self._offsets(body)
         if offsets is None and "ttg.shared" in self.attrs:
             return
-        if offsets is not None:
-            buf = {
-                "name": f"scratch:{name}",
-                "kind": "scratch",
-                "memdesc": None,
-                "stages": 1,
-                "offsets": offsets,
-                "line": no,
-                "op": op.name,
-                "size": None,
-                "def": op,
-            }
-            self.buffers.append(buf)
-            op.extra["buffers"] = [buf]
-            reason = (
-                f"uses an LDS scratch buffer at {offsets[0]}; its LDS instructions are not modelled"
-            )
+        size = re.search(r"allocation\.size\s*=\s*" + ATTR_INT, body)
+        name = op.results[0] if op.results else f"{op.name}@{no}"
+        buf = {
+            "name": f"scratch:{name}",
+            "kind": "scratch",
+            "memdesc": None,
+            "stages": 1,
+            "offsets": offsets,
+            "line": no,
+            "op": op.name,
+            "size": int(size.group(1)) if size else None,
+            "def": op,
+        }
+        self.buffers.append(buf)
+        op.extra["buffers"] = [buf]
+        where = (
+            f"uses {buf['size'] or 'an'} B of LDS scratch at {offsets[0]}"
+            if offsets
+            else ("may use an LDS scratch buffer")
+        )
+        reason = f"{where}; its LDS instructions are not modelled"
         record = {"op": op.name, "line": no, "name": name if op.results else None, "reason": reason}
         op.extra["not_modelled"] = record
         self.not_modelled.append(record)
