@@ -7,8 +7,9 @@ it has work and jumps over cycles in which it can only wait (docs/DESIGN.md, "En
 
 Each LDS cycle t, as in des: retire loads completing at t; free ports whose pass ends at t;
 let each SIMD issue; grant head passes (``_fast_grant.grant``, the fast engine's own
-statement of ``wgpsim.hw.rules.grant``). Warps woken by that step act in cycle t after it, and the LDS sees
-them from t+1.
+statement of ``wgpsim.hw.rules.grant``). Warps woken by that step act in cycle t after it, and
+the LDS sees them from t+1. Every helper takes the named tuples of ``_fast_state``: ``st``
+(``LoopState``), ``tr`` (``LoopTrace``), ``hw`` (``LoopHardware``).
 """
 
 from __future__ import annotations
@@ -17,56 +18,16 @@ from numba import njit
 
 from wgpsim.engine._fast_grant import grant
 from wgpsim.engine._fast_state import (
-    ARRIVED,
-    BARRIER,
     BARRIER_DONE,
-    BARRIER_LATENCY,
-    BUSY,
-    BUSY_UNTIL,
-    CLOCK,
-    CLOCK_LATENCY,
-    CLOCKS,
-    COMPLETIONS,
-    DELAY,
-    DEPTH,
-    DSCNT_MAX,
-    EVENTS,
-    FAVOR,
-    FINISHED,
-    FIRST,
-    FREE_AT,
     GRANTED,
-    HEAD,
-    INTERVAL,
-    JITTERED,
-    LAST_EVENT,
-    LAST_TICK,
-    LATENCY,
-    LEN,
-    LOGGED,
+    KIND,
     NEVER,
-    NEXT_ISSUE,
     NONE,
-    NOW,
-    NUM_LDS,
-    OUTSTANDING,
-    PC,
-    Q_END,
-    Q_ISSUED,
-    Q_NEXT,
-    Q_ROW,
-    Q_WARP,
     RELEASE,
-    REQUEST,
-    RESUME,
-    RETIRED,
-    RR,
     STALLED,
-    STALLS,
-    WAIT_DS,
-    WAIT_N,
-    WAITING,
+    TIME,
     WAKE,
+    WARP,
     borrowed,
     complete,
     pop,
@@ -76,374 +37,249 @@ from wgpsim.engine._fast_state import (
 
 
 @njit(cache=True)
-def run_loop(trace, hw, state, log, record):
-    """Simulate from ``state`` (``new_state``) until every warp is done; True then, False
-    when ``record`` and ``log`` (rows of cycle, pair, port, warp, row, pass, status; the first
-    ``s[LOGGED]`` used) is full: grow it and call again, the loop resumes where it stopped.
-
-    ``trace`` = (warp_rows, warp_first, ops, args, pass_start, pass_parts, pass_cycles,
-    jitter): the rows of warp w are ``warp_rows[warp_first[w]:warp_first[w+1]]`` in program
-    order, the passes of row r are ``pass_start[r]:pass_start[r+1]``, ``jitter`` is empty
-    without drift. ``hw`` = (simd_warps, simd_nwarps, pair_simds, pair_nsimds, nports, codes,
-    timing, policy): the warps of each SIMD and the SIMDs of each pair (padded arrays and their
-    lengths), op codes and timing constants.
+def run_loop(tr, hw, st, log, record):
+    """Simulate from ``st`` (``new_state``) until every warp is done; True then, False when
+    ``record`` and ``log`` (rows of cycle, pair, port, warp, row, pass, status; the first
+    ``counters.logged`` used) is full: grow it and call again, the loop resumes where it
+    stopped.
 
     Every array is used through a borrowed view (``borrowed``): the caller owns them, and
     the compiled helpers pass them around without reference counting.
     """
-    warp_rows, warp_first, ops, args, pass_start, pass_parts, pass_cycles, jitter = borrowed(trace)
-    simd_warps, simd_nwarps, pair_simds, pair_nsimds, nports, codes, timing, policy = borrowed(hw)
-    (
-        s,
-        warp,
-        arrival,
-        releasing,
-        simd,
-        pair,
-        held,
-        queue,
-        port,
-        clocks,
-        events,
-        wheel,
-        wheel_len,
-        heads,
-        ports_free,
-        order,
-        decision,
-    ) = borrowed(state)
-    log = borrowed(log)
-    nwarps, npairs = len(warp_first) - 1, len(pair_nsimds)
-    now = s[NOW]
-    first_phase = s[RESUME]  # a resumed call continues with the LDS step of ``now``
-    s[RESUME] = 0
+    tr, hw, st, log = borrowed(tr), borrowed(hw), borrowed(st), borrowed(log)
+    c = st.counters[0]
+    nwarps, npairs = len(tr.warp_first) - 1, len(hw.pair_nsimds)
+    now = c.now
+    first_phase = c.resume  # a resumed call continues with the LDS step of ``now``
+    c.resume = 0
     while True:
         # warps acting at `now` (simpy priority 1), the LDS step (priority 2), the warps it woke
         for phase in range(first_phase, 2):
             if phase == 1:
-                if not _busy(s, pair, held):
+                if not _busy(st):
                     break
-                if record and len(log) - s[LOGGED] < npairs:  # no room for one cycle's rows
-                    s[NOW], s[RESUME] = now, 1
+                if record and len(log) - c.logged < npairs:  # no room for one cycle's rows
+                    c.now, c.resume = now, 1
                     return False
-                _retire(now, s, events, wheel, wheel_len, warp)
+                _retire(now, st)
                 for p in range(npairs):  # free ports whose pass ends now
-                    if held[p] and pair[BUSY_UNTIL, p] <= now:
-                        held[p] = 0
-                if s[WAITING]:
-                    _issue(
-                        now,
-                        s,
-                        events,
-                        wheel,
-                        wheel_len,
-                        warp,
-                        simd,
-                        pair,
-                        queue,
-                        pass_start,
-                        simd_warps,
-                        simd_nwarps,
-                        pair_simds,
-                        pair_nsimds,
-                        timing,
-                    )
-                _grant(
-                    now,
-                    s,
-                    wheel,
-                    wheel_len,
-                    pair,
-                    held,
-                    queue,
-                    port,
-                    pass_parts,
-                    pass_cycles,
-                    heads,
-                    ports_free,
-                    order,
-                    decision,
-                    timing,
-                    policy,
-                    record,
-                    log,
-                )
-                s[LAST_TICK] = now
-            while s[EVENTS] and events[0, 0] == now:
-                kind, w = events[0, 2], events[0, 3]
-                s[EVENTS] = pop(events, s[EVENTS])
-                s[LAST_EVENT] = now
+                    if st.held[p] and st.pairs[p].busy_until <= now:
+                        st.held[p] = 0
+                if c.waiting:
+                    _issue(now, st, tr, hw)
+                _grant(now, st, tr, hw, record, log)
+                c.last_tick = now
+            while c.events and st.events[0, TIME] == now:
+                kind, w = st.events[0, KIND], st.events[0, WARP]
+                c.events = pop(st.events, c.events)
+                c.last_event = now
                 if kind == BARRIER_DONE:  # the barrier's timeout fires its release event
-                    push(events, s, now, RELEASE, NONE)
+                    push(st, now, RELEASE, NONE)
                     continue
                 n = 1
                 if kind == RELEASE:  # every warp resumes, in arrival order
                     n = nwarps
                     for i in range(nwarps):
-                        releasing[i] = arrival[i]
+                        st.releasing[i] = st.arrival[i]
                 for i in range(n):
-                    _run_warp(
-                        releasing[i] if kind == RELEASE else w,
-                        now,
-                        s,
-                        events,
-                        warp,
-                        arrival,
-                        clocks,
-                        warp_rows,
-                        warp_first,
-                        ops,
-                        args,
-                        jitter,
-                        codes,
-                        timing,
-                    )
+                    _run_warp(st.releasing[i] if kind == RELEASE else w, now, st, tr, hw)
         first_phase = 0
-        step = events[0, 0] if s[EVENTS] else NEVER
-        if _busy(s, pair, held):
-            step = min(step, _next_lds_cycle(now, s, wheel_len, pair, held))
+        step = st.events[0, TIME] if c.events else NEVER
+        if _busy(st):
+            step = min(step, _next_lds_cycle(now, st))
         if step == NEVER:
             break
         now = step
-    s[NOW] = now
+    c.now = now
     return True
 
 
 @njit(cache=True, inline="always")
-def _busy(s, pair, held):
+def _busy(st):
     """The LDS has work: a request, a load in flight, a queued or served pass (des ``busy``)."""
-    if s[WAITING] > 0 or s[COMPLETIONS] > 0:
+    c = st.counters[0]
+    if c.waiting > 0 or c.completions > 0:
         return True
-    for p in range(len(held)):  # noqa: SIM110 (a loop: no temporary arrays in compiled code)
-        if pair[LEN, p] or held[p]:
+    for p in range(len(st.held)):  # noqa: SIM110 (a loop: no temporary arrays in compiled code)
+        if st.pairs[p].len or st.held[p]:
             return True
     return False
 
 
 @njit(cache=True, inline="always")
-def _next_lds_cycle(now, s, wheel_len, pair, held):
+def _next_lds_cycle(now, st):
     """The next cycle whose LDS step can change anything: now + 1 while a request waits or a
     pair can present a head; else the next completion or end of a pass in service."""
-    if s[WAITING] > 0:
+    c = st.counters[0]
+    if c.waiting > 0:
         return now + 1
     step = NEVER
-    for p in range(len(held)):
-        if held[p]:
-            step = min(step, pair[BUSY_UNTIL, p])
-        elif pair[LEN, p]:
+    for p in range(len(st.held)):
+        if st.held[p]:
+            step = min(step, st.pairs[p].busy_until)
+        elif st.pairs[p].len:
             return now + 1
-    if s[COMPLETIONS]:  # the first non-empty bucket after the last retired cycle
-        cycle = s[RETIRED] + 1
-        while wheel_len[cycle & (len(wheel_len) - 1)] == 0:
+    if c.completions:  # the first non-empty bucket after the last retired cycle
+        cycle = c.retired + 1
+        while st.wheel_len[cycle & (len(st.wheel_len) - 1)] == 0:
             cycle += 1
         step = min(step, cycle)
     return max(step, now + 1)
 
 
 @njit(cache=True, inline="always")
-def _run_warp(
-    w,
-    now,
-    s,
-    events,
-    warp,
-    arrival,
-    clocks,
-    warp_rows,
-    warp_first,
-    ops,
-    args,
-    jitter,
-    codes,
-    timing,
-):
+def _run_warp(w, now, st, tr, hw):
     """Run warp ``w``'s ops from its program counter until one blocks (des ``warp_process``)."""
-    while warp[PC, w] < warp_first[w + 1]:
-        row = warp_rows[warp[PC, w]]
-        op = ops[row]
-        if op < codes[NUM_LDS]:
-            if len(jitter) and jitter[row] > 0 and not warp[JITTERED, w]:
-                warp[JITTERED, w] = 1
-                push(events, s, now + jitter[row], WAKE, w)
+    c, warp = st.counters[0], st.warps[w]
+    while warp.pc < tr.warp_first[w + 1]:
+        row = tr.warp_rows[warp.pc]
+        op = tr.ops[row]
+        if op < hw.num_lds_ops:
+            if len(tr.jitter) and tr.jitter[row] > 0 and not warp.jittered:
+                warp.jittered = 1
+                push(st, now + tr.jitter[row], WAKE, w)
                 return
-            warp[JITTERED, w] = 0
-            warp[REQUEST, w] = row
-            s[WAITING] += 1
-            warp[PC, w] += 1
+            warp.jittered = 0
+            warp.request = row
+            c.waiting += 1
+            warp.pc += 1
             return
-        warp[PC, w] += 1
-        if op == codes[WAIT_DS]:
-            if warp[OUTSTANDING, w] > args[row]:
-                warp[WAIT_N, w] = args[row]
+        warp.pc += 1
+        if op == hw.wait_ds:
+            if warp.outstanding > tr.args[row]:
+                warp.wait_n = tr.args[row]
                 return
-        elif op == codes[BARRIER]:
-            arrival[s[ARRIVED]] = w
-            s[ARRIVED] += 1
-            if s[ARRIVED] == len(arrival):
-                s[ARRIVED] = 0
-                push(events, s, now + timing[BARRIER_LATENCY], BARRIER_DONE, NONE)
+        elif op == hw.barrier:
+            st.arrival[c.arrived] = w
+            c.arrived += 1
+            if c.arrived == len(st.arrival):
+                c.arrived = 0
+                push(st, now + hw.barrier_latency, BARRIER_DONE, NONE)
             return
-        elif op == codes[CLOCK]:
-            k = s[CLOCKS]
-            clocks[k, 0], clocks[k, 1], clocks[k, 2] = w, args[row], now
-            s[CLOCKS] += 1
-            push(events, s, now + timing[CLOCK_LATENCY], WAKE, w)
+        elif op == hw.clock:
+            read = st.clocks[c.clocks]
+            read.warp, read.label, read.cycle = w, tr.args[row], now
+            c.clocks += 1
+            push(st, now + hw.clock_latency, WAKE, w)
             return
-        elif op == codes[DELAY] and args[row] > 0:
-            push(events, s, now + args[row], WAKE, w)
+        elif op == hw.delay and tr.args[row] > 0:
+            push(st, now + tr.args[row], WAKE, w)
             return
-    warp[FINISHED, w] = 1
+    warp.finished = 1
 
 
 @njit(cache=True, inline="always")
-def _retire(now, s, events, wheel, wheel_len, warp):
+def _retire(now, st):
     """Loads completing by ``now`` (cycle by cycle, each cycle's in creation order) leave
     their warp's count; a satisfied ``wait_ds`` resumes."""
-    while s[COMPLETIONS] and s[RETIRED] < now:
-        s[RETIRED] += 1
-        b = s[RETIRED] & (len(wheel_len) - 1)
-        for i in range(wheel_len[b]):
-            w = wheel[b, i]
-            warp[OUTSTANDING, w] -= 1
-            if warp[WAIT_N, w] >= 0 and warp[OUTSTANDING, w] <= warp[WAIT_N, w]:
-                warp[WAIT_N, w] = -1
-                push(events, s, now, WAKE, w)
-        s[COMPLETIONS] -= wheel_len[b]
-        wheel_len[b] = 0
-    s[RETIRED] = now
+    c = st.counters[0]
+    while c.completions and c.retired < now:
+        c.retired += 1
+        b = c.retired & (len(st.wheel_len) - 1)
+        for i in range(st.wheel_len[b]):
+            w = st.wheel[b, i]
+            warp = st.warps[w]
+            warp.outstanding -= 1
+            if warp.wait_n >= 0 and warp.outstanding <= warp.wait_n:
+                warp.wait_n = -1
+                push(st, now, WAKE, w)
+        c.completions -= st.wheel_len[b]
+        st.wheel_len[b] = 0
+    c.retired = now
 
 
 @njit(cache=True, inline="always")
-def _issue(
-    now,
-    s,
-    events,
-    wheel,
-    wheel_len,
-    warp,
-    simd,
-    pair,
-    queue,
-    pass_start,
-    simd_warps,
-    simd_nwarps,
-    pair_simds,
-    pair_nsimds,
-    timing,
-):
+def _issue(now, st, tr, hw):
     """Each pair offers its queue to its SIMDs, round robin; a SIMD issues its first ready
     warp's instruction (round robin), unless the queue is full (des ``issue``)."""
-    depth = timing[DEPTH]
-    for p in range(len(pair_nsimds)):
-        n = pair_nsimds[p]
+    c = st.counters[0]
+    depth = hw.queue_depth
+    for p in range(len(hw.pair_nsimds)):
+        pair = st.pairs[p]
+        n = hw.pair_nsimds[p]
         for k in range(n):
             # as des: the round-robin start is re-read after an issue (DESIGN, "Engines")
-            slot = wrap(pair[FIRST, p] + k, n)
-            sd = pair_simds[p, slot]
-            if now < simd[NEXT_ISSUE, sd]:
+            slot = wrap(pair.first + k, n)
+            sd = hw.pair_simds[p, slot]
+            simd = st.simds[sd]
+            if now < simd.next_issue:
                 continue
-            nw = simd_nwarps[sd]
+            nw = hw.simd_nwarps[sd]
             for j in range(nw):
-                index = wrap(simd[RR, sd] + j, nw)
-                w = simd_warps[sd, index]
-                if warp[REQUEST, w] < 0 or warp[OUTSTANDING, w] >= timing[DSCNT_MAX]:
+                index = wrap(simd.rr + j, nw)
+                w = hw.simd_warps[sd, index]
+                warp = st.warps[w]
+                if warp.request < 0 or warp.outstanding >= hw.dscnt_max:
                     continue
-                row = warp[REQUEST, w]
-                start, end = pass_start[row], pass_start[row + 1]
-                if start < end and pair[LEN, p] >= depth:
+                row = warp.request
+                start, end = tr.pass_start[row], tr.pass_start[row + 1]
+                if start < end and pair.len >= depth:
                     break  # no room in the pair's queue for any warp of this SIMD
                 if start < end:
-                    q = wrap(pair[HEAD, p] + pair[LEN, p], depth)
-                    queue[p, q, Q_ROW], queue[p, q, Q_WARP], queue[p, q, Q_ISSUED] = row, w, now
-                    queue[p, q, Q_NEXT], queue[p, q, Q_END] = start, end
-                    pair[LEN, p] += 1
+                    q = st.queue[p, wrap(pair.head + pair.len, depth)]
+                    q.row, q.warp, q.issued, q.next, q.end = row, w, now, start, end
+                    pair.len += 1
                 else:  # no active lane: nothing to serve, completes after the latency
-                    complete(wheel, wheel_len, s, w, now + timing[LATENCY])
-                warp[OUTSTANDING, w] += 1
-                warp[REQUEST, w] = -1
-                s[WAITING] -= 1
-                simd[RR, sd] = wrap(index + 1, nw)
-                simd[NEXT_ISSUE, sd] = now + timing[INTERVAL]
-                push(events, s, now, WAKE, w)
-                pair[FIRST, p] = wrap(slot + 1, n)
+                    complete(st, w, now + hw.lds_latency)
+                warp.outstanding += 1
+                warp.request = -1
+                c.waiting -= 1
+                simd.rr = wrap(index + 1, nw)
+                simd.next_issue = now + hw.issue_interval
+                push(st, now, WAKE, w)
+                pair.first = wrap(slot + 1, n)
                 break
 
 
 @njit(cache=True, inline="always")
-def _grant(
-    now,
-    s,
-    wheel,
-    wheel_len,
-    pair,
-    held,
-    queue,
-    port,
-    pass_parts,
-    pass_cycles,
-    heads,
-    ports_free,
-    order,
-    decision,
-    timing,
-    policy,
-    record,
-    log,
-):
-    """Present each idle pair's head pass to the arbiter (``_fast_grant.grant``) and
-    start the granted passes; a load completes ``lds_latency`` after its last pass is served."""
+def _grant(now, st, tr, hw, record, log):
+    """Present each idle pair's head pass to the arbiter (``_fast_grant.grant``) and start
+    the granted passes; a load completes ``lds_latency`` after its last pass is served."""
+    c = st.counters[0]
     nheads = 0
-    for p in range(len(held)):
-        if pair[LEN, p] and not held[p]:
-            h = pair[HEAD, p]
-            heads[0, nheads], heads[1, nheads] = p, queue[p, h, Q_ISSUED]
-            heads[2, nheads] = pass_parts[queue[p, h, Q_NEXT]]
+    for p in range(len(st.held)):
+        pair = st.pairs[p]
+        if pair.len and not st.held[p]:
+            head = st.queue[p, pair.head]
+            st.heads[0, nheads], st.heads[1, nheads] = p, head.issued
+            st.heads[2, nheads] = tr.pass_parts[head.next]
             nheads += 1
     if nheads == 0:
         return
-    for i in range(len(ports_free)):
-        ports_free[i] = port[FREE_AT, i] <= now
+    for i in range(len(st.ports_free)):
+        st.ports_free[i] = st.ports[i].free_at <= now
     granted, stalled, favor = grant(
-        heads, nheads, held, ports_free, s[FAVOR], policy, order, decision
+        st.heads, nheads, st.held, st.ports_free, c.favor, hw.policy, st.order, st.decision
     )
-    s[FAVOR] = favor
+    c.favor = favor
     for i in range(granted):
-        p, pt = decision[0, 2 * i], decision[0, 2 * i + 1]
-        h = pair[HEAD, p]
-        k = queue[p, h, Q_NEXT]
-        cycles = pass_cycles[k]
-        pair[BUSY_UNTIL, p] = port[FREE_AT, pt] = now + cycles
-        held[p] = pass_parts[k]
-        port[BUSY, pt] += cycles
+        p, pt = st.decision[0, 2 * i], st.decision[0, 2 * i + 1]
+        pair, port = st.pairs[p], st.ports[pt]
+        head = st.queue[p, pair.head]
+        k = head.next
+        cycles = tr.pass_cycles[k]
+        pair.busy_until = port.free_at = now + cycles
+        st.held[p] = tr.pass_parts[k]
+        port.busy += cycles
         if record:
-            _log(log, s, now, p, pt, queue[p, h, Q_WARP], queue[p, h, Q_ROW], k, GRANTED)
-        queue[p, h, Q_NEXT] += 1
-        if queue[p, h, Q_NEXT] == queue[p, h, Q_END]:
-            pair[HEAD, p] = wrap(h + 1, timing[DEPTH])
-            pair[LEN, p] -= 1
-            complete(wheel, wheel_len, s, queue[p, h, Q_WARP], now + cycles + timing[LATENCY])
+            _log(log, c, now, p, pt, head.warp, head.row, k, GRANTED)
+        head.next += 1
+        if head.next == head.end:
+            pair.head = wrap(pair.head + 1, hw.queue_depth)
+            pair.len -= 1
+            complete(st, head.warp, now + cycles + hw.lds_latency)
     for i in range(stalled):
-        p = decision[1, i]
-        pair[STALLS, p] += 1
+        p = st.decision[1, i]
+        st.pairs[p].stalls += 1
         if record:
-            h = pair[HEAD, p]
-            _log(
-                log,
-                s,
-                now,
-                p,
-                NONE,
-                queue[p, h, Q_WARP],
-                queue[p, h, Q_ROW],
-                queue[p, h, Q_NEXT],
-                STALLED,
-            )
+            head = st.queue[p, st.pairs[p].head]
+            _log(log, c, now, p, NONE, head.warp, head.row, head.next, STALLED)
 
 
 @njit(cache=True, inline="always")
-def _log(log, s, now, pair, port, warp, row, k, status):
+def _log(log, c, now, pair, port, warp, row, k, status):
     """Append one event-log row (the caller made room)."""
-    i = s[LOGGED]
+    i = c.logged
     log[i, 0], log[i, 1], log[i, 2], log[i, 3] = now, pair, port, warp
     log[i, 4], log[i, 5], log[i, 6] = row, k, status
-    s[LOGGED] += 1
+    c.logged += 1

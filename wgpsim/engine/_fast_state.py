@@ -1,12 +1,17 @@
-"""The fast engine's loop state: its layout, its start, and the queues the loop keeps.
+"""The fast engine's loop state, trace and hardware as named fields, and the queues the loop keeps.
 
-All state lives in a few int64 arrays (``new_state``) that the caller owns, so a stopped loop
-resumes where it was (``run_loop`` stops when its event log is full). Field names index them:
-``warp[OUTSTANDING, w]`` is warp w's loads in flight, ``pair[LEN, p]`` the instructions in pair
-p's queue. Warp events wait in a binary heap ordered by (time, creation order), simpy's order;
-load completions in a timing wheel, one bucket per cycle, in creation order. The compiled
-helpers take the arrays as borrowed views (``borrowed``: no reference counting) and are
-inlined into ``run_loop``.
+Three named tuples hold everything the compiled loop reads or changes: ``LoopTrace`` (the trace's
+columns and its passes), ``LoopHardware`` (the config's topology and constants) and ``LoopState``
+(``new_state``). The state's tables are numpy structured arrays, one record per warp, SIMD,
+pair, port and queue slot, so the loop reads ``st.warps[w].outstanding`` and
+``st.pairs[p].busy_until``; the loop's own scalars (its clock, the arbiter's ``favor``, the
+counts of events and completions) are the one record ``st.counters[0]``. The caller owns all
+arrays, so a stopped loop resumes where it was (``run_loop`` stops when its event log is full).
+
+Warp events wait in a binary heap ordered by (time, creation order), simpy's order; load
+completions in a timing wheel, one bucket per cycle, in creation order. The compiled helpers
+take the tuples as borrowed views (``borrowed``: no reference counting) and are inlined into
+``run_loop``.
 
 The rows of each warp, in program order (a counting sort by warp):
 
@@ -17,31 +22,124 @@ The rows of each warp, in program order (a counting sort by warp):
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-# the warp events' heap holds (time, creation order, kind, warp); load completions wait in a
-# timing wheel: ``wheel[c % len(wheel)]`` lists, in creation order, the warps of the loads
-# completing in cycle c (``wheel_len`` of them), for the cycles after ``s[RETIRED]``
 WAKE, BARRIER_DONE, RELEASE = np.int64(0), np.int64(1), np.int64(2)
+"""Kinds of warp event: a warp resumes; a barrier's latency ends; the barrier releases."""
 NONE = np.int64(-1)
 NEVER = np.iinfo(np.int64).max
-# rows of the state arrays (one int64 array each, so the compiled helpers pass few arguments)
-SEQ, RETIRED, WAITING, FAVOR, ARRIVED, CLOCKS, LOGGED, EVENTS, COMPLETIONS = range(9)  # ``s``
-NOW, LAST_EVENT, LAST_TICK, RESUME = range(9, 13)  # ``s``: the loop's clock, for a resumed call
-PC, OUTSTANDING, REQUEST, WAIT_N, JITTERED, FINISHED = range(6)  # ``warp[field, w]``
-RR, NEXT_ISSUE = range(2)  # ``simd[field, simd]``: warp index tried first, next issue cycle
-FIRST, HEAD, LEN, BUSY_UNTIL, STALLS = range(5)  # ``pair[field, p]``: SIMD slot offered first,
-# its queue (ring buffer ``queue[p, slot] = (row, warp, issued, next pass, end pass)``), the
-# end of its pass in service (whose partitions are ``held[p]``, 0 = none), its stall cycles
-FREE_AT, BUSY = range(2)  # ``port[field, port]``
-Q_ROW, Q_WARP, Q_ISSUED, Q_NEXT, Q_END = range(5)
-# indices into the ``codes`` and ``timing`` arguments
-NUM_LDS, WAIT_DS, BARRIER, CLOCK, DELAY = range(5)
-LATENCY, DEPTH, INTERVAL, DSCNT_MAX, CLOCK_LATENCY, BARRIER_LATENCY = range(6)
 GRANTED, STALLED = np.int64(0), np.int64(1)
+"""``status`` of an event-log row (rows: cycle, pair, port, warp, row, pass, status)."""
+TIME, ORDER, KIND, WARP = range(4)
+"""Columns of the event heap ``st.events``."""
+
+
+def _fields(**names: type) -> np.dtype:
+    return np.dtype([(name, t) for name, t in names.items()])
+
+
+COUNTERS = _fields(
+    now=np.int64,  # the loop's clock, kept for a resumed call
+    resume=np.int64,  # 1: a resumed call continues with the LDS step of ``now``
+    last_event=np.int64,  # the last cycle a warp event fired
+    last_tick=np.int64,  # the last cycle the LDS stepped
+    seq=np.int64,  # events created so far (orders events of one cycle as simpy's ids do)
+    events=np.int64,  # size of the event heap
+    completions=np.int64,  # loads in flight in the timing wheel
+    retired=np.int64,  # the last cycle whose completions were retired
+    waiting=np.int64,  # warps with an issue request
+    favor=np.int64,  # the arbiter's tie-break pair (``rules.grant``)
+    arrived=np.int64,  # warps at the barrier
+    clocks=np.int64,  # clock reads recorded
+    logged=np.int64,  # event-log rows written
+)
+WARP_FIELDS = _fields(
+    pc=np.int64,  # index into ``LoopTrace.warp_rows`` of its next op
+    outstanding=np.int64,  # loads in flight
+    request=np.int64,  # the LDS row it asks to issue, -1 none
+    wait_n=np.int64,  # n of the ``wait_ds n`` it waits in, -1 none
+    jittered=np.int64,  # 1 once it has waited its drift before its request
+    finished=np.int64,
+)
+SIMD_FIELDS = _fields(rr=np.int64, next_issue=np.int64)  # warp index tried first; cycle
+PAIR_FIELDS = _fields(
+    first=np.int64,  # SIMD slot offered the queue first
+    head=np.int64,  # ring-buffer index of the queue's head
+    len=np.int64,  # instructions in the queue
+    busy_until=np.int64,  # end of its pass in service (whose partitions are ``st.held[p]``)
+    stalls=np.int64,  # partition-conflict stall cycles
+)
+PORT_FIELDS = _fields(free_at=np.int64, busy=np.int64)
+SLOT_FIELDS = _fields(row=np.int64, warp=np.int64, issued=np.int64, next=np.int64, end=np.int64)
+"""A queued instruction: its trace row, warp, issue cycle, next pass to grant, end pass."""
+CLOCK_FIELDS = _fields(warp=np.int64, label=np.int64, cycle=np.int64)
+
+
+class LoopTrace(NamedTuple):
+    """The trace as the loop reads it: the rows of warp w are ``warp_rows[warp_first[w]:
+    warp_first[w+1]]`` in program order, the passes of row r are ``pass_start[r]:
+    pass_start[r+1]`` (partition masks ``pass_parts``, ``pass_cycles`` bank cycles);
+    ``jitter`` is empty without drift."""
+
+    warp_rows: np.ndarray
+    warp_first: np.ndarray
+    ops: np.ndarray
+    args: np.ndarray
+    pass_start: np.ndarray
+    pass_parts: np.ndarray
+    pass_cycles: np.ndarray
+    jitter: np.ndarray
+
+
+class LoopHardware(NamedTuple):
+    """The config as the loop reads it: the warps of each SIMD and the SIMDs of each pair
+    (padded with -1, and their counts), the op codes, the timing constants and the grant
+    policy (``_fast_grant.policy_of``)."""
+
+    simd_warps: np.ndarray
+    simd_nwarps: np.ndarray
+    pair_simds: np.ndarray
+    pair_nsimds: np.ndarray
+    nports: int
+    num_lds_ops: int
+    wait_ds: int
+    barrier: int
+    clock: int
+    delay: int
+    lds_latency: int
+    queue_depth: int
+    issue_interval: int
+    dscnt_max: int
+    clock_latency: int
+    barrier_latency: int
+    policy: np.ndarray
+
+
+class LoopState(NamedTuple):
+    """Everything the loop changes (``new_state``)."""
+
+    counters: np.ndarray  # one COUNTERS record
+    warps: np.ndarray  # WARP_FIELDS per warp
+    simds: np.ndarray  # SIMD_FIELDS per SIMD
+    pairs: np.ndarray  # PAIR_FIELDS per pair
+    held: np.ndarray  # partitions held by each pair's pass in service (0 = none)
+    queue: np.ndarray  # SLOT_FIELDS [pair, queue_depth]: each pair's ring buffer
+    ports: np.ndarray  # PORT_FIELDS per port
+    arrival: np.ndarray  # warps at the barrier, in arrival order
+    releasing: np.ndarray  # the warps a barrier releases
+    clocks: np.ndarray  # CLOCK_FIELDS per clock read
+    events: np.ndarray  # the warp events' heap [n, (TIME, ORDER, KIND, WARP)]
+    wheel: np.ndarray  # completions: wheel[c % len(wheel)] the warps of loads done at c
+    wheel_len: np.ndarray  # their number per bucket
+    heads: np.ndarray  # grant scratch: pair, issued, partitions of each head
+    ports_free: np.ndarray  # grant scratch
+    order: np.ndarray  # grant scratch
+    decision: np.ndarray  # grant scratch: grants and stalls
 
 
 @njit(cache=True)
@@ -60,53 +158,46 @@ def warp_order(warp, nwarps, rows):
     return first
 
 
-@njit(cache=True)
-def new_state(trace, hw):
-    """The loop's state before cycle 0: ``(s, warp, arrival, releasing, simd, pair, held,
-    queue, port, clocks, events, wheel, wheel_len)`` plus the grant's scratch arrays (``heads``,
-    ``ports_free``, ``order``, ``decision``); every warp is due to start at cycle 0."""
-    warp_rows, warp_first, ops, args, pass_start, pass_parts, pass_cycles, jitter = trace
-    simd_warps, simd_nwarps, pair_simds, pair_nsimds, nports, codes, timing, policy = hw
-    nwarps, nsimds, npairs = len(warp_first) - 1, len(simd_nwarps), len(pair_nsimds)
-    s = np.zeros(13, dtype=np.int64)
-    s[LAST_TICK] = s[RETIRED] = -1
+def new_state(tr: LoopTrace, hw: LoopHardware) -> LoopState:
+    """The loop's state before cycle 0; every warp is due to start at cycle 0."""
+    nwarps, nsimds, npairs = len(tr.warp_first) - 1, len(hw.simd_nwarps), len(hw.pair_nsimds)
+    counters = np.zeros(1, COUNTERS)
+    counters["last_tick"] = counters["retired"] = -1
     # a load completes 1..lds_latency + its last pass's bank cycles after the step that
     # issues or grants it; in one cycle at most one per pair and one per SIMD (no-pass loads)
-    reach = timing[LATENCY] + 1
-    for k in range(len(pass_cycles)):
-        reach = max(reach, timing[LATENCY] + pass_cycles[k] + 1)
-    buckets = 1
-    while buckets < reach:
-        buckets *= 2
-    warp = np.zeros((6, nwarps), dtype=np.int64)
-    for w in range(nwarps):
-        warp[PC, w] = warp_first[w]
-        warp[REQUEST, w] = warp[WAIT_N, w] = -1
-    nclocks = 0
-    for r in range(len(ops)):
-        nclocks += ops[r] == codes[CLOCK]
-    events = np.zeros((nwarps + 2, 4), dtype=np.int64)  # a warp waits for one event at most
-    for w in range(nwarps):  # simpy starts the warp processes in warp order at time 0
-        push(events, s, 0, WAKE, w)
-    return (
-        s,
-        warp,
-        np.zeros(nwarps, dtype=np.int64),  # warps at the barrier, in arrival order
-        np.zeros(nwarps, dtype=np.int64),  # the warps a barrier releases
-        np.zeros((2, nsimds), dtype=np.int64),
-        np.zeros((5, npairs), dtype=np.int64),
-        np.zeros(npairs, dtype=np.int64),
-        np.zeros((npairs, timing[DEPTH], 5), dtype=np.int64),
-        np.zeros((2, nports), dtype=np.int64),
-        np.zeros((nclocks, 3), dtype=np.int64),
-        events,
-        np.zeros((buckets, npairs + nsimds), dtype=np.int64),
-        np.zeros(buckets, dtype=np.int64),
-        np.zeros((3, npairs), dtype=np.int64),  # grant scratch: pair, issued, partitions
-        np.zeros(nports, dtype=np.bool_),
-        np.zeros(npairs, dtype=np.int64),
-        np.zeros((2, 2 * npairs), dtype=np.int64),
+    reach = hw.lds_latency + 1 + int(tr.pass_cycles.max(initial=0))
+    buckets = 1 << max(reach - 1, 1).bit_length()
+    warps = np.zeros(nwarps, WARP_FIELDS)
+    warps["pc"] = tr.warp_first[:-1]
+    warps["request"] = warps["wait_n"] = -1
+    st = LoopState(
+        counters=counters,
+        warps=warps,
+        simds=np.zeros(nsimds, SIMD_FIELDS),
+        pairs=np.zeros(npairs, PAIR_FIELDS),
+        held=np.zeros(npairs, np.int64),
+        queue=np.zeros((npairs, hw.queue_depth), SLOT_FIELDS),
+        ports=np.zeros(hw.nports, PORT_FIELDS),
+        arrival=np.zeros(nwarps, np.int64),
+        releasing=np.zeros(nwarps, np.int64),
+        clocks=np.zeros(int((tr.ops == hw.clock).sum()), CLOCK_FIELDS),
+        events=np.zeros((nwarps + 2, 4), np.int64),  # a warp waits for one event at most
+        wheel=np.zeros((buckets, npairs + nsimds), np.int64),
+        wheel_len=np.zeros(buckets, np.int64),
+        heads=np.zeros((3, npairs), np.int64),
+        ports_free=np.zeros(hw.nports, np.bool_),
+        order=np.zeros(npairs, np.int64),
+        decision=np.zeros((2, 2 * npairs), np.int64),
     )
+    _start_warps(st, nwarps)
+    return st
+
+
+@njit(cache=True)
+def _start_warps(st, nwarps):
+    """simpy starts the warp processes in warp order at time 0."""
+    for w in range(nwarps):
+        push(st, 0, WAKE, w)
 
 
 @intrinsic
@@ -137,26 +228,27 @@ def borrowed(typingctx, value):
 
 
 @njit(cache=True, inline="always")
-def push(events, s, time, kind, w):
-    """Schedule a warp event; ``s[SEQ]`` orders events of one cycle as simpy's event ids do."""
-    s[EVENTS] = __push_heap(events, s[EVENTS], time, s[SEQ], kind, w)
-    s[SEQ] += 1
+def push(st, time, kind, w):
+    """Schedule a warp event; ``seq`` orders events of one cycle as simpy's event ids do."""
+    c = st.counters[0]
+    c.events = _push_heap(st.events, c.events, time, c.seq, kind, w)
+    c.seq += 1
 
 
 @njit(cache=True, inline="always")
-def complete(wheel, wheel_len, s, w, cycle):
-    """A load of warp ``w`` completes at ``cycle`` (after the step that retired ``s[RETIRED]``,
+def complete(st, w, cycle):
+    """A load of warp ``w`` completes at ``cycle`` (after the step that retired ``retired``,
     at most ``len(wheel) - 1`` cycles later; ties retire in creation order)."""
-    b = cycle & (len(wheel_len) - 1)
-    if wheel_len[b] == wheel.shape[1]:
+    b = cycle & (len(st.wheel_len) - 1)
+    if st.wheel_len[b] == st.wheel.shape[1]:
         raise RuntimeError("completion wheel bucket overflow")
-    wheel[b, wheel_len[b]] = w
-    wheel_len[b] += 1
-    s[COMPLETIONS] += 1
+    st.wheel[b, st.wheel_len[b]] = w
+    st.wheel_len[b] += 1
+    st.counters[0].completions += 1
 
 
 @njit(cache=True, inline="always")
-def __push_heap(heap, n, key, seq, a, b):
+def _push_heap(heap, n, key, seq, a, b):
     """Add (key, seq, a, b) to the binary min-heap ``heap[:n]`` ordered by (key, seq);
     returns its new size."""
     i = n

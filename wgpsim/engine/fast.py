@@ -17,23 +17,15 @@ The seed's microbenchmark with all four rows in one partition, as in ``des``:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import pandas as pd
 
 from wgpsim.engine._fast_grant import policy_of
 from wgpsim.engine._fast_loop import run_loop
 from wgpsim.engine._fast_passes import loop_passes
-from wgpsim.engine._fast_state import (
-    BUSY,
-    CLOCKS,
-    FINISHED,
-    LAST_EVENT,
-    LAST_TICK,
-    LOGGED,
-    STALLS,
-    new_state,
-    warp_order,
-)
+from wgpsim.engine._fast_state import LoopHardware, LoopTrace, new_state, warp_order
 from wgpsim.engine.des import instruction_counts, jitter, partition_accesses
 from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, Result
 from wgpsim.errors import TraceError
@@ -47,69 +39,72 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
     warp_rows = np.empty(len(trace), np.int32 if len(trace) < 2**31 else np.int64)
     warp_first = warp_order(trace.warp, trace.num_warps, warp_rows)
     delays = jitter(len(trace), hw, seed)
-    loop_trace = (
-        warp_rows,
-        warp_first,
-        trace.op,
-        trace.arg,
-        table.start,
-        table.partitions,
-        table.bank_cycles,
-        np.zeros(0, dtype=np.int64) if delays is None else delays,
+    tr = LoopTrace(
+        warp_rows=warp_rows,
+        warp_first=warp_first,
+        ops=trace.op,
+        args=trace.arg,
+        pass_start=table.start,
+        pass_parts=table.partitions,
+        pass_cycles=table.bank_cycles,
+        jitter=np.zeros(0, dtype=np.int64) if delays is None else delays,
     )
-    loop_hw = _loop_hw(hw, trace.num_warps)
-    state = new_state(loop_trace, loop_hw)
+    loop_hw = loop_hardware(hw, trace.num_warps)
+    st = new_state(tr, loop_hw)
     # a row per granted pass, and per stall (a few: the loop stops when full and resumes)
     log = np.zeros((len(table) + len(hw.pair_names) if record_events else 0, 7), np.int64)
-    while not run_loop(loop_trace, loop_hw, state, log, record_events):
+    while not run_loop(tr, loop_hw, st, log, record_events):
         log = np.concatenate([log, np.zeros_like(log)])  # full: twice the room, and resume
-    s, warp, port, pair, clocks = state[0], state[1], state[8], state[5], state[9]
-    finished = warp[FINISHED] == 1
+    counters = st.counters[0]
+    finished = st.warps["finished"] == 1
     if not finished.all():
         stuck = np.flatnonzero(~finished).tolist()
         raise TraceError(
             f"warps {stuck} never finished (a barrier or wait_ds that cannot complete)"
         )
     return Result(
-        clocks=_clocks(clocks[: s[CLOCKS]], trace.labels),
-        total_cycles=int(max(s[LAST_EVENT], s[LAST_TICK] + 1)),
+        clocks=_clocks(st.clocks[: counters["clocks"]], trace.labels),
+        total_cycles=int(max(counters["last_event"], counters["last_tick"] + 1)),
         bytes=table.bytes,
         passes=len(table),
         bank_cycles=int(table.bank_cycles.sum(dtype=np.int64)),
-        port_busy_cycles=dict(zip(hw.ports.names, port[BUSY].tolist(), strict=True)),
-        partition_stall_cycles=dict(zip(hw.pair_names, pair[STALLS].tolist(), strict=True)),
+        port_busy_cycles=dict(zip(hw.ports.names, st.ports["busy"].tolist(), strict=True)),
+        partition_stall_cycles=dict(zip(hw.pair_names, st.pairs["stalls"].tolist(), strict=True)),
         partition_accesses=partition_accesses(table, hw),
         instructions=instruction_counts(trace),
         engine="fast",
         seed=seed,
         hardware=hw.name,
-        event_log=_events(log[: s[LOGGED]], trace, table, hw) if record_events else None,
+        event_log=_events(log[: counters["logged"]], trace, table, hw) if record_events else None,
     )
 
 
-def _loop_hw(hw: HardwareConfig, num_warps: int) -> tuple:
+@lru_cache(maxsize=64)
+def loop_hardware(hw: HardwareConfig, num_warps: int) -> LoopHardware:
     """The hardware as ``run_loop`` takes it: SIMD -> warps and pair -> SIMDs (padded), ports,
-    op codes and timing constants."""
+    op codes, timing constants and the grant policy."""
     simd_of = np.array([hw.simd_of_warp(w) for w in range(num_warps)], dtype=np.int64)
-    simd_warps = _padded([np.flatnonzero(simd_of == s) for s in range(hw.wgp.simds)])
-    pair_simds = _padded([np.array(simds) for _, simds in hw.wgp.pairs])
+    simd_warps, simd_nwarps = _padded([np.flatnonzero(simd_of == s) for s in range(hw.wgp.simds)])
+    pair_simds, pair_nsimds = _padded([np.array(simds) for _, simds in hw.wgp.pairs])
     t = hw.timing
-    codes = (NUM_LDS_OPS, WAIT_DS, BARRIER, CLOCK, DELAY)
-    timing = (
-        t.lds_latency,
-        t.queue_depth,
-        t.issue_interval,
-        t.dscnt_max,
-        t.clock_latency,
-        t.barrier_latency,
-    )
-    return (
-        *simd_warps,
-        *pair_simds,
-        hw.num_ports,
-        np.array(codes, dtype=np.int64),
-        np.array(timing, dtype=np.int64),
-        policy_of(hw),
+    return LoopHardware(
+        simd_warps=simd_warps,
+        simd_nwarps=simd_nwarps,
+        pair_simds=pair_simds,
+        pair_nsimds=pair_nsimds,
+        nports=hw.num_ports,
+        num_lds_ops=NUM_LDS_OPS,
+        wait_ds=WAIT_DS,
+        barrier=BARRIER,
+        clock=CLOCK,
+        delay=DELAY,
+        lds_latency=t.lds_latency,
+        queue_depth=t.queue_depth,
+        issue_interval=t.issue_interval,
+        dscnt_max=t.dscnt_max,
+        clock_latency=t.clock_latency,
+        barrier_latency=t.barrier_latency,
+        policy=policy_of(hw),
     )
 
 
@@ -125,7 +120,7 @@ def _padded(groups: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 def _clocks(clocks: np.ndarray, labels: tuple[str, ...]) -> pd.DataFrame:
     """The clock reads as des reports them (warp, label, cycle)."""
     names = np.array(labels, dtype=object)
-    columns = (clocks[:, 0], names[clocks[:, 1]], clocks[:, 2])
+    columns = (clocks["warp"], names[clocks["label"]], clocks["cycle"])
     return pd.DataFrame(dict(zip(CLOCK_COLUMNS, columns, strict=True)))
 
 

@@ -126,14 +126,12 @@ def pass_bank_cycles(addr: np.ndarray, width: int, hw: HardwareConfig) -> np.nda
     lane): the most distinct dwords falling in one bank, at least 1. Lanes reading the same
     dword share it (a broadcast)."""
     addr = np.asarray(addr, dtype=np.int64)
-    dwords = lane_dwords(addr, width, hw)
-    passes = np.broadcast_to(np.arange(len(addr))[:, None], dwords.shape)
-    touched = dwords >= 0
-    stride = int(dwords.max(initial=0)) + 1
-    distinct = np.unique(passes[touched] * stride + dwords[touched])  # (pass, dword) once each
-    which, dword = np.divmod(distinct, stride)
+    dwords = np.sort(lane_dwords(addr, width, hw), axis=-1)  # per pass; untouched (-1) first
+    distinct = dwords >= 0
+    distinct[:, 1:] &= dwords[:, 1:] != dwords[:, :-1]  # each dword once per pass
+    which = np.broadcast_to(np.arange(len(addr))[:, None], dwords.shape)[distinct]
     nbanks = hw.banks.count
-    per_bank = np.bincount(which * nbanks + dword % nbanks, minlength=len(addr) * nbanks)
+    per_bank = np.bincount(which * nbanks + dwords[distinct] % nbanks, minlength=len(addr) * nbanks)
     return np.maximum(per_bank.reshape(len(addr), nbanks).max(axis=1, initial=0), 1)
 
 
