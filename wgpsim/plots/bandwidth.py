@@ -79,12 +79,13 @@ def bandwidth_vs_burst(
                 color=color,
                 label=f"{name}: peak",
             )
-    ax.set_xlabel("burst length (loads per warp)")
-    ax.set_ylabel("bandwidth (B/cycle)")
-    ax.set_title(title)
+    ax.set_xlabel("burst length (loads per warp)", fontsize=11)
+    ax.set_ylabel("bandwidth (B/cycle)", fontsize=11)
+    ax.tick_params(labelsize=10)
+    ax.set_title(title, fontsize=12)
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
     return fig
 
 

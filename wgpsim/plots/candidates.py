@@ -52,11 +52,11 @@ def cycles_figure(table: pd.DataFrame, *, title: str = "GEMM layout candidates")
     for i, (column, label) in enumerate(_BARS):
         values = table[column].to_numpy(dtype=float)
         bars = ax.bar(x + (i - 1) * width, values, width, label=label, color=f"C{i}")
-        ax.bar_label(bars, fmt="%d", fontsize=7)
+        ax.bar_label(bars, fmt="%d", fontsize=9)
     ax.set_xticks(x, [str(c) for c in table["candidate"]], rotation=20, ha="right")
-    ax.set_ylabel("cycles")
-    ax.set_title(title)
-    ax.legend(fontsize="small")
+    ax.set_ylabel("cycles", fontsize=11)
+    ax.set_title(title, fontsize=12)
+    ax.legend(fontsize=9)
     ax.grid(True, axis="y", alpha=0.3)
     return fig
 
@@ -91,15 +91,15 @@ def ownership_figure(candidate: Any, pair_names: Sequence[str], block_mn: Sequen
     colors = [matplotlib.colormaps["Pastel1"](i) for i in range(len(pair_names))]
     ax.imshow(pair, cmap=ListedColormap(colors), vmin=-0.5, vmax=len(colors) - 0.5)
     for (i, j), w in np.ndenumerate(warp):
-        ax.text(j, i, f"w{w}\nr{instr[i, j]}", ha="center", va="center", fontsize=7)
+        ax.text(j, i, f"w{w}\nr{instr[i, j]}", ha="center", va="center", fontsize=9)
     _grid_axes(fig, ax, n_rows, n_cols)
     handles = [
         matplotlib.patches.Patch(color=colors[p], label=f"pair {n}")
         for p, n in enumerate(pair_names)
     ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
-    ax.set_xlabel("N (instruction tiles)")
-    ax.set_ylabel("M (instruction tiles)")
+    ax.set_xlabel("N (instruction tiles)", fontsize=11)
+    ax.set_ylabel("M (instruction tiles)", fontsize=11)
     ax.set_title(
         f"{candidate.spec.name}: warp (w) and instruction (r) of each C tile, by SIMD pair",
         fontsize=9,
@@ -125,7 +125,7 @@ def pieces_figure(candidate: Any, block_mn: Sequence[int]) -> Figure:
     cmap = ListedColormap([matplotlib.colormaps["tab20"](i % 20) for i in range(n_instr)])
     center.imshow(instr, cmap=cmap, vmin=-0.5, vmax=n_instr - 0.5, aspect="auto")
     for (i, j), r in np.ndenumerate(instr):
-        center.text(j, i, f"r{r}", ha="center", va="center", fontsize=7)
+        center.text(j, i, f"r{r}", ha="center", va="center", fontsize=9)
     _grid_axes(fig, center, n_rows, n_cols)
     a, b = candidate.operands
     _strip(left, a, vertical=True)
@@ -134,13 +134,15 @@ def pieces_figure(candidate: Any, block_mn: Sequence[int]) -> Figure:
         f"{candidate.spec.name}: pieces of A (left) and B (top) by LDS partition; C tiles by instruction",
         fontsize=9,
     )
-    center.set_xlabel("N (instruction tiles)")
+    center.set_xlabel("N (instruction tiles)", fontsize=11)
+    center.set_ylabel("M (instruction tiles)", fontsize=11)
+    center.yaxis.set_label_position("right")
     fig.text(
         0.01,
         0.01,
         "Pn: the band's bytes lie in physical partition n;  "
         "P* (white): the band spans several partitions",
-        fontsize=7,
+        fontsize=9,
     )
     return fig
 
@@ -159,12 +161,13 @@ def _strip(ax, operand: Any, *, vertical: bool) -> None:
     for k, (label, p) in enumerate(zip(labels, parts, strict=True)):
         text = f"{label}\nP{p}" if p >= 0 else f"{label}\nP*"
         x, y = (0, k) if vertical else (k, 0)
-        ax.text(x, y, text, ha="center", va="center", fontsize=6, rotation=0)
+        ax.text(x, y, text, ha="center", va="center", fontsize=8, rotation=0)
     ax.set_xticks([])
     ax.set_yticks([])
-    ax.set_xlabel("A" if vertical else "")
-    if not vertical:
-        ax.set_ylabel("B", rotation=0, labelpad=10)
+    if vertical:
+        ax.set_xlabel("A [M, K]:\nM bands", fontsize=10)
+    else:
+        ax.set_ylabel("B [K, N]:\nN bands", rotation=0, labelpad=36, fontsize=10, va="center")
 
 
 def result_figures(result: Any) -> dict[str, Callable[[], Figure]]:

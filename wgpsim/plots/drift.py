@@ -2,7 +2,8 @@
 
 At jitter 0 the warps run in lock step (the seed's assumption) and the rate is one number; as
 they drift apart, pairs that share a partition meet less often and the rate falls, while pairs
-kept in separate partitions stay at 0 whatever the jitter. The band is the confidence interval
+kept in separate partitions stay at 0 whatever the jitter (drawn on the axis). The measured
+cycles, beside it, rise with the jitter: at 32 cycles both layouts take twice as long. The band is the confidence interval
 of the mean over the seeds (``drift.csv``; :mod:`wgpsim.analysis.drift`).
 
 >>> import pandas as pd
@@ -15,7 +16,15 @@ of the mean over the seeds (``drift.csv``; :mod:`wgpsim.analysis.drift`).
 >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
 ['plain', 'partitioned']
 >>> fig.axes[0].get_xlabel()
-'issue jitter (cycles, 0..J per instruction)'
+'issue jitter J (cycles, 0..J per instruction)'
+
+With measured cycles, a second panel shows what the drift costs (the blog's plain layout at
+J = 32: 323 -> 646 cycles, x2.0, although its conflict rate fell to 0.19):
+
+>>> drift["cycles"] = [323, 324, 646, 195, 221, 646]
+>>> fig = conflict_rate_vs_jitter(drift)
+>>> [t.get_text() for t in fig.axes[1].texts]
+['x2.0', 'x3.3']
 """
 
 from __future__ import annotations
@@ -35,35 +44,70 @@ def conflict_rate_vs_jitter(
     *,
     title: str = "Partition-conflict rate against issue jitter",
 ) -> Figure:
-    """One line per candidate (the table's first column names it): mean rate against jitter,
-    with the band ``[conflict_rate_ci_low, conflict_rate_ci_high]``."""
+    """Left: one line per candidate (the table's first column names it), the mean
+    partition-conflict rate against jitter with the band ``[conflict_rate_ci_low,
+    conflict_rate_ci_high]``; a candidate at 0 everywhere is drawn on the axis, not under it.
+    Right (when the table has ``cycles``): the measured cycles against jitter, each line
+    labelled with its growth from lock step at the largest jitter (``x2.0``): a falling
+    conflict rate does not mean a faster kernel when the drift itself costs cycles."""
     name = drift.columns[0]
-    fig = Figure(figsize=(8, 4.5), layout="constrained")
-    ax = fig.add_subplot()
-    for i, (label, rows) in enumerate(drift.groupby(name, sort=False)):
-        color = f"C{i % 10}"
-        rows = rows.sort_values("jitter_cycles")
-        ax.plot(rows["jitter_cycles"], rows["conflict_rate"], "o-", color=color, label=label)
-        ax.fill_between(
-            rows["jitter_cycles"],
-            rows["conflict_rate_ci_low"],
-            rows["conflict_rate_ci_high"],
-            color=color,
-            alpha=0.2,
-            linewidth=0,
-        )
-    seeds = sorted(set(drift["seeds"])) if "seeds" in drift else []
-    ax.set_xscale("symlog", linthresh=1)
+    panels = 2 if "cycles" in drift else 1
+    fig = Figure(figsize=(6.5 * panels, 4.8), layout="constrained")
+    axes = fig.subplots(1, panels, squeeze=False)[0]
     jitters = sorted(set(drift["jitter_cycles"]))
-    ax.set_xticks(jitters, [str(j) for j in jitters])
-    ax.set_xlabel("issue jitter (cycles, 0..J per instruction)")
-    ax.set_ylabel("partition-stall cycles per pass")
+    groups = list(drift.groupby(name, sort=False))
+    for i, (label, rows) in enumerate(groups):
+        color, marker = f"C{i % 10}", _MARKERS[i % len(_MARKERS)]
+        rows = rows.sort_values("jitter_cycles")
+        for ax, column in zip(axes, ("conflict_rate", "cycles"), strict=False):
+            ax.plot(
+                rows["jitter_cycles"],
+                rows[column],
+                marker=marker,
+                linestyle="-",
+                color=color,
+                markersize=8 - 1.5 * (i % 3),
+                label=label,
+                clip_on=False,  # a line at 0 stays visible on the axis
+                zorder=3,
+            )
+            low, high = f"{column}_ci_low", f"{column}_ci_high"
+            if low in rows and high in rows:
+                ax.fill_between(
+                    rows["jitter_cycles"], rows[low], rows[high], color=color, alpha=0.2, lw=0
+                )
+        if panels == 2:
+            first, last = rows["cycles"].iloc[0], rows["cycles"].iloc[-1]
+            if first:
+                axes[1].annotate(
+                    f"x{last / first:.1f}",
+                    (rows["jitter_cycles"].iloc[-1], last),
+                    textcoords="offset points",
+                    xytext=(6, -4 - 12 * i),
+                    color=color,
+                    fontsize=11,
+                )
+    seeds = sorted(set(drift["seeds"])) if "seeds" in drift else []
+    for ax in axes:
+        ax.set_xscale("symlog", linthresh=1)
+        ax.set_xticks(jitters, [str(j) for j in jitters])
+        ax.set_xlabel("issue jitter J (cycles, 0..J per instruction)", fontsize=11)
+        ax.tick_params(labelsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.set_ylim(bottom=0)
+        ax.margins(x=0.08)
+    axes[0].set_ylabel("partition-stall cycles per pass", fontsize=11)
+    axes[0].set_title("partition-conflict rate", fontsize=11)
+    axes[0].legend(title=name, fontsize=10)
+    if panels == 2:
+        axes[1].set_ylabel("measured cycles", fontsize=11)
+        axes[1].set_title("measured cycles (drift costs cycles too)", fontsize=11)
     shown = f" ({', '.join(map(str, seeds))} seeds, mean and CI)" if seeds else ""
-    ax.set_title(title + shown)
-    ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
-    ax.legend(title=name, fontsize="small")
+    fig.suptitle(title + shown, fontsize=12)
     return fig
+
+
+_MARKERS = ("o", "s", "^", "D", "v")
 
 
 def result_figures(result: Any) -> dict[str, Callable[[], Figure]]:

@@ -79,7 +79,8 @@ def timeline_figure(
         )
     ax.set_yticks(range(len(rows)), rows)
     ax.set_ylim(len(rows) - 0.5, -0.5)
-    ax.set_xlabel("cycle")
+    ax.set_xlabel("cycle", fontsize=11)
+    ax.tick_params(labelsize=10)
     stalls = len(stalled)
     bank = int((granted["bank_cycles"] - 1).sum())
     ax.set_title(
@@ -93,7 +94,7 @@ def timeline_figure(
             Patch(facecolor="white", edgecolor="grey", hatch="///", label="bank-conflicted pass")
         )
     handles.append(Patch(color="tab:red", label="stalled (partition conflict)"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return fig
