@@ -1,0 +1,601 @@
+"""Layout search for one GEMM tile: score every ctaLayout x shared layout x transposed-load
+choice with wgpsim's metrics, prune with static bounds, simulate the rest, rank.
+
+Per candidate (``docs/DESIGN.md``, "Layout search"):
+
+* static, for every candidate: the allocator's footprint of A and B with ``stages`` buffers
+  each (Triton 3.9.0's allocator) and whether it fits the LDS budget; each operand's
+  local_load instruction and count, transposed-load eligibility; the bank cycles of every pass;
+  TDM instructions and cacheline use of the pieces; the lock-step partition overlap (in how
+  many instructions warps of different SIMD pairs touch a common physical partition); and a
+  lower bound on the K step's LDS cycles: ``max(max over pairs of the pair's bank cycles, max
+  over partitions of the bank cycles of every pass that touches it)`` (a pair serves one pass
+  at a time, and two passes that share a partition are never served together).
+* simulated, for the candidates the bound cannot rule out: one K step of A's then B's loads in
+  lock step (the ``fast`` engine), its cycles and partition stalls. A candidate is pruned when
+  its bound exceeds the best cycles simulated so far: it cannot rank first (ranking is cycles
+  first). Candidates whose passes are equal (bank cycles, partitions, instructions) share one
+  simulation.
+* for the first few of the ranking: the partition-conflict rate under drift.
+
+The ranking is fits-in-LDS, then cycles, TDM instructions, LDS bytes, local_load instructions;
+the Pareto front is over (cycles, LDS bytes, TDM instructions).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from wgpsim.analysis.candidates import (
+    OPERANDS,
+    Gemm,
+    auto_partition,
+    instruction_tiles,
+    issue_rounds,
+)
+from wgpsim.analysis.gemm import build_shared
+from wgpsim.analysis.pieces import piece_info
+from wgpsim.analysis.ranking import rank
+from wgpsim.analysis.search_plan import OperandPlan, make_plan
+from wgpsim.analysis.search_space import (
+    CtaLayout,
+    SharedChoice,
+    cta_layouts,
+    shared_choices,
+    tile_bits,
+)
+from wgpsim.engine import simulate
+from wgpsim.errors import AllocationError, LayoutError
+from wgpsim.hw import HardwareConfig
+from wgpsim.hw.alloc import Allocation, allocate, tensor_buffers
+from wgpsim.hw.rules import pass_table
+from wgpsim.trace.instructions import INSTRUCTIONS, op_code
+from wgpsim.trace.trace import Trace, TraceBuilder
+
+#: Ranking criteria: (field, words), most important first.
+CRITERIA = (
+    ("cycles", "LDS cycles"),
+    ("tdm_instructions", "TDM instructions"),
+    ("lds_bytes", "bytes of LDS"),
+    ("local_loads", "local_load instructions"),
+)
+
+
+@dataclass(frozen=True)
+class SearchProblem:
+    """One GEMM tile to search: ``gemm`` (block, dtype, warps, contiguity), ``stages`` buffers
+    per operand, the LDS budget (default: the hardware's LDS), and optional fixed parts."""
+
+    gemm: Gemm
+    stages: int = 2
+    lds_budget: int | None = None
+    cacheline_bytes: int = 128
+    cta: CtaLayout | None = None
+    a: SharedChoice | None = None
+    b: SharedChoice | None = None
+    swizzle_depth: int = 1
+    b_transposed_loads: tuple[bool, ...] = (True, False)
+
+    def ctas(self) -> list[CtaLayout]:
+        if self.cta is not None:
+            return [self.cta]
+        bits = tile_bits(self.gemm.block_mn, self.gemm.tile_shape)
+        return cta_layouts(bits, self.gemm.num_warps, swizzle_depth=self.swizzle_depth)
+
+    def choices(self, op: int) -> list[SharedChoice]:
+        fixed = (self.a, self.b)[op]
+        if fixed is not None:
+            return [fixed]
+        g = self.gemm
+        extent = g.operand_shape(op)[g.contiguous_dim(op)]
+        return shared_choices(extent, g.elem_bytes)
+
+
+@dataclass(frozen=True, eq=False)
+class OperandStatic:
+    """One operand under one ctaLayout and shared layout: its plan, warps' offsets and passes
+    (warp, instruction, bank cycles, buffer, first and last byte offset in the buffer)."""
+
+    plan: OperandPlan
+    offsets: np.ndarray
+    shared: Any
+    pass_warp: np.ndarray
+    pass_instr: np.ndarray
+    pass_bank: np.ndarray
+    pass_buf: np.ndarray
+    pass_lo: np.ndarray
+    pass_hi: np.ndarray
+    pair_busy: np.ndarray
+    pieces: Any
+
+    @property
+    def bank_conflict_cycles(self) -> int:
+        return int((self.pass_bank - 1).sum())
+
+    def masks(self, bases: np.ndarray, partition_size: int) -> np.ndarray:
+        """Partition bitmask of every pass with the buffers at ``bases``."""
+        base = bases[self.pass_buf]
+        lo = (base + self.pass_lo) // partition_size
+        hi = (base + self.pass_hi) // partition_size
+        return (np.int64(1) << lo) | (np.int64(1) << hi)
+
+
+@dataclass
+class Candidate:
+    """One point of the space and its metrics (``row()`` is its table row)."""
+
+    cta: CtaLayout
+    a: SharedChoice
+    b: SharedChoice
+    b_transposed_loads: bool
+    ops: tuple[OperandStatic, OperandStatic]
+    allocation: Allocation
+    fits: bool
+    lower_bound: int
+    lockstep_overlaps: int
+    masks: tuple[np.ndarray, np.ndarray] = field(repr=False)
+    cycles: int | None = None
+    partition_stall_cycles: int | None = None
+    pruned: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """Equal keys: equal passes (instructions, bank cycles, partitions), equal timing."""
+        return _key(*self.ops, self.masks)
+
+    @property
+    def name(self) -> str:
+        tr = "" if self.b_transposed_loads else " no-tr"
+        return f"{self.cta} | A {self.a.label} | B {self.b.label}{tr}"
+
+    def bases(self, op: int) -> np.ndarray:
+        return np.asarray(self.allocation.offsets_of(OPERANDS[op].upper()), dtype=np.int64)
+
+    def addresses(self, op: int) -> np.ndarray:
+        o = self.ops[op]
+        return o.plan.addresses(o.offsets, self.bases(op))
+
+    def trace(self) -> Trace:
+        """One K step: barrier, clock, A's loads, B's loads, wait, clock (every warp)."""
+        b = TraceBuilder(num_warps=len(self.ops[0].offsets))
+        addrs = [self.addresses(op) for op in (0, 1)]
+        b.barrier()
+        for w in range(b.num_warps):
+            b.clock(w, "start")
+            for op in (0, 1):
+                b.loads(w, self.ops[op].plan.instruction, addrs[op][w])
+            b.wait_ds(w, 0)
+            b.clock(w, "end")
+        return b.build()
+
+    def row(self) -> dict[str, Any]:
+        a, b = self.ops
+        return {
+            "candidate": self.name,
+            "cta_warp": [list(x) for x in self.cta.warp],
+            "cta_register": [list(x) for x in self.cta.register],
+            "a": self.a.label,
+            "b": self.b.label,
+            "b_transposed_loads": self.b_transposed_loads,
+            "a_instruction": a.plan.instruction,
+            "b_instruction": b.plan.instruction,
+            "b_tr_eligibility": b.plan.eligibility,
+            "local_loads": a.plan.instructions + b.plan.instructions,
+            "lds_bytes": int(self.allocation.size),
+            "fits": self.fits,
+            "misfit": 0 if self.fits else 1,
+            "bank_conflict_cycles": a.bank_conflict_cycles + b.bank_conflict_cycles,
+            "lockstep_overlaps": self.lockstep_overlaps,
+            "lower_bound": self.lower_bound,
+            "cycles": self.cycles,
+            "partition_stall_cycles": self.partition_stall_cycles,
+            "a_pieces": a.pieces.num_pieces,
+            "b_pieces": b.pieces.num_pieces,
+            "tdm_instructions": a.pieces.tdm_instructions + b.pieces.tdm_instructions,
+            "cacheline_use": min(a.pieces.cacheline_use, b.pieces.cacheline_use),
+            "pruned": self.pruned,
+            **self.extra,
+        }
+
+
+class Scorer:
+    """The caches every candidate shares: lowerings per (operand, register bases, shared
+    layout, transposed loads), operand passes per warp placement, allocations per buffer set."""
+
+    def __init__(self, problem: SearchProblem, hw: HardwareConfig):
+        self.problem, self.hw = problem, hw
+        g = problem.gemm
+        self.pairs = np.array([hw.pair_of_warp(w) for w in range(g.num_warps)])
+        self.rounds = np.array(issue_rounds(g.num_warps, hw.wgp.simds))
+        self.budget = problem.lds_budget or hw.partitions.lds_bytes
+        self._plans: dict[Any, OperandPlan | LayoutError] = {}
+        self._statics: dict[Any, OperandStatic] = {}
+        self._allocs: dict[Any, Allocation | AllocationError] = {}
+        self._part_sums: dict[Any, Any] = {}
+        self._bases: dict[int, Any] = {}
+
+    # -------------------------------------------------------------------------- per ctaLayout
+    def cta_parts(self, cta: CtaLayout):
+        """The WMMA layout, per-operand auto partitions and warp offsets of a ctaLayout."""
+        g = self.problem.gemm
+        wmma = g.wmma(cta.warp, cta.register)
+        tiles = instruction_tiles(wmma, g.block_mn)
+        autos = []
+        for op in (0, 1):
+            try:
+                autos.append(auto_partition(g, tiles, op, self.pairs, self.rounds))
+            except LayoutError:
+                autos.append(None)
+        rows, cols = g.tile_shape
+        warp_tiles = tiles[0]  # instruction 0: each warp's own offset (register part 0)
+        offsets = (
+            np.stack([warp_tiles[:, 0] * rows, np.zeros_like(warp_tiles[:, 0])], axis=-1),
+            np.stack([np.zeros_like(warp_tiles[:, 1]), warp_tiles[:, 1] * cols], axis=-1),
+        )
+        return wmma, autos, offsets
+
+    def shared_of(self, op: int, choice: SharedChoice, auto) -> Any | None:
+        g = self.problem.gemm
+        if choice.partitioned and auto is None:
+            return None
+        spec = dict(choice.spec) if isinstance(choice.spec, dict) else choice.spec
+        try:
+            shared, _ = build_shared(spec, g.operand_shape(op), g.order(op), lambda: auto)
+        except LayoutError:
+            return None
+        return shared
+
+    def operand(
+        self, op: int, cta: CtaLayout, wmma, shared, offsets: np.ndarray, allow_tr: bool
+    ) -> OperandStatic | None:
+        g = self.problem.gemm
+        axis = 0 if op == 0 else 1
+        reg_key = tuple(b[axis] for b in cta.register if b[axis])
+        key = (op, reg_key, shared, allow_tr)
+        plan = self._plans.get(key)
+        if plan is None:
+            try:
+                plan, _ = make_plan(g, wmma, op, shared, allow_tr)
+            except LayoutError as err:
+                plan = err
+            self._plans[key] = plan
+        if isinstance(plan, LayoutError):
+            return None
+        skey = (id(plan), offsets.tobytes())
+        static = self._statics.get(skey)
+        if static is None:
+            static = self._static(op, plan, shared, offsets)
+            self._statics[skey] = static
+        return static
+
+    def _static(self, op: int, plan: OperandPlan, shared, offsets: np.ndarray) -> OperandStatic:
+        g, hw = self.problem.gemm, self.hw
+        warps = len(offsets)
+        zero = np.zeros(plan.num_buffers, dtype=np.int64)
+        sentinel = np.arange(plan.num_buffers, dtype=np.int64) << 24
+        addr = plan.addresses(offsets, zero).reshape(-1, 32)
+        bufs = (plan.addresses(offsets, sentinel).reshape(-1, 32) >> 24)[:, 0]
+        table = pass_table(np.full(len(addr), op_code(plan.instruction)), addr, hw)
+        lanes = ((table.lane_mask[:, None] >> np.arange(32)[None, :]) & 1).astype(bool)
+        rows = addr[table.row]
+        width = INSTRUCTIONS[plan.instruction].bytes_per_lane
+        lo = np.where(lanes, rows, np.iinfo(np.int64).max).min(axis=1)
+        hi = np.where(lanes, rows, -1).max(axis=1) + width - 1
+        pass_warp = table.row // plan.instructions
+        busy = np.zeros(self.pairs.max() + 1, dtype=np.int64)
+        np.add.at(busy, self.pairs[pass_warp], table.bank_cycles)
+        pieces = piece_info(
+            shared,
+            g.operand_shape(op),
+            g.contiguous_dim(op),
+            g.elem_bytes,
+            warps,
+            self.problem.cacheline_bytes,
+        )
+        return OperandStatic(
+            plan,
+            offsets,
+            shared,
+            pass_warp,
+            table.row % plan.instructions,
+            table.bank_cycles.astype(np.int64),
+            bufs[table.row],
+            lo,
+            hi,
+            busy,
+            pieces,
+        )
+
+    def buffers(self, op: int, shared) -> tuple:
+        """The local_alloc buffers of an operand with ``stages`` buffers: ``[stages, *shape]``."""
+        g, p = self.problem.gemm, self.problem
+        return tensor_buffers(
+            OPERANDS[op].upper(), shared, (p.stages, *g.operand_shape(op)), g.elem_bytes
+        )
+
+    def allocation(self, buffers_a: tuple, buffers_b: tuple) -> Allocation | AllocationError:
+        key = (buffers_a, buffers_b)
+        if key not in self._allocs:
+            buffers = [*buffers_a, *buffers_b]
+            try:
+                self._allocs[key] = allocate(
+                    buffers, partition_size=self.hw.partitions.size, capacity=None
+                )
+            except AllocationError as err:
+                self._allocs[key] = err
+        return self._allocs[key]
+
+    def placed(self, static: OperandStatic, bases: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+        """Per partition bank cycles, lock-step overlaps and pass masks of an operand with its
+        buffers at ``bases`` (cached)."""
+        key = (id(static), bases.tobytes())
+        got = self._part_sums.get(key)
+        if got is None:
+            masks = static.masks(bases, self.hw.partitions.size)
+            bits = (masks[:, None] >> np.arange(8)[None, :]) & 1
+            sums = (bits * static.pass_bank[:, None]).sum(axis=0)
+            got = (sums, self._overlaps(static, masks), masks)
+            self._part_sums[key] = got
+        return got
+
+    def bases(self, alloc: Allocation) -> tuple[np.ndarray, np.ndarray]:
+        key = id(alloc)
+        got = self._bases.get(key)
+        if got is None:
+            got = tuple(np.asarray(alloc.offsets_of(t), dtype=np.int64) for t in ("A", "B"))
+            self._bases[key] = got
+        return got
+
+    # -------------------------------------------------------------------------- per candidate
+    def candidate(
+        self, cta, a: SharedChoice, b: SharedChoice, tr: bool, oa, ob, buffers
+    ) -> Candidate | None:
+        """One candidate from its operands' statics and buffers (None if it cannot work)."""
+        alloc = self.allocation(*buffers)
+        if isinstance(alloc, AllocationError):
+            return None
+        ba, bb = self.bases(alloc)
+        busy = int((oa.pair_busy + ob.pair_busy).max())
+        pa, pb = self.placed(oa, ba), self.placed(ob, bb)
+        part = int((pa[0] + pb[0]).max())
+        return Candidate(
+            cta, a, b, tr, (oa, ob), alloc, alloc.size <= self.budget, max(busy, part),
+            pa[1] + pb[1], (pa[2], pb[2]),
+        )
+
+    def _overlaps(self, o: OperandStatic, masks: np.ndarray) -> int:
+        """Instructions k in which two warps of one issue round and different pairs touch a
+        common partition."""
+        k = o.plan.instructions
+        group = (self.rounds[o.pass_warp] * k + o.pass_instr) * 2 + self.pairs[o.pass_warp]
+        acc = np.zeros(int(self.rounds.max() + 1) * k * 2, dtype=np.int64)
+        np.bitwise_or.at(acc, group, masks)
+        acc = acc.reshape(-1, 2)
+        return int(((acc[:, 0] & acc[:, 1]) != 0).sum())
+
+
+def _key(oa: OperandStatic, ob: OperandStatic, masks) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    for o, m in zip((oa, ob), masks, strict=True):
+        h.update(o.plan.instruction.encode())
+        for arr in (o.pass_warp, o.pass_instr, o.pass_bank, m):
+            h.update(np.ascontiguousarray(arr).tobytes())
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------------------ simulation
+def sim_point(hw: HardwareConfig, engine: str, point: Sequence[Any]) -> dict[str, int]:
+    """One simulation (an executor point): ``(key, warps, [(instruction, count)...], addr)``
+    with the addresses as base64 int32 ``[warp, row, lane]``."""
+    _, warps, segments, blob = point
+    addr = np.frombuffer(base64.b64decode(blob), dtype=np.int32).reshape(warps, -1, 32)
+    b = TraceBuilder(num_warps=warps)
+    b.barrier()
+    for w in range(warps):
+        b.clock(w, "start")
+        start = 0
+        for instruction, count in segments:
+            b.loads(w, instruction, addr[w, start : start + count])
+            start += count
+        b.wait_ds(w, 0)
+        b.clock(w, "end")
+    result = simulate(b.build(), hw, engine=engine)
+    return {
+        "cycles": int(result.measurement()),
+        "partition_stall_cycles": int(sum(result.partition_stall_cycles.values())),
+        "bank_conflict_cycles": int(result.bank_conflict_cycles),
+    }
+
+
+def _point(c: Candidate) -> tuple[str, int, list[tuple[str, int]], str]:
+    addrs = [c.addresses(op) for op in (0, 1)]
+    blob = np.concatenate(addrs, axis=1).astype(np.int32)
+    segments = [(c.ops[op].plan.instruction, addrs[op].shape[1]) for op in (0, 1)]
+    return (c.key, blob.shape[0], segments, base64.b64encode(blob.tobytes()).decode())
+
+
+# ------------------------------------------------------------------------------ the search
+@dataclass
+class SearchResult:
+    problem: SearchProblem
+    candidates: list[Candidate]
+    scored: int
+    pruned: int
+    simulated: int
+    simulations: int
+    ranking: list[tuple[str, int, str]]
+
+    def rows(self) -> list[dict[str, Any]]:
+        by_name = {c.name: c for c in self.candidates}
+        out = []
+        for name, place, reason in self.ranking:
+            out.append({"rank": place, **by_name[name].row(), "reason": reason})
+        return out
+
+    @property
+    def ranked(self) -> list[Candidate]:
+        by_name = {c.name: c for c in self.candidates}
+        return [by_name[name] for name, _, _ in self.ranking]
+
+    def pareto(self) -> list[Candidate]:
+        """Simulated candidates that fit and no other beats on all of (cycles, LDS bytes, TDM
+        instructions)."""
+        pts = [c for c in self.ranked if c.cycles is not None and c.fits]
+        front = []
+        for c in pts:
+            m = _metrics(c)
+            dominated = any(
+                all(x <= y for x, y in zip(_metrics(d), m, strict=True)) and _metrics(d) != m
+                for d in pts
+            )
+            if not dominated:
+                front.append(c)
+        return front
+
+
+def _metrics(c: Candidate) -> tuple[int, int, int]:
+    return (
+        int(c.cycles),
+        int(c.allocation.size),
+        c.ops[0].pieces.tdm_instructions + c.ops[1].pieces.tdm_instructions,
+    )
+
+
+def enumerate_candidates(
+    problem: SearchProblem,
+    hw: HardwareConfig,
+    progress: Callable[..., Iterable] | None = None,
+    scorer: Scorer | None = None,
+) -> tuple[list[Candidate], int]:
+    """Every valid candidate with its static metrics, and how many points the space had."""
+    scorer = scorer or Scorer(problem, hw)
+    ctas = problem.ctas()
+    choices = (problem.choices(0), problem.choices(1))
+    wrap = progress or (lambda items, **_: items)
+    out: list[Candidate] = []
+    points = 0
+    for cta in wrap(ctas, total=len(ctas), desc="search: static"):
+        n = len(choices[0]) * len(choices[1]) * len(problem.b_transposed_loads)
+        points += n
+        try:
+            parts = scorer.cta_parts(cta)
+        except LayoutError:
+            continue
+        wmma, autos, offsets = parts
+        ops: list[list[Any]] = [[], []]
+        for op in (0, 1):
+            for ch in choices[op]:
+                shared = scorer.shared_of(op, ch, autos[op])
+                trs = problem.b_transposed_loads if op == 1 else (True,)
+                per_tr = {}
+                for tr in trs:
+                    st = None
+                    if shared is not None:
+                        st = scorer.operand(op, cta, wmma, shared, offsets[op], tr)
+                    per_tr[tr] = st
+                bufs = scorer.buffers(op, shared) if shared is not None else None
+                ops[op].append((ch, per_tr, bufs))
+        for a, sa, bufa in ops[0]:
+            oa = sa[True]
+            for b, sb, bufb in ops[1]:
+                for tr in problem.b_transposed_loads:
+                    ob = sb[tr]
+                    if oa is None or ob is None:
+                        continue
+                    c = scorer.candidate(cta, a, b, tr, oa, ob, (bufa, bufb))
+                    if c is not None:
+                        out.append(c)
+    return out, points
+
+
+def search(
+    problem: SearchProblem,
+    hw: HardwareConfig,
+    *,
+    prune: bool = True,
+    engine: str = "fast",
+    execution: Any = None,
+    progress: Callable[..., Iterable] | None = None,
+    batch: int = 256,
+    extra: Sequence[Candidate] = (),
+) -> SearchResult:
+    """Score the space of ``problem``; simulate what the bound cannot rule out; rank.
+
+    ``extra``: candidates scored outside the space (hand-made ones) that join the ranking.
+    """
+    from wgpsim.experiments.executor import Execution
+
+    execution = execution or Execution(workers=1, progress=progress)
+    cands, points = enumerate_candidates(problem, hw, progress)
+    cands += list(extra)
+    cache: dict[str, dict[str, int]] = {}
+    order = sorted(
+        range(len(cands)),
+        key=lambda i: (
+            not cands[i].fits,
+            cands[i].lockstep_overlaps > 0,
+            cands[i].lower_bound,
+            _tdm(cands[i]),
+            cands[i].allocation.size,
+        ),
+    )
+    best = None
+    simulated = 0
+    pos = 0
+    while pos < len(order):
+        todo: list[Candidate] = []
+        while pos < len(order) and len(todo) < batch:
+            c = cands[order[pos]]
+            pos += 1
+            if not c.fits:
+                c.pruned = f"needs {c.allocation.size} B of LDS, more than {problem.lds_budget or hw.partitions.lds_bytes}"
+                continue
+            if prune and best is not None and c.lower_bound > best:
+                c.pruned = f"lower bound {c.lower_bound} cycles > best simulated {best}"
+                continue
+            todo.append(c)
+        new = {}
+        keys = [c.key for c in todo]
+        for c, k in zip(todo, keys, strict=True):
+            if k not in cache and k not in new:
+                new[k] = _point(c)
+        if new:
+            rows = execution.map(
+                partial(sim_point, hw, engine), list(new.values()), desc="search: simulate",
+                save=False,
+            )
+            cache.update(zip(new, rows, strict=True))
+        for c, k in zip(todo, keys, strict=True):
+            r = cache[k]
+            c.cycles, c.partition_stall_cycles = r["cycles"], r["partition_stall_cycles"]
+            simulated += 1
+            best = c.cycles if best is None else min(best, c.cycles)
+    ranked = [c for c in cands if c.cycles is not None]
+    ranking = rank([c.row() for c in ranked], CRITERIA)
+    return SearchResult(
+        problem, cands, points, points - simulated, simulated, len(cache), ranking
+    )
+
+
+def _tdm(c: Candidate) -> int:
+    return c.ops[0].pieces.tdm_instructions + c.ops[1].pieces.tdm_instructions
+
+
+__all__ = [
+    "CRITERIA",
+    "Candidate",
+    "Scorer",
+    "SearchProblem",
+    "SearchResult",
+    "enumerate_candidates",
+    "search",
+    "sim_point",
+]

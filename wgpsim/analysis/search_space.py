@@ -1,0 +1,192 @@
+"""The layout-search space of one GEMM tile: WMMA ctaLayouts x shared layouts x transposed loads.
+
+A ctaLayout places whole instruction tiles. With ``R`` tile-row bits and ``C`` tile-column bits
+(a 128x128 block of 16x16 tiles: R = C = 3) a ctaLayout is an invertible GF(2) map from
+``log2(warps)`` warp bits and ``R + C - log2(warps)`` register bits to the ``R + C`` tile bits.
+The space enumerated here (``docs/DESIGN.md``, "Layout search"):
+
+* register bases are unit tile moves (one row or column bit each), listed columns first, then
+  rows, ascending (Triton's own fill order for the repeats it adds);
+* warp basis ``i`` is a unit move along a *pivot* bit that no register basis covers, XOR-ed with
+  at most ``swizzle_depth`` register bits (the AMD blog's swizzle ``warp = 1 -> [2, 1]`` is the
+  pivot ``[0, 1]`` plus the register bit ``[2, 0]``). Every order of pivots is searched: the
+  warp bits are physical (warp ``w`` runs on SIMD ``w mod 4``, pair ``w mod 2``).
+
+Left out as symmetries that cannot change any metric: a different order of the register bases
+permutes the instructions of a K step, the same permutation for every warp (every per-instruction
+metric and every per-warp set of reads is unchanged); we list each register subspace once.
+
+The AMD blog's 4-warp layouts, all in the space:
+
+>>> space = cta_layouts(tile_bits=(3, 3), warps=4)
+>>> coarse = CtaLayout(warp=((2, 4), (1, 0)), register=((0, 1), (0, 2), (2, 0)))
+>>> swizzled = CtaLayout(warp=((2, 1), (1, 0)), register=((0, 2), (0, 4), (2, 0), (4, 0)))
+>>> coarse in space, swizzled in space, len(space)
+(True, True, 750)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import combinations, permutations, product
+from typing import Any
+
+from wgpsim.errors import ConfigError
+from wgpsim.layout.bits import is_pow2
+from wgpsim.layout.shared import PaddedSharedLayout, SwizzledSharedLayout
+
+
+@dataclass(frozen=True)
+class CtaLayout:
+    """WMMA ctaLayout bases in whole instruction tiles, ``[tileRow, tileCol]`` each."""
+
+    warp: tuple[tuple[int, int], ...]
+    register: tuple[tuple[int, int], ...]
+
+    def to_dict(self) -> dict[str, list[list[int]]]:
+        return {"register": [list(b) for b in self.register], "warp": [list(b) for b in self.warp]}
+
+    def __str__(self) -> str:
+        return f"warp={[list(b) for b in self.warp]} register={[list(b) for b in self.register]}"
+
+
+def _axis(a: int, row_bits: int) -> tuple[int, int]:
+    """Unit tile move of axis ``a``: rows first (a < row_bits), then columns."""
+    return (1 << a, 0) if a < row_bits else (0, 1 << (a - row_bits))
+
+
+def _xor(u: tuple[int, int], v: tuple[int, int]) -> tuple[int, int]:
+    return (u[0] ^ v[0], u[1] ^ v[1])
+
+
+def cta_layouts(
+    tile_bits: tuple[int, int], warps: int, *, swizzle_depth: int = 1
+) -> list[CtaLayout]:
+    """Every ctaLayout of the space for a grid of ``2**rows x 2**cols`` tiles.
+
+    >>> [str(c) for c in cta_layouts((1, 1), 2)]
+    ['warp=[[1, 0]] register=[[0, 1]]', 'warp=[[1, 1]] register=[[0, 1]]', 'warp=[[0, 1]] register=[[1, 0]]', 'warp=[[1, 1]] register=[[1, 0]]']
+    """
+    rows, cols = tile_bits
+    n = rows + cols
+    if not is_pow2(warps) or warps.bit_length() - 1 > n:
+        raise ConfigError(
+            f"warps {warps}: must be a power of two with at most {1 << n} warps for this block "
+            f"({1 << rows} x {1 << cols} instruction tiles)"
+        )
+    w = warps.bit_length() - 1
+    out: list[CtaLayout] = []
+    # registers: columns first, then rows (Triton's fill order)
+    axes = sorted(range(n), key=lambda a: (a < rows, a))
+    for reg_axes in combinations(axes, n - w):
+        register = tuple(_axis(a, rows) for a in reg_axes)
+        free = [a for a in range(n) if a not in reg_axes]
+        swizzles = [
+            combo for k in range(min(swizzle_depth, len(register)) + 1)
+            for combo in combinations(register, k)
+        ]
+        for pivots in permutations(free):
+            for extra in product(swizzles, repeat=w):
+                warp = []
+                for pivot, mix in zip(pivots, extra, strict=True):
+                    base = _axis(pivot, rows)
+                    for r in mix:
+                        base = _xor(base, r)
+                    warp.append(base)
+                out.append(CtaLayout(tuple(warp), register))
+    return out
+
+
+def tile_bits(block_mn: Sequence[int], tile_shape: Sequence[int]) -> tuple[int, int]:
+    """(row bits, column bits) of the instruction-tile grid of a block.
+
+    >>> tile_bits((128, 128), (16, 16))
+    (3, 3)
+    """
+    bits = []
+    for size, tile, name in zip(block_mn, tile_shape, ("M", "N"), strict=True):
+        if size % tile or not is_pow2(size // tile):
+            raise ConfigError(
+                f"block {name} {size} must be a power-of-two multiple of the instruction tile {tile}"
+            )
+        bits.append((size // tile).bit_length() - 1)
+    return (bits[0], bits[1])
+
+
+# ------------------------------------------------------------------------------ shared layouts
+@dataclass(frozen=True)
+class SharedChoice:
+    """One shared-layout option of an operand: a spec `wgpsim.analysis.gemm.build_shared` reads
+    and a short label for tables."""
+
+    label: str
+    spec: Any
+
+    @property
+    def partitioned(self) -> bool:
+        return isinstance(self.spec, dict) and "partitioned" in self.spec
+
+
+#: Swizzle parameters searched (vec, perPhase, maxPhase); vec in elements of 16 bits: 8 = 128 bits.
+SWIZZLES = ((1, 1, 1), (8, 1, 2), (8, 1, 4), (8, 1, 8), (8, 2, 4), (8, 2, 8), (4, 1, 8))
+#: Padding searched, as (interval in rows of the contiguous extent, padding in bytes).
+PADDINGS = ((1, 16), (1, 32), (2, 16), (2, 32))
+
+
+def shared_choices(contiguous_extent: int, elem_bytes: int) -> list[SharedChoice]:
+    """Swizzled, padded and ``partitioned: auto`` (with each padding inside) options for an
+    operand whose contiguous dim has ``contiguous_extent`` elements.
+
+    >>> [c.label for c in shared_choices(64, 2)][:3]
+    ['swizzled 1/1/1', 'swizzled 8/1/2', 'swizzled 8/1/4']
+    >>> shared_choices(64, 2)[7].spec
+    {'padded': [[64, 8]]}
+    """
+    out = [
+        SharedChoice(f"swizzled {v}/{p}/{m}", {"swizzled": {"vec": v, "per_phase": p, "max_phase": m}})
+        for v, p, m in SWIZZLES
+    ]
+    pads = []
+    for rows, pad_bytes in PADDINGS:
+        if pad_bytes % elem_bytes:
+            continue
+        pads.append([[contiguous_extent * rows, pad_bytes // elem_bytes]])
+    out += [SharedChoice(f"padded [{p[0][0]}:+{p[0][1]}]", {"padded": p}) for p in pads]
+    out += [
+        SharedChoice(
+            f"partitioned auto [{p[0][0]}:+{p[0][1]}]",
+            {"partitioned": "auto", "partition_layout": {"padded": p}},
+        )
+        for p in pads
+    ]
+    return out
+
+
+def inner_padding(spec: dict[str, Any], piece_extent: int) -> dict[str, Any]:
+    """The inner padded spec of a ``partitioned: auto`` choice, its interval measured in the
+    piece's contiguous rows (the same padding per row as the unpartitioned choice)."""
+    (interval, padding), = spec["partition_layout"]["padded"]
+    return {"padded": [[interval, padding]]}
+
+
+def iter_space(
+    ctas: Sequence[CtaLayout], a: Sequence[SharedChoice], b: Sequence[SharedChoice]
+) -> Iterator[tuple[int, int, int, bool]]:
+    """(cta index, A choice, B choice, B transposed loads allowed), in search order."""
+    for c, i, j, tr in product(range(len(ctas)), range(len(a)), range(len(b)), (True, False)):
+        yield c, i, j, tr
+
+
+__all__ = [
+    "PADDINGS",
+    "SWIZZLES",
+    "CtaLayout",
+    "PaddedSharedLayout",
+    "SharedChoice",
+    "SwizzledSharedLayout",
+    "cta_layouts",
+    "iter_space",
+    "shared_choices",
+    "tile_bits",
+]
