@@ -258,8 +258,11 @@ class Scorer:
     ) -> OperandStatic | None:
         g = self.problem.gemm
         axis = 0 if op == 0 else 1
+        # Triton's ds_load_tr lane->row choice (an invert_and_compose) can depend on the warp
+        # bases, so a plan is kept per register bases *and* warp projection of the operand.
         reg_key = tuple(b[axis] for b in cta.register if b[axis])
-        key = (op, reg_key, shared, allow_tr)
+        warp_key = tuple(b[axis] for b in cta.warp)
+        key = (op, reg_key, warp_key, shared, allow_tr)
         plan = self._plans.get(key)
         if plan is None:
             try:
@@ -333,7 +336,9 @@ class Scorer:
                 self._allocs[key] = err
         return self._allocs[key]
 
-    def placed(self, static: OperandStatic, bases: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+    def placed(
+        self, static: OperandStatic, bases: np.ndarray
+    ) -> tuple[np.ndarray, int, np.ndarray]:
         """Per partition bank cycles, lock-step overlaps and pass masks of an operand with its
         buffers at ``bases`` (cached)."""
         key = (id(static), bases.tobytes())
@@ -367,8 +372,16 @@ class Scorer:
         pa, pb = self.placed(oa, ba), self.placed(ob, bb)
         part = int((pa[0] + pb[0]).max())
         return Candidate(
-            cta, a, b, tr, (oa, ob), alloc, alloc.size <= self.budget, max(busy, part),
-            pa[1] + pb[1], (pa[2], pb[2]),
+            cta,
+            a,
+            b,
+            tr,
+            (oa, ob),
+            alloc,
+            alloc.size <= self.budget,
+            max(busy, part),
+            pa[1] + pb[1],
+            (pa[2], pb[2]),
         )
 
     def _overlaps(self, o: OperandStatic, masks: np.ndarray) -> int:
@@ -428,6 +441,7 @@ class SearchResult:
     problem: SearchProblem
     candidates: list[Candidate]
     scored: int
+    invalid: int
     pruned: int
     simulated: int
     simulations: int
@@ -569,7 +583,9 @@ def search(
                 new[k] = _point(c)
         if new:
             rows = execution.map(
-                partial(sim_point, hw, engine), list(new.values()), desc="search: simulate",
+                partial(sim_point, hw, engine),
+                list(new.values()),
+                desc="search: simulate",
                 save=False,
             )
             cache.update(zip(new, rows, strict=True))
@@ -580,8 +596,16 @@ def search(
             best = c.cycles if best is None else min(best, c.cycles)
     ranked = [c for c in cands if c.cycles is not None]
     ranking = rank([c.row() for c in ranked], CRITERIA)
+    invalid = points - len(cands) + len(extra)
     return SearchResult(
-        problem, cands, points, points - simulated, simulated, len(cache), ranking
+        problem,
+        cands,
+        points,
+        invalid,
+        points - invalid - simulated,
+        simulated,
+        len(cache),
+        ranking,
     )
 
 

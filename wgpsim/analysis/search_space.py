@@ -19,7 +19,7 @@ metric and every per-warp set of reads is unchanged); we list each register subs
 The AMD blog's 4-warp layouts, all in the space:
 
 >>> space = cta_layouts(tile_bits=(3, 3), warps=4)
->>> coarse = CtaLayout(warp=((2, 4), (1, 0)), register=((0, 1), (0, 2), (2, 0)))
+>>> coarse = CtaLayout(warp=((2, 4), (1, 0)), register=((0, 1), (0, 2), (2, 0), (4, 0)))
 >>> swizzled = CtaLayout(warp=((2, 1), (1, 0)), register=((0, 2), (0, 4), (2, 0), (4, 0)))
 >>> coarse in space, swizzled in space, len(space)
 (True, True, 750)
@@ -27,14 +27,13 @@ The AMD blog's 4-warp layouts, all in the space:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations, permutations, product
 from typing import Any
 
 from wgpsim.errors import ConfigError
 from wgpsim.layout.bits import is_pow2
-from wgpsim.layout.shared import PaddedSharedLayout, SwizzledSharedLayout
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,8 @@ def cta_layouts(
         register = tuple(_axis(a, rows) for a in reg_axes)
         free = [a for a in range(n) if a not in reg_axes]
         swizzles = [
-            combo for k in range(min(swizzle_depth, len(register)) + 1)
+            combo
+            for k in range(min(swizzle_depth, len(register)) + 1)
             for combo in combinations(register, k)
         ]
         for pivots in permutations(free):
@@ -144,7 +144,9 @@ def shared_choices(contiguous_extent: int, elem_bytes: int) -> list[SharedChoice
     {'padded': [[64, 8]]}
     """
     out = [
-        SharedChoice(f"swizzled {v}/{p}/{m}", {"swizzled": {"vec": v, "per_phase": p, "max_phase": m}})
+        SharedChoice(
+            f"swizzled {v}/{p}/{m}", {"swizzled": {"vec": v, "per_phase": p, "max_phase": m}}
+        )
         for v, p, m in SWIZZLES
     ]
     pads = []
@@ -163,30 +165,12 @@ def shared_choices(contiguous_extent: int, elem_bytes: int) -> list[SharedChoice
     return out
 
 
-def inner_padding(spec: dict[str, Any], piece_extent: int) -> dict[str, Any]:
-    """The inner padded spec of a ``partitioned: auto`` choice, its interval measured in the
-    piece's contiguous rows (the same padding per row as the unpartitioned choice)."""
-    (interval, padding), = spec["partition_layout"]["padded"]
-    return {"padded": [[interval, padding]]}
-
-
-def iter_space(
-    ctas: Sequence[CtaLayout], a: Sequence[SharedChoice], b: Sequence[SharedChoice]
-) -> Iterator[tuple[int, int, int, bool]]:
-    """(cta index, A choice, B choice, B transposed loads allowed), in search order."""
-    for c, i, j, tr in product(range(len(ctas)), range(len(a)), range(len(b)), (True, False)):
-        yield c, i, j, tr
-
-
 __all__ = [
     "PADDINGS",
     "SWIZZLES",
     "CtaLayout",
-    "PaddedSharedLayout",
     "SharedChoice",
-    "SwizzledSharedLayout",
     "cta_layouts",
-    "iter_space",
     "shared_choices",
     "tile_bits",
 ]

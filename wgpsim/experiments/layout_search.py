@@ -1,0 +1,215 @@
+"""Layout search (``kind: layout_search``): the best ctaLayout x shared layouts for a GEMM tile.
+
+The space, the static bounds that prune it and the scoring are in
+:mod:`wgpsim.analysis.search` (``docs/DESIGN.md``, "Layout search"). This kind validates the
+config, runs the search through the executor, and writes ``results.csv`` (the ranking's first
+``top`` rows, each with its reason), ``pareto.csv`` (cycles, LDS bytes, TDM instructions) and
+``winners.csv`` (the ``#ttg`` text and the Gluon code of the first ``top`` candidates).
+
+A fixed ctaLayout (the AMD blog's coarse one) and a fixed A layout leave only B to choose:
+
+>>> from wgpsim.experiments import run_experiment
+>>> res = run_experiment({"kind": "layout_search", "block": [128, 128, 64], "warps": 4,
+...     "cta_layout": {"register": [[0, 1], [0, 2], [2, 0]], "warp": [[2, 4], [1, 0]]},
+...     "a": {"partitioned": "auto", "partition_layout": {"padded": [[64, 8]]}}, "top": 3})
+>>> row = res.records()[0]
+>>> row["b"], row["cycles"], row["partition_stall_cycles"], row["lds_bytes"]
+('partitioned auto [128:+16]', 188, 0, 102384)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from wgpsim.analysis.candidates import Gemm
+from wgpsim.analysis.search import SearchProblem, SearchResult, search
+from wgpsim.analysis.search_gluon import winner_code
+from wgpsim.analysis.search_space import CtaLayout, SharedChoice
+from wgpsim.engine import ENGINES
+from wgpsim.errors import LayoutError
+from wgpsim.experiments import ExperimentResult, register_kind
+from wgpsim.experiments.config import (
+    KIND_AND_HARDWARE,
+    ConfigSource,
+    Field,
+    check_fields,
+    load_hardware_for,
+)
+from wgpsim.experiments.executor import Execution
+from wgpsim.experiments.gemm_candidates import _shared_spec
+from wgpsim.layout.dtypes import DTYPE_BITS
+
+FIELDS = (
+    *KIND_AND_HARDWARE,
+    Field("block", list, items=int, doc="[BLOCK_M, BLOCK_N, BLOCK_K]"),
+    Field("dtype", str, default="fp16", choices=tuple(DTYPE_BITS)),
+    Field("warps", int, choices=(1, 2, 4, 8, 16)),
+    Field("instr_shape", list, items=int, default=[16, 16, 32], doc="WMMA [M, N, K]"),
+    Field("k_width", int, default=8, doc="dot operand kWidth"),
+    Field("transposed", bool, default=False, doc="WMMA result layout transposed"),
+    Field("a_k_contiguous", bool, default=True, doc="A stored K-fastest"),
+    Field("b_k_contiguous", bool, default=False, doc="B stored K-fastest"),
+    Field("stages", int, default=2, doc="num_stages: buffers per operand"),
+    Field("lds_budget", int, default=None, doc="LDS bytes a candidate may use"),
+    Field("cacheline_bytes", int, default=128),
+    Field("swizzle_depth", int, default=1, doc="register bits a warp basis may XOR"),
+    Field("cta_layout", dict, default=None, doc="fixed ctaLayout {register, warp}"),
+    Field("a", (str, dict), default=None, doc="fixed shared layout of A"),
+    Field("b", (str, dict), default=None, doc="fixed shared layout of B"),
+    Field("b_transposed_loads", list, items=bool, default=[True, False]),
+    Field("top", int, default=10, doc="rows of results.csv and winners.csv"),
+    Field("prune", bool, default=True),
+    Field("engine", str, default="fast", choices=ENGINES),
+)
+
+
+@dataclass(frozen=True)
+class LayoutSearchSummary:
+    """What the tables do not hold: the problem and the search's counts."""
+
+    problem: SearchProblem
+    result: SearchResult
+
+
+def parse_problem(raw: dict[str, Any], source: ConfigSource) -> tuple[SearchProblem, Any, dict]:
+    """The validated problem, the hardware and the remaining settings."""
+    cfg = check_fields(raw, FIELDS, source)
+    hw = load_hardware_for(cfg["hardware"], cfg["hardware_overrides"], source)
+    for name in ("block", "instr_shape"):
+        if len(cfg[name]) != 3 or min(cfg[name]) < 1:
+            raise source.error(name, f"{cfg[name]} must be three positive integers")
+    for name, low in (("stages", 1), ("top", 1), ("cacheline_bytes", 1), ("swizzle_depth", 0)):
+        if cfg[name] < low:
+            raise source.error(name, f"{cfg[name]} must be >= {low}")
+    if not cfg["b_transposed_loads"]:
+        raise source.error("b_transposed_loads", "give at least one of true, false")
+    gemm = Gemm(
+        tuple(cfg["block"]),
+        cfg["dtype"],
+        cfg["warps"],
+        tuple(cfg["instr_shape"]),
+        cfg["k_width"],
+        cfg["a_k_contiguous"],
+        cfg["b_k_contiguous"],
+        cfg["transposed"],
+    )
+    cta = None
+    if cfg["cta_layout"] is not None:
+        raw_cta = cfg["cta_layout"]
+        if set(raw_cta) - {"warp", "register"} or "warp" not in raw_cta:
+            raise source.error("cta_layout", f"expected warp (and register) bases, got {raw_cta}")
+        cta = CtaLayout(
+            tuple(tuple(b) for b in raw_cta["warp"]),
+            tuple(tuple(b) for b in raw_cta.get("register") or ()),
+        )
+        try:
+            gemm.wmma(cta.warp, cta.register)
+        except LayoutError as err:
+            raise source.error("cta_layout", str(err)) from None
+    fixed = [None, None]
+    for op, name in ((0, "a"), (1, "b")):
+        if cfg[name] is not None:
+            spec = _shared_spec(cfg[name], name, source)
+            fixed[op] = SharedChoice(f"given {name.upper()}", spec)
+    problem = SearchProblem(
+        gemm,
+        stages=cfg["stages"],
+        lds_budget=cfg["lds_budget"],
+        cacheline_bytes=cfg["cacheline_bytes"],
+        cta=cta,
+        a=fixed[0],
+        b=fixed[1],
+        swizzle_depth=cfg["swizzle_depth"],
+        b_transposed_loads=tuple(dict.fromkeys(cfg["b_transposed_loads"])),
+    )
+    return problem, hw, cfg
+
+
+def tables(result: SearchResult, top: int) -> dict[str, pd.DataFrame]:
+    """``results`` (first ``top`` of the ranking), ``pareto`` and ``winners``."""
+    rows = result.rows()[:top]
+    keep = [
+        "rank",
+        "candidate",
+        "cycles",
+        "lds_bytes",
+        "tdm_instructions",
+        "local_loads",
+        "a_instruction",
+        "b_instruction",
+        "bank_conflict_cycles",
+        "partition_stall_cycles",
+        "lockstep_overlaps",
+        "lower_bound",
+        "a_pieces",
+        "b_pieces",
+        "cacheline_use",
+        "cta_warp",
+        "cta_register",
+        "a",
+        "b",
+        "b_transposed_loads",
+        "reason",
+    ]
+    results = pd.DataFrame([{k: r[k] for k in keep} for r in rows], columns=keep)
+    front = result.pareto()
+    pareto = pd.DataFrame(
+        [
+            {k: c.row()[k] for k in ("candidate", "cycles", "lds_bytes", "tdm_instructions")}
+            for c in front
+        ],
+        columns=["candidate", "cycles", "lds_bytes", "tdm_instructions"],
+    )
+    winners = pd.DataFrame(
+        [
+            {"rank": r["rank"], "candidate": r["candidate"], **winner_code(c, result.problem)}
+            for r, c in zip(rows, result.ranked[:top], strict=True)
+        ]
+    )
+    return {"results": results, "pareto": pareto, "winners": winners}
+
+
+@register_kind("layout_search")
+def run(
+    raw: dict[str, Any],
+    source: ConfigSource,
+    *,
+    hw_path: str | Path | None = None,
+    progress: Callable[..., Iterable] | None = None,
+    execution: Execution | None = None,
+) -> ExperimentResult:
+    """Validate, search, tabulate."""
+    problem, hw, cfg = parse_problem(raw, source)
+    execution = execution or Execution(progress=progress)
+    result = search(
+        problem,
+        hw,
+        prune=cfg["prune"],
+        engine=cfg["engine"],
+        execution=execution,
+        progress=progress,
+    )
+    if not result.ranking:
+        raise source.error("block", "no candidate of the space can be built and fits")
+    out = tables(result, cfg["top"])
+    notes = (
+        f"{result.scored} candidates: {result.invalid} cannot be built, {result.pruned} pruned "
+        f"by the static bounds, {result.simulated} simulated ({result.simulations} distinct "
+        "simulations)",
+    )
+    return ExperimentResult(
+        kind="layout_search",
+        name=Path(source.name).stem,
+        tables=out,
+        summary=LayoutSearchSummary(problem, result),
+        display=out["results"][["rank", "cycles", "lds_bytes", "tdm_instructions", "candidate"]],
+        notes=notes,
+    )
+
+
+__all__ = ["FIELDS", "LayoutSearchSummary", "parse_problem", "run", "tables"]
