@@ -89,15 +89,15 @@ def _raw() -> dict:
     [
         (
             lambda d: d["ports"].update(bytes_per_cycle=-1),
-            "field 'ports.bytes_per_cycle' must be a positive integer, got -1",
+            "field 'ports.bytes_per_cycle' must be a positive integer (valid: 1..65536), got -1",
         ),
         (
             lambda d: d["timing"].update(lds_latency=0),
-            "field 'timing.lds_latency' must be a positive integer, got 0",
+            "field 'timing.lds_latency' must be a positive integer (valid: 1..65536), got 0",
         ),
         (
             lambda d: d["timing"].update(queue_depth="4"),
-            "field 'timing.queue_depth' must be a positive integer, got '4'",
+            "field 'timing.queue_depth' must be a positive integer (valid: 1..1024), got '4'",
         ),
         (
             lambda d: d["timing"].update(issue_interval=1.5),
@@ -157,7 +157,7 @@ def test_error_names_the_file_as_given(hw):
     with pytest.raises(ConfigError) as err:
         hw.with_overrides(**{"ports.bytes_per_cycle": -1})
     assert str(err.value).endswith(
-        "field 'ports.bytes_per_cycle' must be a positive integer, got -1"
+        "field 'ports.bytes_per_cycle' must be a positive integer (valid: 1..65536), got -1"
     )
     assert "mi450.yaml" in str(err.value)
 

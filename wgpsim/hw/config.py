@@ -18,7 +18,7 @@ Errors name the file and the field:
 >>> hw.with_overrides(**{"ports.bytes_per_cycle": -1})
 Traceback (most recent call last):
 ...
-wgpsim.errors.ConfigError: .../mi450.yaml: field 'ports.bytes_per_cycle' must be a positive integer, got -1
+wgpsim.errors.ConfigError: .../mi450.yaml: field 'ports.bytes_per_cycle' must be a positive integer (valid: 1..65536), got -1
 """
 
 from __future__ import annotations
@@ -218,7 +218,7 @@ def apply_overrides(hw: HardwareConfig, items: list[str] | tuple[str, ...]) -> H
     >>> apply_overrides(load_hardware(), ["timing.lds_latency=-1"])
     Traceback (most recent call last):
     ...
-    wgpsim.errors.ConfigError: --set timing.lds_latency=-1: field 'timing.lds_latency' must be a positive integer, got -1
+    wgpsim.errors.ConfigError: --set timing.lds_latency=-1: field 'timing.lds_latency' must be a positive integer (valid: 1..65536), got -1
     """
     if not items:
         return hw

@@ -103,6 +103,47 @@ _CHOICES = {
 }
 
 
+RANGES: dict[str, tuple[int, int]] = {
+    "wgp.simds": (1, 16),
+    "wgp.warp_size": (1, 64),
+    "ports.bytes_per_cycle": (1, 1 << 16),
+    "partitions.size": (1, 1 << 24),
+    "partitions.count": (1, 32),
+    "partitions.lds_bytes": (1, 1 << 30),
+    "banks.count": (1, 1 << 12),
+    "banks.width_bytes": (1, 64),
+    "timing.issue_interval": (1, 1 << 16),
+    "timing.queue_depth": (1, 1 << 10),
+    "timing.lds_latency": (1, 1 << 16),
+    "timing.clock_latency": (1, 1 << 16),
+    "timing.barrier_latency": (1, 1 << 16),
+    "timing.dscnt_max": (1, 63),
+    "drift.jitter_cycles": (0, 1 << 16),
+}
+"""The valid range of every numeric field, inclusive: the one place a bound is declared.
+
+These are limits of the model, not hardware facts (those live in the YAML with their sources).
+They keep every run's cost bounded before anything is allocated: the fast engine keeps a ring
+of ``lds_latency`` completion buckets and a queue of ``queue_depth`` instructions per pair,
+partitions are bits of a 32-bit mask, an address is an int32 (``lds_bytes`` <= 1 GiB), and a
+latency of more than 65,536 cycles is no LDS. ``dscnt_max`` is at most 63 because s_wait_dscnt's
+counter is 6 bits (the YAML's comment).
+"""
+
+_MAX_PORTS = 8
+"""Most ports of the arbiter (the model has two, L and C)."""
+
+
+def valid_range(path: str) -> str:
+    """``"lo..hi"`` of a numeric field, as error messages print it.
+
+    >>> valid_range("timing.lds_latency")
+    '1..65536'
+    """
+    low, high = RANGES[path]
+    return f"{low}..{high}"
+
+
 def read_sections(data: Any, source: str) -> dict[str, Any]:
     """The validated sections of a nested dict (the YAML's structure), keyed as ``SECTIONS``."""
     return _Reader(source).config(data)
@@ -132,10 +173,12 @@ class _Reader:
             raise ConfigError(f"{self.source}: missing field {_join(path, missing[0])!r}")
         return data
 
-    def positive(self, value: Any, path: str, minimum: int = 1) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            what = "a positive integer" if minimum == 1 else "a non-negative integer"
-            raise self.fail(path, what, value)
+    def number(self, value: Any, path: str) -> int:
+        """An integer field within its :data:`RANGES` entry."""
+        low, high = RANGES[path]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            what = "a positive integer" if low == 1 else "a non-negative integer"
+            raise self.fail(path, f"{what} (valid: {valid_range(path)})", value)
         return value
 
     def ints(self, value: Any, path: str, minimum: int = 0) -> tuple[int, ...]:
@@ -173,8 +216,8 @@ class _Reader:
 
     def wgp(self, data: Any) -> Wgp:
         d = self.section(data, "wgp", ("simds", "warp_size", "pairs"))
-        simds = self.positive(d["simds"], "wgp.simds")
-        warp_size = self.positive(d["warp_size"], "wgp.warp_size")
+        simds = self.number(d["simds"], "wgp.simds")
+        warp_size = self.number(d["warp_size"], "wgp.warp_size")
         if warp_size != LANES:
             raise self.fail(
                 "wgp.warp_size", f"{LANES} (traces hold {LANES} lanes per warp, wave32)", warp_size
@@ -190,17 +233,21 @@ class _Reader:
     def ports(self, data: Any) -> Ports:
         d = self.section(data, "ports", ("names", "bytes_per_cycle"))
         names = d["names"]
-        if not isinstance(names, list) or not names or len(set(map(str, names))) != len(names):
-            raise self.fail("ports.names", "a non-empty list of distinct port names", names)
+        if (
+            not isinstance(names, list)
+            or not 1 <= len(names) <= _MAX_PORTS
+            or len(set(map(str, names))) != len(names)
+        ):
+            raise self.fail("ports.names", f"a list of 1..{_MAX_PORTS} distinct port names", names)
         return Ports(
-            tuple(map(str, names)), self.positive(d["bytes_per_cycle"], "ports.bytes_per_cycle")
+            tuple(map(str, names)), self.number(d["bytes_per_cycle"], "ports.bytes_per_cycle")
         )
 
     def partitions(self, data: Any) -> Partitions:
         keys = ("size", "count", "lds", "l0", "lds_bytes")
         d = self.section(data, "partitions", keys)
-        size = self.positive(d["size"], "partitions.size")
-        count = self.positive(d["count"], "partitions.count")
+        size = self.number(d["size"], "partitions.size")
+        count = self.number(d["count"], "partitions.count")
         lds, l0 = self.ints(d["lds"], "partitions.lds"), self.ints(d["l0"], "partitions.l0")
         if set(lds) & set(l0) or any(p >= count for p in lds + l0):
             raise self.fail(
@@ -212,7 +259,7 @@ class _Reader:
                 f"partitions 0..{len(lds) - 1} in order (LDS byte a lies in partition a // size)",
                 d["lds"],
             )
-        lds_bytes = self.positive(d["lds_bytes"], "partitions.lds_bytes")
+        lds_bytes = self.number(d["lds_bytes"], "partitions.lds_bytes")
         if lds_bytes != len(lds) * size:
             raise self.fail(
                 "partitions.lds_bytes", f"len(lds) * size = {len(lds) * size}", lds_bytes
@@ -222,8 +269,8 @@ class _Reader:
     def banks(self, data: Any) -> Banks:
         d = self.section(data, "banks", ("count", "width_bytes"))
         return Banks(
-            self.positive(d["count"], "banks.count"),
-            self.positive(d["width_bytes"], "banks.width_bytes"),
+            self.number(d["count"], "banks.count"),
+            self.number(d["width_bytes"], "banks.width_bytes"),
         )
 
     def passes(self, data: Any, wgp: Wgp, top: dict) -> Passes:
@@ -279,13 +326,13 @@ class _Reader:
             "dscnt_max",
         )
         d = self.section(data, "timing", names)
-        return Timing(**{k: self.positive(d[k], f"timing.{k}") for k in names})
+        return Timing(**{k: self.number(d[k], f"timing.{k}") for k in names})
 
     def drift(self, data: Any) -> Drift:
         d = self.section(data, "drift", ("model", "jitter_cycles"))
         return Drift(
             self.choice(d["model"], "drift.model"),
-            self.positive(d["jitter_cycles"], "drift.jitter_cycles", minimum=0),
+            self.number(d["jitter_cycles"], "drift.jitter_cycles"),
         )
 
 

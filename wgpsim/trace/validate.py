@@ -3,7 +3,8 @@
 Rules: every op is known; warps are in ``0..num_warps-1``; LDS rows have one address per lane,
 each -1 (inactive) or aligned for the instruction (``Instruction.alignment``) and inside the LDS
 (a 2addr form's second address, first + ``arg``, too; ``arg`` is 1..255 offset units); control
-rows carry no addresses; ``wait_ds`` counts and ``delay`` cycles are not negative; a ``clock``
+rows carry no addresses; ``wait_ds`` counts and ``delay`` cycles are not negative, and a warp
+delays at most :data:`MAX_DELAY_CYCLES` in all (so no cycle count overflows); a ``clock``
 names a known label; and every warp executes the same number of barriers (otherwise a barrier
 would wait forever for the warp that never reaches it).
 
@@ -48,6 +49,10 @@ DEFAULT_LDS_BYTES: int = hardware_fact("partitions", "lds_bytes")
 
 _CHUNK = 1 << 16  # rows per block of the per-lane checks (bounds the temporaries' memory)
 
+MAX_DELAY_CYCLES = 1 << 48
+"""Most ``delay`` cycles of one warp in all (about 1.4e14, a day at 2 GHz): every cycle count
+of a replay then stays far inside int64 (the engines' counters), whatever the trace."""
+
 
 def _where(trace: Trace, row: int, source: str | None, lines: np.ndarray | None) -> str:
     if lines is not None:
@@ -91,6 +96,18 @@ def _row_problems(trace: Trace) -> list[tuple[int, str]]:
     check(
         (op == DELAY) & (arg < 0),
         lambda r: f"field 'cycles': delay {arg[r]} is negative (expected >= 0)",
+    )
+    delays = (op == DELAY) & (arg > 0)
+    per_warp = np.bincount(
+        warp[delays].clip(0), weights=arg[delays].astype(np.float64), minlength=1
+    )
+    check(
+        delays & (per_warp[warp.clip(0, len(per_warp) - 1)] > MAX_DELAY_CYCLES),
+        lambda r: (
+            f"field 'cycles': warp {warp[r]} delays {sum(map(int, arg[delays & (warp == warp[r])])):,}"
+            " cycles in all "
+            f"(valid: at most {MAX_DELAY_CYCLES:,} per warp)"
+        ),
     )
     check(
         (op == CLOCK) & ((arg < 0) | (arg >= len(trace.labels))),
