@@ -242,7 +242,7 @@ def test_execution_section_of_the_config(monkeypatch):
             {"execution.wrkers": 2},
             "field 'execution.wrkers': unknown field; did you mean 'workers'",
         ),
-        ({"execution.workers": 0}, "field 'execution.workers': 0 must be >= 1"),
+        ({"execution.workers": 0}, "field 'execution.workers': 0 is out of range"),
         ({"execution": 4}, "field 'execution': expected a mapping"),
         ({"execution.scheduler": "tcp://h:1"}, "field 'execution.scheduler': a config file cannot"),
     ]:

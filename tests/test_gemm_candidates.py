@@ -287,7 +287,7 @@ def test_analyses_for_figures_come_lazily(tmp_path):
     ("drift", "message"),
     [
         ({"burst": 4}, "field 'drift.burst': unknown field"),
-        ({"seeds": 0}, "field 'drift.seeds': 0 must be >= 2"),
+        ({"seeds": 0}, "field 'drift.seeds': 0 is out of range \\(valid: 2\\.\\.10000\\)"),
         ({"jiter_cycles": [2]}, "did you mean 'jitter_cycles'"),
     ],
 )

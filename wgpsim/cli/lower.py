@@ -70,11 +70,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _bases(text: str | None, shared: Any, shape: tuple[int, ...], dtype: str, hw) -> list[int]:
     """``--base``, checked: one non-negative, aligned address per buffer, inside the LDS.
-    Without it: 0, or for a partitioned layout the allocator's offsets of its buffers."""
+    Without it: the allocator's offsets of the buffers (0 for one buffer); a tensor that does
+    not fit in the LDS is an AllocationError before anything is lowered."""
     elem_bytes = dtype_bytes(dtype)
     buffers = tensor_buffers("local_load", shared, shape, elem_bytes)
     if text is None:
-        return allocate_on(hw, buffers).offsets_of("local_load") if len(buffers) > 1 else [0]
+        return allocate_on(hw, buffers).offsets_of("local_load")
     try:
         values = [int(v, 0) for v in text.split(",")]
     except ValueError:

@@ -62,7 +62,13 @@ _KINDS: dict[str, Runner] = {}
 _NOT_KINDS = {"config", "executor"}
 
 EXECUTION_FIELDS = (
-    Field("workers", int, default=None, doc="local worker processes (default: every core)"),
+    Field(
+        "workers",
+        int,
+        default=None,
+        doc="local worker processes (default: every core)",
+        valid=(1, 1024),
+    ),
 )
 
 
@@ -243,10 +249,6 @@ def _execution(
     fields = check_fields(section or {}, EXECUTION_FIELDS, source, prefix="execution.")
     if workers is not None and workers < 1:
         raise ConfigError(f"--workers {workers}: must be >= 1 (leave it out for every core)")
-    if fields["workers"] is not None and fields["workers"] < 1:
-        raise source.error(
-            "execution.workers", f"{fields['workers']} must be >= 1 (leave it out for every core)"
-        )
     return Execution(
         workers=workers if workers is not None else fields["workers"],
         scheduler=scheduler,

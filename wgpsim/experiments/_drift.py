@@ -29,14 +29,30 @@ from wgpsim.analysis.drift import DEFAULT_CONFIDENCE, drift_point, summarize_run
 from wgpsim.experiments.config import ConfigSource, Field, check_fields
 from wgpsim.experiments.executor import Execution
 from wgpsim.hw import HardwareConfig
+from wgpsim.hw.config_schema import RANGES
 from wgpsim.trace.trace import Trace
 
 DRIFT_FIELDS = (
-    Field("jitter_cycles", list, default=[0, 2, 8, 32], items=int, doc="jitters to sweep"),
-    Field("seeds", int, default=20, doc="runs per jitter (>= 2)"),
-    Field("confidence", float, default=DEFAULT_CONFIDENCE, doc="of the interval of the mean"),
+    Field(
+        "jitter_cycles",
+        list,
+        default=[0, 2, 8, 32],
+        items=int,
+        doc="jitters to sweep",
+        valid=RANGES["drift.jitter_cycles"],
+    ),
+    Field("seeds", int, default=20, doc="runs per jitter (>= 2)", valid=(2, 10_000)),
+    Field(
+        "confidence",
+        float,
+        default=DEFAULT_CONFIDENCE,
+        doc="of the interval of the mean",
+        valid=(0.5, 0.9999),
+    ),
 )
-BURST_FIELD = Field("burst", int, default=None, doc="loads per warp (default report_burst)")
+BURST_FIELD = Field(
+    "burst", int, default=None, doc="loads per warp (default report_burst)", valid=(1, 4096)
+)
 
 
 @dataclass(frozen=True)
@@ -66,10 +82,6 @@ def parse_drift(
         raise source.error(
             "drift.jitter_cycles", f"{d['jitter_cycles']}: give one or more jitters >= 0 (cycles)"
         )
-    if d["seeds"] < 2:
-        raise source.error("drift.seeds", f"{d['seeds']} must be >= 2 (a confidence interval)")
-    if not 0 < d["confidence"] < 1:
-        raise source.error("drift.confidence", f"{d['confidence']} must lie between 0 and 1")
     if d.get("burst") is not None and d["burst"] < 1:
         raise source.error("drift.burst", f"{d['burst']} must be >= 1")
     seeds = tuple(range(seed, seed + d["seeds"]))

@@ -73,7 +73,9 @@ class Field:
     """One field of an experiment config.
 
     ``type`` is the Python type (or tuple of types) YAML must produce; ``items`` the type of a
-    list's elements; ``choices`` the allowed values. A field with a ``default`` is optional.
+    list's elements; ``choices`` the allowed values; ``valid`` the inclusive range ``(low,
+    high)`` of a number (or of every number of a list), the one place its bound is declared. A
+    field with a ``default`` is optional.
     """
 
     name: str
@@ -82,11 +84,30 @@ class Field:
     items: type | tuple[type, ...] | None = None
     choices: tuple[Any, ...] | None = None
     doc: str = ""
+    valid: tuple[float, float] | None = None
+
+    def out_of_range(self, value: Any) -> str | None:
+        """Why ``value`` (a number, or a list of them) is outside :attr:`valid`, or None.
+
+        >>> Field("warps", int, valid=(1, 32)).out_of_range(64)
+        '64 is out of range (valid: 1..32)'
+        """
+        if self.valid is None:
+            return None
+        low, high = self.valid
+        for item in value if isinstance(value, list) else [value]:
+            number = isinstance(item, int | float) and not isinstance(item, bool)
+            if number and not low <= item <= high:
+                return f"{shown(item)} is out of range (valid: {low:g}..{high:g})"
+        return None
 
     @property
     def required(self) -> bool:
         return self.default is _MISSING
 
+
+SEED_RANGE = (0, 2**32 - 1)
+"""Valid seeds of the drift model's generator (numpy's ``default_rng`` takes seeds >= 0)."""
 
 KIND_AND_HARDWARE = (
     Field("kind", str),
@@ -178,38 +199,51 @@ def check_fields(
 ) -> dict[str, Any]:
     """Validate ``raw`` against ``fields``; return the fields with defaults filled in.
 
-    ``prefix`` names the enclosing field for nested mappings (``hardware_overrides.``).
+    ``prefix`` names the enclosing field for nested mappings (``hardware_overrides.``). Every
+    field is checked before anything is raised: the error names each bad field, one after the
+    other on one line.
+
+    >>> source = ConfigSource("lds.yaml", Path("."))
+    >>> fields = (Field("burst_lengths", list, items=int), Field("warps", int, valid=(1, 32)))
+    >>> check_fields({"warps": 64, "burst_lenghts": [1]}, fields, source)
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.ConfigError: lds.yaml: field 'burst_lenghts': unknown field; did you mean 'burst_lengths'?; field 'warps': 64 is out of range (valid: 1..32)
     """
     by_name = {f.name: f for f in fields}
-    for name in raw:
-        if name not in by_name:
-            raise source.error(f"{prefix}{name}", unknown_message(name, by_name))
+    unknown = [name for name in raw if name not in by_name]
+    problems = [(f"{prefix}{name}", unknown_message(name, by_name)) for name in unknown]
+    misspelt = {closest(str(name), by_name) for name in unknown}  # "missing" would repeat it
     out: dict[str, Any] = {}
     for f in fields:
-        value = raw.get(f.name, _MISSING)
-        where = f"{prefix}{f.name}"
-        if value is _MISSING or value is None:
-            if f.required:
-                raise source.error(where, f"missing; expected {_type_name(f.type)}")
+        problem = _field_problem(f, raw.get(f.name, _MISSING), prefix)
+        if problem is not None and not (f.name in misspelt and f.name not in raw):
+            problems.append(problem)
+        elif raw.get(f.name) is None:
             out[f.name] = copy.deepcopy(f.default)
-            continue
-        if not _type_ok(value, f.type):
-            raise source.error(
-                where, f"expected {_type_name(f.type)}, got {type(value).__name__} {shown(value)}"
-            )
-        if f.items is not None:
-            for i, item in enumerate(value):
-                if not _type_ok(item, f.items):
-                    raise source.error(
-                        f"{where}[{i}]", f"expected {_type_name(f.items)}, got {shown(item)}"
-                    )
-        if f.choices is not None and value not in f.choices:
-            choices = [str(c) for c in f.choices]
-            raise source.error(
-                where, unknown_message(str(value), choices, what=f"value {shown(value)}")
-            )
-        out[f.name] = value
+        else:
+            out[f.name] = raw[f.name]
+    if problems:
+        raise ConfigError(f"{source.name}: " + "; ".join(f"field '{w}': {m}" for w, m in problems))
     return out
+
+
+def _field_problem(f: Field, value: Any, prefix: str) -> tuple[str, str] | None:
+    """``(field, message)`` if ``value`` is not valid for ``f``, else None."""
+    where = f"{prefix}{f.name}"
+    if value is _MISSING or value is None:
+        return (where, f"missing; expected {_type_name(f.type)}") if f.required else None
+    if not _type_ok(value, f.type):
+        return where, f"expected {_type_name(f.type)}, got {type(value).__name__} {shown(value)}"
+    if f.items is not None:
+        for i, item in enumerate(value):
+            if not _type_ok(item, f.items):
+                return f"{where}[{i}]", f"expected {_type_name(f.items)}, got {shown(item)}"
+    if f.choices is not None and value not in f.choices:
+        choices = [str(c) for c in f.choices]
+        return where, unknown_message(str(value), choices, what=f"value {shown(value)}")
+    problem = f.out_of_range(value)
+    return (where, problem) if problem is not None else None
 
 
 def load_hardware_for(

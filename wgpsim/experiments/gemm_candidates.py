@@ -63,6 +63,7 @@ from wgpsim.experiments._gemm_tables import (
 )
 from wgpsim.experiments.config import (
     KIND_AND_HARDWARE,
+    SEED_RANGE,
     ConfigSource,
     Field,
     check_fields,
@@ -77,18 +78,18 @@ from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout, Sw
 
 FIELDS = (
     *KIND_AND_HARDWARE,
-    Field("block", list, items=int, doc="[BLOCK_M, BLOCK_N, BLOCK_K]"),
+    Field("block", list, items=int, doc="[BLOCK_M, BLOCK_N, BLOCK_K]", valid=(1, 4096)),
     Field("dtype", str, default="fp16", choices=tuple(DTYPE_BITS)),
     Field("warps", int, choices=(4, 8)),
-    Field("instr_shape", list, items=int, doc="WMMA [M, N, K]"),
-    Field("k_width", int, default=8, doc="dot operand kWidth"),
+    Field("instr_shape", list, items=int, doc="WMMA [M, N, K]", valid=(1, 128)),
+    Field("k_width", int, default=8, doc="dot operand kWidth", valid=(1, 64)),
     Field("transposed", bool, default=False, doc="WMMA result layout transposed"),
     Field("a_k_contiguous", bool, default=True, doc="A stored K-fastest (order [1, 0])"),
     Field("b_k_contiguous", bool, default=False, doc="B stored K-fastest (order [0, 1])"),
-    Field("cacheline_bytes", int, doc="global-memory cacheline (seed: 128 bytes)"),
+    Field("cacheline_bytes", int, doc="global-memory cacheline (seed: 128 bytes)", valid=(1, 4096)),
     Field("candidates", dict, doc="name -> {cta_layout, a, b}"),
     Field("engine", str, default="des", choices=ENGINES),
-    Field("seed", int, default=0),
+    Field("seed", int, default=0, valid=SEED_RANGE),
     Field("drift", dict, default=None, doc="{jitter_cycles, seeds}: conflicts under drift"),
 )
 CANDIDATE_FIELDS = (
@@ -198,9 +199,9 @@ def _candidate(name: str, raw: Any, source: ConfigSource) -> CandidateSpec:
 
 
 PARTITIONED_FIELDS = (
-    Field("num_partitions", int),
-    Field("num_groups", int),
-    Field("partition_dim", int),
+    Field("num_partitions", int, valid=(1, 32)),
+    Field("num_groups", int, valid=(1, 64)),
+    Field("partition_dim", int, valid=(0, 2)),
     Field("partition_layout", (str, dict), default={"swizzled": {}}),
 )
 

@@ -51,6 +51,7 @@ from wgpsim.experiments import ExperimentResult, register_kind
 from wgpsim.experiments._drift import DriftSection, parse_drift, run_drift
 from wgpsim.experiments.config import (
     KIND_AND_HARDWARE,
+    SEED_RANGE,
     ConfigSource,
     Field,
     check_fields,
@@ -70,15 +71,15 @@ from wgpsim.trace.trace import Trace
 
 FIELDS = (
     *KIND_AND_HARDWARE,
-    Field("warps", int, default=4),
+    Field("warps", int, default=4, valid=(1, 32)),
     Field("dtype", str, default="fp16", choices=tuple(DTYPE_BITS)),
     Field("instruction", str, default="ds_load_b128"),
-    Field("burst_lengths", list, items=int, doc="loads per warp to sweep"),
-    Field("report_burst", int, doc="the burst the table reports"),
+    Field("burst_lengths", list, items=int, doc="loads per warp to sweep", valid=(1, 4096)),
+    Field("report_burst", int, doc="the burst the table reports", valid=(1, 4096)),
     Field("distributed", (str, dict), doc="distributed layout of the load"),
     Field("layouts", dict, doc="shared-layout candidates by name"),
     Field("engine", str, default="fast", choices=ENGINES, doc="fast matches des cycle for cycle"),
-    Field("seed", int, default=0),
+    Field("seed", int, default=0, valid=SEED_RANGE),
     Field("drift", dict, default=None, doc="{jitter_cycles, seeds, burst}: conflicts under drift"),
 )
 

@@ -109,7 +109,7 @@ RANGES: dict[str, tuple[int, int]] = {
     "ports.bytes_per_cycle": (1, 1 << 16),
     "partitions.size": (1, 1 << 24),
     "partitions.count": (1, 32),
-    "partitions.lds_bytes": (1, 1 << 30),
+    "partitions.lds_bytes": (1, 1 << 24),
     "banks.count": (1, 1 << 12),
     "banks.width_bytes": (1, 64),
     "timing.issue_interval": (1, 1 << 16),
@@ -125,9 +125,9 @@ RANGES: dict[str, tuple[int, int]] = {
 These are limits of the model, not hardware facts (those live in the YAML with their sources).
 They keep every run's cost bounded before anything is allocated: the fast engine keeps a ring
 of ``lds_latency`` completion buckets and a queue of ``queue_depth`` instructions per pair,
-partitions are bits of a 32-bit mask, an address is an int32 (``lds_bytes`` <= 1 GiB), and a
-latency of more than 65,536 cycles is no LDS. ``dscnt_max`` is at most 63 because s_wait_dscnt's
-counter is 6 bits (the YAML's comment).
+partitions are bits of a 32-bit mask, the LDS is at most 16 MiB (50 times MI450's; shapes are
+bounded to match, ``wgpsim.layout.dtypes.MAX_ELEMENTS``), and a latency of more than 65,536
+cycles is no LDS. ``dscnt_max`` is at most 63: s_wait_dscnt's counter is 6 bits (the YAML).
 """
 
 _MAX_PORTS = 8

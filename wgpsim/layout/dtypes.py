@@ -9,9 +9,15 @@ The names are the ones users type (``--dtype bf16``) and Triton's spellings of t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from wgpsim.errors import LayoutError
+from wgpsim.errors import LayoutError, shown
+
+MAX_ELEMENTS = 1 << 24
+"""Most elements of a tensor shape: 16 MiB of 1-byte elements, the largest LDS a hardware file
+may describe (``partitions.lds_bytes``). A shape is refused before anything is allocated for it
+(the per-element address arrays of a ``local_load`` cost 8 bytes an element)."""
 
 DTYPE_BITS: dict[str, int] = {
     "fp16": 16,
@@ -73,5 +79,14 @@ def parse_shape(shape: str | Sequence[int]) -> tuple[int, ...]:
     except (TypeError, ValueError):
         sizes = ()
     if not sizes or any(s <= 0 for s in sizes):
-        raise LayoutError(f"shape {shape!r}: expected positive sizes joined by 'x', e.g. 128x256")
+        raise LayoutError(
+            f"shape {shown(shape)}: expected positive sizes joined by 'x', e.g. 128x256"
+        )
+    elements = math.prod(sizes)
+    if elements > MAX_ELEMENTS:
+        raise LayoutError(
+            f"shape {shown(shape)}: "
+            f"{elements:.3g} elements, more than any LDS holds (valid: at most "
+            f"{MAX_ELEMENTS:,} elements, 16 MiB of 1-byte elements)"
+        )
     return sizes

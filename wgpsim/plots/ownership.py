@@ -32,6 +32,10 @@ _LABEL_CELLS = 1024  # write the owner in each cell up to this many cells
 _SUFFIXES = (".png", ".svg")
 
 
+MAX_CELLS = 1 << 20
+"""Most elements an ownership map draws (a million cells is already far past legible)."""
+
+
 def owners(
     layout: Any, shape: Sequence[int], by: str, hw: HardwareConfig | None = None
 ) -> np.ndarray:
@@ -42,6 +46,11 @@ def owners(
     layout = parse_any(layout)
     if len(shape) != 2:
         raise LayoutError(f"ownership: shape {list(shape)} must be 2-D")
+    if shape[0] * shape[1] > MAX_CELLS:
+        raise LayoutError(
+            f"ownership: shape {list(shape)} has {shape[0] * shape[1]:,} elements, too many to "
+            f"draw (valid: at most {MAX_CELLS:,}; plot a tile of the tensor)"
+        )
     ll = layout.to_linear_layout(shape)
     if ll.has_in_dim("offset"):
         raise LayoutError(
