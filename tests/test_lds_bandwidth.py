@@ -310,7 +310,10 @@ def test_drift_points_resume_from_the_checkpoint(tmp_path):
         ({"jitter_cycles": [-2, 4]}, "field 'drift.jitter_cycles': -2 is out of range"),
         ({"jitter_cycles": 4}, "field 'drift.jitter_cycles': expected a list"),
         ({"burst": 4096}, "field 'drift.burst': 4096: "),
-        ({"confidence": 95}, "field 'drift.confidence': 95 is out of range \\(valid: 0\\.5\\.\\.0\\.9999\\)"),
+        (
+            {"confidence": 95},
+            "field 'drift.confidence': 95 is out of range \\(valid: 0\\.5\\.\\.0\\.9999\\)",
+        ),
         ([0, 2], "field 'drift': expected a mapping"),
     ],
 )
