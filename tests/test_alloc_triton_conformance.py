@@ -318,6 +318,8 @@ def test_tensor_buffers_size_partitioned_as_triton():
         (part(4, 1, 0, "128, 64"), (128, 64), "f16"),
         (part(2, 2, 0, "16, 128"), (128, 128), "i8"),
         (SWIZZLED, (3, 64, 64), "i8"),  # leading buffer dims need not be powers of two
+        (part(2, 1, 0, "64, 64"), (2, 128, 64), "f16"),  # multi-buffered (a real TDM GEMM's)
+        (part(2, 1, 0, "128, 64"), (3, 128, 64), "f16"),
     ]
     kernels = [
         _one_alloc(f"!ttg.memdesc<{'x'.join(map(str, s))}x{e}, {t}, #ttg.shared_memory, mutable>")

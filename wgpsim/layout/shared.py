@@ -344,9 +344,9 @@ class PartitionedSharedLayout:
     def total_bytes(self, shape: Sequence[int], elem_bytes: int) -> int:
         """The size Triton's allocator gives the whole tensor before splitting it: the inner
         layout's size for the tensor, except that a padded inner layout is sized from its
-        *own* shape, ``getPaddedSize(prod(inner shape) * num_partitions * num_groups)`` (3.9.0,
-        checked against its allocation pass; equal to the tensor's when the inner shape is the
-        piece shape, as it must be for a load).
+        *own* shape, ``getPaddedSize(prod(inner shape) * num_partitions * num_groups * B)``, B the
+        leading (multi-buffer) dims of ``shape`` (3.9.0, checked against its allocation pass;
+        equal to the tensor's when the inner shape is the piece shape, as it must be for a load).
 
         >>> inner = PaddedSharedLayout([(512, 16)], order=[1, 0], shape=[128, 64])
         >>> PartitionedSharedLayout(2, 1, 0, inner).total_bytes((128, 64), 2)  # not 16864
