@@ -144,6 +144,10 @@ PART = parse(
     "#ttg.partitioned_shared<{numPartitions = 2, numGroups = 2, partitionDim = 0, "
     "partitionLayout = #ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, order = [1, 0]}>}>"
 )
+PART_PAD = parse(
+    "#ttg.partitioned_shared<{numPartitions = 2, numGroups = 1, partitionDim = 0, "
+    "partitionLayout = #ttg.padded_shared<[64:+8] {order = [1, 0], shape = [64, 64]}>}>"
+)
 MMA = AMDWMMALayout(3, False, [[0, 1], [1, 0]], instr_shape=(16, 16, 32))
 BLOCKED = BlockedLayout([1, 8], [8, 4], [4, 1], [1, 0])
 
@@ -194,6 +198,8 @@ def cases() -> list[Case]:
     mma3 = AMDWMMALayout(3, False, [[0, 1, 0], [0, 0, 1]], [[1, 0, 0]], (16, 16, 32))
     swz3 = parse("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [2, 1, 0]}>")
     out += [
+        Case("part_index", PART, (2, 128, 64), [("index", (1,))], BLOCKED, "fp16"),
+        Case("part_pad_index", PART_PAD, (2, 128, 64), [("index", (1,))], BLOCKED, "fp16"),
         Case("slice_rows", vec1, (64,), [], SliceLayout(1, BLOCKED), "fp16"),
         Case("slice_cols", vec1, (64,), [], SliceLayout(0, BLOCKED), "fp16"),
         Case("shared_linear", xor, (32, 64), [], BLOCKED, "fp16"),
@@ -242,5 +248,5 @@ def test_addresses_match_triton(triton_modules):
             if t_rows != o_rows:
                 mismatches.append(f"{case.name} warp {w}: first rows {t_rows[:1]} vs {o_rows[:1]}")
                 break
-    assert len(todo) == 38  # 16 ds_transpose loads, 16 views, 6 new encodings
+    assert len(todo) == 40  # 16 ds_transpose loads, 18 views, 6 new encodings
     assert not mismatches, "\n".join(mismatches)
