@@ -60,7 +60,7 @@ def test_text_output_names_decision_reason_counts(capsys):
     )
     assert code == 0
     assert "decision: ds_load_tr16_b128" in out and "eligibility: valid" in out
-    assert "per warp: 1 x ds_load_tr16_b128 (8 bf16 elements per lane)" in out
+    assert "per warp: 1 x ds_load_tr16_b128 in the assembly (8 bf16 elements per lane)" in out
     assert "register=[[32], [64], [128]]" in out
 
 

@@ -29,7 +29,7 @@ The buffer of the AMD blog's plain microbenchmark ([4, 8192] fp16, swizzled) tak
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -171,13 +171,6 @@ def _shared(op: LdsOp, kernel: Kernel) -> tuple[Any, str]:
     return view, "; ".join(notes)
 
 
-def _store_instruction(load: str) -> str | None:
-    """The store of the width a plain load moves (``ds_load_b128`` -> ``ds_store_b128``)."""
-    bits = INSTRUCTIONS[load].bytes_per_lane * 8
-    name = f"ds_store_b{bits}"
-    return name if name in INSTRUCTIONS else None
-
-
 def lower_op(
     kernel: Kernel, op: LdsOp, alloc: KernelAllocation, hw: HardwareConfig | None = None
 ) -> OpLowering:
@@ -202,12 +195,8 @@ def lower_op(
             num_warps=kernel.num_warps,
             bases=list(bases) if len(bases) > 1 else bases[0],
             allow_transpose=not store,
+            store=store,
         )
-        if store:
-            name = _store_instruction(low.instruction)
-            if name is None:
-                return OpLowering(op, None, {}, note=f"no store of {low.instruction}'s width")
-            low = replace(low, instruction=name)
         low._check_alignment()
     except WgpsimError as err:
         return OpLowering(op, None, {}, bases=bases, note=str(err))
@@ -230,7 +219,7 @@ def op_trace(low: Lowering) -> Trace:
     b.barrier()
     for w in range(low.num_warps):
         b.clock(w, "start")
-        b.lds_many(w, low.instruction, low.addresses[w])
+        low.add_to(b, w)
         b.wait_ds(w, 0)
         b.clock(w, "end")
     return b.build()

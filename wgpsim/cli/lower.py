@@ -163,7 +163,12 @@ def _print_text(
     print(f"decision: {low.instruction} ({elems}), ds_load_tr eligibility: {low.eligibility}")
     print(f"reason:   {low.reason}")
     counts = ", ".join(f"{n} x {name}" for name, n in low.counts.items())
-    print(f"per warp: {counts} ({low.num_registers} {args.dtype} elements per lane)")
+    dialect = ", ".join(f"{n} x {name}" for name, n in low.dialect_counts.items())
+    print(
+        f"per warp: {counts} in the assembly ({low.num_registers} {args.dtype} elements per lane)"
+    )
+    if dialect != counts:
+        print(f"          {dialect} in Triton's LLVM dialect; {'; '.join(low.issued.notes())}")
     print(f"cvt:      {payload['cvt']}")
     sim = payload.get("simulation")
     if sim:

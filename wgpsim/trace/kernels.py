@@ -54,15 +54,15 @@ def k_step_trace(lowerings: Iterable[Any], *, lds_bytes: int = DEFAULT_LDS_BYTES
     """One K step's operand loads: barrier, clock, every operand's loads, wait, clock (each
     warp issues the same sequence; the engine's lock step is the AMD blog's assumption).
 
-    ``lowerings`` are :class:`wgpsim.trace.lowering.Lowering` values (their ``instruction``,
-    ``num_warps`` and per-warp ``addresses``)."""
+    ``lowerings`` are :class:`wgpsim.trace.lowering.Lowering` values: each warp issues their
+    instructions as the assembly holds them (``Lowering.add_to``)."""
     lowerings = list(lowerings)
     b = TraceBuilder(num_warps=lowerings[0].num_warps)
     b.barrier()
     for w in range(b.num_warps):
         b.clock(w, "start")
         for low in lowerings:
-            b.loads(w, low.instruction, low.addresses[w])
+            low.add_to(b, w)
         b.wait_ds(w, 0)
         b.clock(w, "end")
     return b.build(lds_bytes=lds_bytes)

@@ -44,9 +44,11 @@ from wgpsim.layout.dtypes import dtype_bits, parse_shape
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.trace.emulate import emulate
 from wgpsim.trace.instructions import INSTRUCTIONS, LANES
+from wgpsim.trace.lowering_asm import Issued, assemble
 from wgpsim.trace.lowering_plans import (
     MAX_VECTOR_BITS,
     PLAIN_LOADS,
+    PLAIN_STORES,
     Plan,
     plan_plain,
     plan_transposed,
@@ -54,16 +56,21 @@ from wgpsim.trace.lowering_plans import (
 from wgpsim.trace.trace import Trace, TraceBuilder
 from wgpsim.trace.transpose import transposed_load_for
 
-__all__ = ["MAX_VECTOR_BITS", "PLAIN_LOADS", "Lowering", "lower"]
+__all__ = ["MAX_VECTOR_BITS", "PLAIN_LOADS", "PLAIN_STORES", "Issued", "Lowering", "lower"]
 
 
 @dataclass(frozen=True, eq=False)
 class Lowering:
-    """The lowering of one local_load: the decision, the reason, and every lane's address.
+    """The lowering of one local_load (or local_store): the decision, the reason, every lane's
+    address, and the instructions the assembly holds.
 
-    ``addresses[w, k, s]`` is the byte address source lane ``s`` of warp ``w`` reads in its
-    ``k``-th instruction; ``registers[k, e]`` is the destination register that element ``e``
-    of that instruction lands in (the same for every warp and lane). Both arrays are read-only.
+    Two levels, because users compare both. Triton's LLVM-dialect lowering: ``instruction``
+    (also ``dialect_instruction``), ``dialect_counts``, ``addresses[w, k, s]`` (the byte
+    address source lane ``s`` of warp ``w`` reads in its ``k``-th instruction) and
+    ``registers[k, e]`` (the destination register element ``e`` of that instruction lands in,
+    the same for every warp and lane). The assembly, after LLVM removed duplicate loads and
+    merged pairs (``wgpsim.trace.lowering_asm``): ``issued`` and ``counts``, which ``trace()``
+    times. Arrays are read-only.
     """
 
     instruction: str
@@ -77,6 +84,22 @@ class Lowering:
     registers: np.ndarray = field(repr=False)
     broadcast_mask: int = 0
     dst_layout: LinearLayout | None = field(default=None, repr=False)
+    issued: Issued | None = field(default=None, repr=False)
+    store: bool = False
+
+    def __post_init__(self) -> None:
+        if self.issued is None:
+            object.__setattr__(self, "issued", assemble(self.instruction, self.addresses))
+
+    @property
+    def dialect_instruction(self) -> str:
+        """Triton's choice in its LLVM-dialect lowering (the assembly may pair or drop some)."""
+        return self.instruction
+
+    @property
+    def dialect_counts(self) -> dict[str, int]:
+        """Triton-level instructions per warp by name (what its LLVM dialect output holds)."""
+        return {self.instruction: self.num_instructions}
 
     @property
     def transposed(self) -> bool:
@@ -88,13 +111,29 @@ class Lowering:
 
     @property
     def num_instructions(self) -> int:
-        """Instructions per warp."""
+        """Triton-level instructions per warp."""
         return int(self.addresses.shape[1])
 
     @property
     def counts(self) -> dict[str, int]:
-        """Instructions per warp by name."""
-        return {self.instruction: self.num_instructions}
+        """Instructions per warp by name, as the gfx1250 assembly holds them (duplicate loads
+        removed, pairs merged into 2addr forms)."""
+        return self.issued.counts
+
+    def add_to(self, builder: TraceBuilder, warp: int) -> None:
+        """Append warp ``warp``'s issued instructions, in program order, to ``builder``."""
+        issued = self.issued
+        n = len(issued)
+        start = 0
+        while start < n:
+            end = start + 1
+            while end < n and issued.ops[end] == issued.ops[start]:
+                end += 1
+            rows = slice(start, end)
+            builder.lds_many(
+                warp, issued.ops[start], issued.addresses[warp, rows], issued.distance[rows]
+            )
+            start = end
 
     @property
     def num_registers(self) -> int:
@@ -114,7 +153,7 @@ class Lowering:
         for w in range(self.num_warps):
             if clocks:
                 b.clock(w, "start")
-            b.loads(w, self.instruction, self.addresses[w])
+            self.add_to(b, w)
             if wait or clocks:
                 b.wait_ds(w, 0)
             if clocks:
@@ -170,11 +209,14 @@ class Lowering:
         """JSON-ready summary (no addresses)."""
         return {
             "instruction": self.instruction,
+            "op": "local_store" if self.store else "local_load",
             "vector_elems": self.vector_elems,
             "transposed": self.transposed,
             "eligibility": self.eligibility,
             "reason": self.reason,
             "counts_per_warp": self.counts,
+            "dialect_counts_per_warp": self.dialect_counts,
+            "assembly_notes": self.issued.notes(),
             "num_warps": self.num_warps,
             "registers_per_lane": self.num_registers,
             "shape": list(self.shape),
@@ -235,12 +277,16 @@ def lower(
     num_warps: int | None = None,
     bases: int | Sequence[int] = 0,
     allow_transpose: bool = True,
+    store: bool = False,
 ) -> Lowering:
     """Lower ``local_load`` of a ``shape`` ``dtype`` tensor from ``shared`` into ``dst``.
 
     ``shared``/``dst`` are encodings, ``#ttg.*`` text, or LinearLayouts; ``dtype`` a name
     (``fp16``) or a bit width; ``bases`` the LDS byte address of the buffer (one per partition
     for a partitioned layout). ``allow_transpose=False`` models disabling transposed loads.
+    ``store=True`` lowers a ``local_store`` of a tensor in layout ``dst`` instead: Triton's
+    ``lowerLocalLdSt`` with the same widest vector as a plain load, as ``ds_store_b*``
+    (gfx1250 has no transposed store), each lane writing what a load would read.
     """
     shape = parse_shape(shape)
     elem_bits = dtype_bits(dtype) if isinstance(dtype, str) else int(dtype)
@@ -253,8 +299,11 @@ def lower(
         )
     min_interval = _min_interval(shared_enc)
     eligibility = "invalid"
-    if not allow_transpose:
-        plan: Plan | str = "transposed loads disabled"
+    if store:
+        plan: Plan | str = "a local_store"
+        eligibility = "store"
+    elif not allow_transpose:
+        plan = "transposed loads disabled"
         eligibility = "disabled"
     elif elem_bits not in (8, 16):
         plan = f"ds_load_tr needs 8- or 16-bit elements, not {elem_bits}"
@@ -262,12 +311,13 @@ def lower(
     else:
         plan = plan_transposed(cvt, transposed_load_for(elem_bits), min_interval)
     if isinstance(plan, str):
-        plan = plan_plain(cvt, elem_bits, min_interval, plan, eligibility)
+        names = PLAIN_STORES if store else PLAIN_LOADS
+        plan = plan_plain(cvt, elem_bits, min_interval, plan, eligibility, names)
     elem = local_load_addresses(dst_enc, shared_enc, shape, elem_bits // 8, bases)
-    return _build(plan, cvt, shape, elem_bits, elem, dst_ll)
+    return _build(plan, cvt, shape, elem_bits, elem, dst_ll, store)
 
 
-def _build(plan: Plan, cvt, shape, elem_bits, elem: np.ndarray, dst_ll) -> Lowering:
+def _build(plan: Plan, cvt, shape, elem_bits, elem: np.ndarray, dst_ll, store=False) -> Lowering:
     """The Lowering of ``plan``; ``elem`` is the byte address of every [warp, lane, register]."""
     full = list(range(cvt.num_bases("register")))
     # permuted position -> index in the (broadcast-free) register list -> register index
@@ -297,4 +347,5 @@ def _build(plan: Plan, cvt, shape, elem_bits, elem: np.ndarray, dst_ll) -> Lower
         registers=registers,
         broadcast_mask=mask,
         dst_layout=dst_ll,
+        store=store,
     )

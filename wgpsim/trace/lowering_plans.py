@@ -118,9 +118,15 @@ def plan_transposed(cvt: LinearLayout, t: TransposedLoad, min_interval: int | No
 
 
 def plan_plain(
-    cvt: LinearLayout, elem_bits: int, min_interval: int | None, why_not: str, eligibility: str
+    cvt: LinearLayout,
+    elem_bits: int,
+    min_interval: int | None,
+    why_not: str,
+    eligibility: str,
+    names: dict[int, str] = PLAIN_LOADS,
 ) -> Plan:
-    """largestVectorisation: the widest v with registers at offsets 1, 2, ..., v/2."""
+    """largestVectorisation: the widest v with registers at offsets 1, 2, ..., v/2; ``names``
+    gives the instruction by vector bits (``PLAIN_STORES`` for a local_store)."""
     regs = [i for i, b in enumerate(cvt.get_bases("register")) if any(b)]
     bases = cvt.get_bases("register")
     max_vec = MAX_VECTOR_BITS // elem_bits
@@ -147,7 +153,7 @@ def plan_plain(
     offs = _offsets(cvt, "register")
     front = [i for j, i in enumerate(vec_order) if j < nbits or not (offs[i] & bits)]
     order = front + [i for i in vec_order if i not in front]
-    name = PLAIN_LOADS[v * elem_bits]
+    name = names[v * elem_bits]
     ones = ",".join(str(1 << k) for k in range(nbits))
     regs_txt = ",".join(str(1 << i) for i in lead)
     how = (

@@ -1,0 +1,148 @@
+"""The instructions the gfx1250 assembly holds, against real Triton 3.9.0 compiles.
+
+``tests/lowering_asm/cases.json`` records the ``ds_*`` counts of real gfx1250 compiles of a probe
+kernel around each case (``tests/lowering_asm/regenerate.py`` rebuilds it); ``lower()`` must give
+the same kinds and counts per warp, the paired (``ds_load_2addr_*``, ``ds_store_2addr_*``) and
+deduplicated forms included, while ``dialect_counts`` keeps Triton's own choice.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wgpsim.cli import main
+from wgpsim.engine import simulate
+from wgpsim.hw import load_hardware
+from wgpsim.trace.lowering import lower
+from wgpsim.trace.lowering_asm import assemble, pair_form
+
+HERE = Path(__file__).parent / "lowering_asm"
+CASES = json.loads((HERE / "cases.json").read_text())["cases"]
+
+
+def _lower(case: dict, store: bool):
+    return lower(case["shared"], case["dst"], case["shape"], case["elem_bits"], store=store)
+
+
+def _split(counts: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:
+    loads = {k: v for k, v in counts.items() if k.startswith("ds_load")}
+    return loads, {k: v for k, v in counts.items() if k.startswith("ds_store")}
+
+
+def test_the_fixture_holds_the_cases_it_claims():
+    assert len(CASES) == 13
+    assert sum(c["store"] for c in CASES.values()) == 3
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_counts_per_warp_are_the_assembly(name):
+    case = CASES[name]
+    loads, stores = _split(case["assembly"])
+    assert _lower(case, store=False).counts == loads
+    if case["store"]:
+        assert _lower(case, store=True).counts == stores
+
+
+def test_dialect_level_choice_stays_visible():
+    low = _lower(CASES["f32_dot_a"], store=False)
+    assert low.dialect_instruction == "ds_load_b64" and low.dialect_counts == {"ds_load_b64": 16}
+    assert low.counts == {"ds_load_2addr_b64": 8}
+    assert low.to_dict()["dialect_counts_per_warp"] == {"ds_load_b64": 16}
+    k16 = _lower(CASES["f16_block_k16_a"], store=False)
+    assert k16.dialect_counts == {"ds_load_tr16_b128": 8} and k16.counts == {"ds_load_tr16_b128": 4}
+    assert k16.issued.notes() == ["4 duplicate loads removed (identical addresses)"]
+
+
+def test_merged_pairs_read_what_the_two_loads_read():
+    # every byte the Triton-level loads read is read by the issued instructions, and no other
+    for name in ("f32_dot_a", "f32_column_sums", "i8_dot_a_kwidth8", "f16_block_k16_a"):
+        low = _lower(CASES[name], store=False)
+        width = {"ds_load_2addr_b64": 8, "ds_load_2addr_b32": 4, "ds_load_2addr_stride64_b32": 4}
+        issued = low.issued
+        got = set()
+        for n, op in enumerate(issued.ops):
+            w = width.get(op)
+            seconds = [issued.distance[n]] if w else []
+            for d in [0, *seconds]:
+                got |= set((issued.addresses[:, n] + d).ravel().tolist())
+        assert got == set(low.addresses.ravel().tolist()), name
+
+
+def test_paired_trace_moves_the_same_bytes_in_fewer_instructions():
+    low = _lower(CASES["f32_blocked_rows"], store=False)
+    t = low.trace()
+    assert t.count_by_op()["ds_load_2addr_b32"] == 16 * low.num_warps
+    assert t.lds_bytes() == low.num_warps * low.num_instructions * 32 * 4
+    r = simulate(t, load_hardware())
+    assert r.bytes == t.lds_bytes()
+
+
+def test_eight_byte_aligned_accesses_trace_and_time():
+    low = _lower(CASES["f16_padded_8_bytes_tr"], store=False)
+    assert low.instruction == "ds_load_tr16_b128" and (low.addresses % 16 == 8).any()
+    assert simulate(low.trace(), load_hardware()).passes == 2 * 8 * low.num_warps
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "form"),
+    [
+        (0, 1, "ds_load_2addr_b32"),  # both fit the 8-bit fields
+        (0, 255, "ds_load_2addr_b32"),
+        (0, 64, "ds_load_2addr_stride64_b32"),  # both multiples of 64: stride64 first
+        (64, 255 * 64, "ds_load_2addr_stride64_b32"),
+        (3, 67, "ds_load_2addr_b32"),  # fit plainly, not multiples of 64
+        (300, 364, "ds_load_2addr_stride64_b32"),  # a new base; the difference is 64
+        (300, 555, "ds_load_2addr_b32"),  # a new base; the difference 255 fits
+        (0, 256, "ds_load_2addr_stride64_b32"),
+        (0, 257, None),  # neither
+        (5, 5, None),  # the same offset is never merged
+    ],
+)
+def test_pair_form_follows_offsets_can_be_combined(first, second, form):
+    assert pair_form("ds_load_b32", first, second) == form
+
+
+def test_neighbours_by_offset_pair_greedily_and_loners_stay():
+    lane = 1024 * np.arange(32)
+    # offsets 0, 1, 2 elements of b32 from one base: (0, 1) merge, 2 stays alone
+    addr = np.stack([lane + 4 * k for k in (2, 0, 1)])[None]
+    asm = assemble("ds_load_b32", addr)
+    assert asm.ops == ("ds_load_b32", "ds_load_2addr_b32") and asm.sources == ((0,), (1, 2))
+    # two bases (the lanes' addresses differ by a varying amount): nothing merges
+    other = np.stack([lane, lane[::-1] + 4])[None]
+    assert assemble("ds_load_b32", other).counts == {"ds_load_b32": 2}
+    # stores are not deduplicated; b128 never pairs
+    assert assemble("ds_store_b32", np.stack([lane, lane])[None]).counts == {"ds_store_b32": 2}
+    assert assemble("ds_load_b128", np.stack([lane, lane + 16])[None]).counts == {"ds_load_b128": 2}
+
+
+def test_cli_shows_assembly_and_dialect(capsys):
+    case = CASES["f32_dot_a"]
+    argv = ["lower", "--shared", case["shared"], "--dst", case["dst"], "--shape", "64x32"]
+    assert main([*argv, "--dtype", "fp32"]) == 0
+    out = capsys.readouterr().out
+    assert "per warp: 8 x ds_load_2addr_b64 in the assembly" in out
+    assert "16 x ds_load_b64 in Triton's LLVM dialect; 8 pairs merged" in out
+
+
+@pytest.mark.triton
+@pytest.mark.parametrize("name", ["f32_dot_a_store", "f16_block_k16_a"])
+def test_fixture_is_what_triton_compiles(name):
+    pytest.importorskip("triton")
+    sys.path.insert(0, str(HERE))
+    from regenerate import MLIR_TYPE, assembly_counts, probe
+
+    case = CASES[name]
+    text = probe(
+        case["shared"],
+        case["dst"],
+        tuple(case["shape"]),
+        MLIR_TYPE[case["elem_bits"]],
+        case["store"],
+    )
+    assert assembly_counts(text) == case["assembly"]
