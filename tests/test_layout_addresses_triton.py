@@ -11,12 +11,10 @@ the same view ops), and the instruction kinds and counts must agree.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
+from forked import run_forked
 from llvm_addresses import lds_loads
 from test_trace_lowering import ORACLE
 
@@ -34,36 +32,22 @@ MLIR_TYPE = {"fp16": "f16", "bf16": "bf16", "i8": "i8"}
 BITS = {"f16": 16, "bf16": 16, "i8": 8, "i32": 32, "f32": 32}
 TR = {"llvm.amdgcn.ds.load.tr16.b128": "ds_load_tr16_b128", "llvm.amdgcn.ds.load.tr8.b64": "ds_load_tr8_b64"}  # fmt: skip
 
-DRIVER = r"""
-import json, os, sys, tempfile
+WORK = r"""
+import tempfile
 from triton._C.libtriton import ir, amd
-out = []
-for text in json.load(sys.stdin):
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
-        ctx = ir.context(); ir.load_dialects(ctx); amd.load_dialects(ctx)
-        path = os.path.join(tempfile.mkdtemp(), "k.mlir")
-        open(path, "w").write(text)
-        mod = ir.parse_mlir_module(path, ctx)
-        mod.context = ctx
-        pm = ir.pass_manager(ctx)
-        amd.passes.ttgpuir.add_allocate_shared_memory(pm, "gfx1250")
-        amd.passes.ttgpuir.add_to_llvmir(pm, "gfx1250", True)
-        amd.passes.ttgpuir.add_builtin_func_to_llvmir(pm, "gfx1250", True)
-        pm.run(mod, "addresses")
-        os.write(w, json.dumps(str(mod)).encode())
-        os._exit(0)
-    os.close(w)
-    chunks = []
-    while chunk := os.read(r, 1 << 20):
-        chunks.append(chunk)
-    os.close(r)
-    os.waitpid(pid, 0)
-    out.append(json.loads(b"".join(chunks)) if chunks else None)
-print(json.dumps(out))
+
+def work(text):
+    ctx = ir.context(); ir.load_dialects(ctx); amd.load_dialects(ctx)
+    path = os.path.join(tempfile.mkdtemp(), "k.mlir")
+    open(path, "w").write(text)
+    mod = ir.parse_mlir_module(path, ctx)
+    mod.context = ctx
+    pm = ir.pass_manager(ctx)
+    amd.passes.ttgpuir.add_allocate_shared_memory(pm, "gfx1250")
+    amd.passes.ttgpuir.add_to_llvmir(pm, "gfx1250", True)
+    amd.passes.ttgpuir.add_builtin_func_to_llvmir(pm, "gfx1250", True)
+    pm.run(mod, "addresses")
+    return str(mod)
 """
 
 
@@ -221,17 +205,12 @@ def _name(instr: str) -> str:
 @pytest.fixture(scope="module")
 def triton_modules():
     todo = cases()
-    proc = subprocess.run(
-        [sys.executable, "-c", DRIVER], input=json.dumps([c.mlir() for c in todo]),
-        capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return todo, json.loads(proc.stdout.strip().splitlines()[-1])
+    return todo, run_forked(WORK, [c.mlir() for c in todo])
 
 
 def test_addresses_match_triton(triton_modules):
     todo, modules = triton_modules
-    failed = [c.name for c, m in zip(todo, modules, strict=True) if m is None]
+    failed = [c.name for c, m in zip(todo, modules, strict=True) if not isinstance(m, str)]
     assert not failed, f"Triton could not lower {failed}"
     mismatches = []
     for case, module in zip(todo, modules, strict=True):

@@ -1,6 +1,8 @@
-"""Gluon objects in, Gluon code out: a layout printed by ``to_gluon_code`` builds, under Gluon,
-the same object as ``to_gluon`` and the same linear layout; Gluon objects are taken wherever a
-layout is (``lower``, ``local_load_addresses``, ``tensor_buffers``, ``parse_any``)."""
+"""Gluon objects in, Gluon code out. ``to_gluon_code`` prints the Gluon expression of a layout;
+evaluated under Gluon it is a layout that reads back (``from_gluon``) to ours, with our linear
+layout. (``to_gluon`` evaluates that code, so ``test_layout_gluon_conformance`` also holds it
+against Triton's own ``to_linear_layout``.) Gluon objects are taken wherever a layout is
+(``lower``, ``local_load_addresses``, ``tensor_buffers``, ``parse_any``)."""
 
 from __future__ import annotations
 
@@ -32,8 +34,11 @@ def test_gluon_code_round_trips():
         obj = eval(code, {"ttgl": ttgl})  # noqa: S307 - our own printed code
         back = from_gluon(obj)
         assert back.to_linear_layout(shape) == lay.to_linear_layout(shape), code
-        if not isinstance(lay, DistributedLinearLayout):
-            assert obj == to_gluon(lay), code
+        if not isinstance(
+            getattr(lay, "partition_layout", lay), DistributedLinearLayout | PaddedSharedLayout
+        ):
+            assert back == lay, code  # (a padded one reads back with explicit offset bases)
+        assert type(obj).__module__.startswith("triton.experimental.gluon"), code
     assert len(cases) > 220
 
 

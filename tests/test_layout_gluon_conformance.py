@@ -5,12 +5,10 @@ conversion in a forked grandchild."""
 
 from __future__ import annotations
 
-import json
 import random
-import subprocess
-import sys
 
 import pytest
+from forked import run_forked
 
 from wgpsim.layout.distributed import (
     AMDWMMALayout,
@@ -25,36 +23,18 @@ from wgpsim.layout.shared import PartitionedSharedLayout, SharedLinearLayout, Sw
 pytest.importorskip("triton")
 pytestmark = pytest.mark.triton
 
-CHILD = r"""
-import json, os, sys
+WORK = r"""
 from wgpsim.layout.notation import parse
 from wgpsim.layout.gluon import gluon_builder, gluon_linear_layout
 
 builder = gluon_builder()
 
-def convert(text, shape):
+def work(item):
+    text, shape = item
     res = gluon_linear_layout(parse(text), shape, builder)
     if hasattr(res, "offset_bases"):
         return {"offset": res.offset_bases}
     return {"register": res.reg_bases, "lane": res.lane_bases, "warp": res.warp_bases}
-
-results = []
-for text, shape in json.load(sys.stdin):
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
-        os.write(w, json.dumps(convert(text, shape)).encode())
-        os._exit(0)
-    os.close(w)
-    chunks = []
-    while chunk := os.read(r, 65536):
-        chunks.append(chunk)
-    os.close(r)
-    os.waitpid(pid, 0)
-    results.append(json.loads(b"".join(chunks)) if chunks else None)
-print(json.dumps(results))
 """
 
 
@@ -185,12 +165,7 @@ def expected(layout, shape):
 @pytest.fixture(scope="module")
 def triton_results():
     cases = sample_cases()
-    payload = json.dumps([(to_text(lay), shape) for lay, shape in cases])
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD], input=payload, capture_output=True, text=True, timeout=600
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return cases, json.loads(proc.stdout.strip().splitlines()[-1])
+    return cases, run_forked(WORK, [(to_text(lay), shape) for lay, shape in cases], timeout=600)
 
 
 def test_sample_is_broad(triton_results):
@@ -209,7 +184,7 @@ def test_every_conversion_matches_triton(triton_results):
     cases, results = triton_results
     mismatches, aborted = [], []
     for (lay, shape), got in zip(cases, results, strict=True):
-        if got is None:
+        if got is None or "error" in got:
             aborted.append(f"{to_text(lay)} {shape}")
             continue
         ours = expected(lay, shape)

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forked import run_forked
 from test_layout_gluon_conformance import sample_cases
 
 from wgpsim.layout.notation import parse, to_text
@@ -35,11 +34,10 @@ pytestmark = pytest.mark.triton
 
 ROOT = Path(__file__).resolve().parents[1]
 
-CHILD = r"""
-import json, os, sys
+WORK = r"""
 from triton._C.libtriton import ir, amd
 
-def parse_one(module_text):
+def work(module_text):
     ctx = ir.context()
     ir.load_dialects(ctx)
     amd.load_dialects(ctx)
@@ -47,31 +45,9 @@ def parse_one(module_text):
     with open(path, "w") as f:
         f.write(module_text)
     try:
-        return str(ir.parse_mlir_module(path, ctx))
+        return {"module": str(ir.parse_mlir_module(path, ctx))}
     finally:
         os.unlink(path)
-
-out = []
-for text in json.load(sys.stdin):
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
-        try:
-            res = {"module": parse_one(text)}
-        except Exception as e:
-            res = {"error": str(e)[:300]}
-        os.write(w, json.dumps(res).encode())
-        os._exit(0)
-    os.close(w)
-    chunks = []
-    while chunk := os.read(r, 65536):
-        chunks.append(chunk)
-    os.close(r)
-    os.waitpid(pid, 0)
-    out.append(json.loads(b"".join(chunks)) if chunks else {"error": "aborted"})
-print(json.dumps(out))
 """
 
 
@@ -161,12 +137,8 @@ def parsed():
     printed = [(to_text(lay), lay, shape) for lay, shape in sample_cases()]
     documented = [(t, parse(t), None) for t in _doc_texts()]
     cases = printed + documented
-    payload = json.dumps([_module(text, lay, shape) for text, lay, shape in cases])
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD], input=payload, capture_output=True, text=True, timeout=900
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    results = run_forked(WORK, [_module(text, lay, shape) for text, lay, shape in cases])
+    results = [r or {"error": "aborted"} for r in results]
     return printed, documented, results
 
 

@@ -99,52 +99,16 @@ def from_gluon(obj: Any) -> Any:
 
 
 def to_gluon(layout: Any) -> Any:
-    """The Gluon layout object equal to our encoding ``layout``."""
-    gl, amd, cdna5 = _modules()
-    if isinstance(layout, BlockedLayout):
-        return gl.BlockedLayout(
-            list(layout.size_per_thread),
-            list(layout.threads_per_warp),
-            list(layout.warps_per_cta),
-            list(layout.order),
-        )
+    """The Gluon layout object equal to our encoding ``layout`` (``to_gluon_code``, evaluated)."""
     if isinstance(layout, DistributedLinearLayout):
         raise LayoutError("to_gluon: a linear layout needs its shape; use to_gluon_linear")
-    if isinstance(layout, AMDWMMALayout):
-        return amd.AMDWMMALayout(
-            layout.version,
-            layout.transposed,
-            _lists(layout.warp_bases),
-            _lists(layout.reg_bases),
-            list(layout.instr_shape),
-            rank=layout.rank or 2,
-        )
-    if isinstance(layout, DotOperandLayout):
-        return gl.DotOperandLayout(layout.op_idx, to_gluon(layout.parent), layout.k_width)
-    if isinstance(layout, SliceLayout):
-        return gl.SliceLayout(layout.dim, to_gluon(layout.parent))
-    if isinstance(layout, SharedLinearLayout):
-        return gl.SharedLinearLayout(_lists(layout.offset_bases), [], layout.alignment)
-    if isinstance(layout, SwizzledSharedLayout):
-        return gl.SwizzledSharedLayout(
-            layout.vec, layout.per_phase, layout.max_phase, list(layout.order)
-        )
-    if isinstance(layout, PaddedSharedLayout):
-        ll = layout.linear_component()
-        return gl.PaddedSharedLayout(
-            [list(p) for p in layout.interval_padding_pairs],
-            _lists(ll.get_bases("offset")),
-            [],
-            list(layout.shape),
-        )
-    if isinstance(layout, PartitionedSharedLayout):
-        return cdna5.PartitionedSharedLayout(
-            layout.num_partitions,
-            layout.num_groups,
-            layout.partition_dim,
-            to_gluon(layout.partition_layout),
-        )
-    raise LayoutError(f"to_gluon: {type(layout).__name__} is not a layout encoding")
+    return _evaluate(to_gluon_code(layout))
+
+
+def _evaluate(code: str) -> Any:
+    gl, _, _ = _modules()
+    # Our own printed code: layout class calls with integer lists, nothing else.
+    return eval(code, {"__builtins__": {}, "ttgl": gl, "False": False, "True": True})  # noqa: S307
 
 
 def _kw(name: str, **fields: Any) -> str:
@@ -245,14 +209,7 @@ def is_gluon(obj: Any) -> bool:
 
 def to_gluon_linear(layout: DistributedLinearLayout, shape: Any) -> Any:
     """Gluon's ``DistributedLinearLayout`` for ``layout`` on ``shape``."""
-    gl, _, _ = _modules()
-    return gl.DistributedLinearLayout(
-        _lists(layout.register),
-        _lists(layout.lane),
-        _lists(layout.warp),
-        _lists(layout.block),
-        list(shape),
-    )
+    return _evaluate(to_gluon_code(layout, shape))
 
 
 def gluon_builder() -> Any:
