@@ -218,8 +218,8 @@ def test_addresses_match_triton(triton_modules):
         ours = lower(case.view(), case.dst, case.view().shape, case.dtype, bases=bases)
         theirs = lds_loads(module, 32 * ours.num_warps)
         kinds = Counter(_name(n) for n, _ in theirs)
-        if dict(kinds) != ours.counts:
-            mismatches.append(f"{case.name}: triton {dict(kinds)} wgpsim {ours.counts}")
+        if dict(kinds) != ours.dialect_counts:
+            mismatches.append(f"{case.name}: triton {dict(kinds)} wgpsim {ours.dialect_counts}")
             continue
         for w in range(ours.num_warps):
             t_rows = sorted(tuple(a[32 * w : 32 * w + 32].tolist()) for _, a in theirs)
