@@ -113,11 +113,11 @@ def _json(path: Path) -> dict[str, Any]:
 
 def _from_directory(path: Path, name: str | None) -> Kernel:
     files = sorted(p for p in path.iterdir() if p.suffix in (".ttgir",))
-    files += sorted(p for p in path.iterdir() if p.name.endswith(".post.mlir"))
+    files += sorted(p for p in path.iterdir() if p.name.endswith((".post.mlir", ".alloc.mlir")))
     if name is not None:
         files = [p for p in files if p.name.split(".")[0] == name]
     ttgir = [p for p in files if p.suffix == ".ttgir"]
-    post = [p for p in files if p.name.endswith(".post.mlir")]
+    post = [p for p in files if p.name.endswith((".post.mlir", ".alloc.mlir"))]
     stems = sorted({p.name.split(".")[0] for p in ttgir + post})
     if not stems:
         what = f" named {name!r}" if name else ""

@@ -44,7 +44,8 @@ KNOWN_OPS = frozenset(
     tt.precise_sqrt tt.print tt.ptr_to_int tt.reduce tt.reduce.return tt.reshape tt.return
     tt.scan tt.scan.return tt.splat tt.split tt.store tt.trans tt.unsplat
     ttg.async_commit_group ttg.async_copy_global_to_local ttg.async_wait ttg.barrier
-    ttg.convert_layout ttg.fp4_to_fp ttg.global_scratch_alloc ttg.local_alloc ttg.local_dealloc
+    ttg.convert_layout ttg.fp4_to_fp ttg.global_scratch_alloc ttg.inline_asm ttg.local_alloc
+    ttg.local_dealloc
     ttg.local_gather ttg.local_load ttg.local_scatter ttg.local_store ttg.local_atomic_scatter_rmw
     ttg.mask ttg.mask.return ttg.memdesc_index ttg.memdesc_reinterpret ttg.memdesc_reshape
     ttg.memdesc_subslice ttg.memdesc_trans ttg.predicate_stage ttg.warp_id ttg.warp_return
