@@ -34,10 +34,10 @@ def test_plan_gathers_equal_the_lowering_for_other_ctas():
         PaddedSharedLayout.with_identity_for([[128, 16]], (64, 128), (1, 0)),
     )
     scorer = Scorer(SearchProblem(GEMM), HW)
-    for cta in space[1::7]:
+    for cta in space[1::5]:
         wmma, _, offsets = scorer.cta_parts(cta)
         for op in (0, 1):
-            plan, _ = make_plan(GEMM, wmma, op, shared[op], True)
+            plan = make_plan(GEMM, wmma, op, shared[op], True)
             want = lower(shared[op], GEMM.dot_operand(wmma, op), GEMM.operand_shape(op), "fp16")
             got = plan.addresses(offsets[op], np.array([4096]))
             assert plan.instruction == want.instruction

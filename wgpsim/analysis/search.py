@@ -78,14 +78,19 @@ class SearchProblem:
     lds_budget: int | None = None
     cacheline_bytes: int = 128
     cta: CtaLayout | None = None
+    cta_list: tuple[CtaLayout, ...] | None = None
     a: SharedChoice | None = None
     b: SharedChoice | None = None
     swizzle_depth: int = 1
     b_transposed_loads: tuple[bool, ...] = (True, False)
+    #: Hand-made candidates ranked with the space and never pruned: (name, ctaLayout, A, B).
+    references: tuple[tuple[str, CtaLayout, SharedChoice, SharedChoice], ...] = ()
 
     def ctas(self) -> list[CtaLayout]:
         if self.cta is not None:
             return [self.cta]
+        if self.cta_list is not None:
+            return list(self.cta_list)
         bits = tile_bits(self.gemm.block_mn, self.gemm.tile_shape)
         return cta_layouts(bits, self.gemm.num_warps, swizzle_depth=self.swizzle_depth)
 
@@ -153,6 +158,8 @@ class Candidate:
 
     @property
     def name(self) -> str:
+        if "reference" in self.extra:
+            return str(self.extra["reference"])
         tr = "" if self.b_transposed_loads else " no-tr"
         return f"{self.cta} | A {self.a.label} | B {self.b.label}{tr}"
 
@@ -221,6 +228,7 @@ class Scorer:
         self._allocs: dict[Any, Allocation | AllocationError] = {}
         self._part_sums: dict[Any, Any] = {}
         self._bases: dict[int, Any] = {}
+        self._dsts: dict[Any, Any] = {}
 
     # -------------------------------------------------------------------------- per ctaLayout
     def cta_parts(self, cta: CtaLayout):
@@ -256,17 +264,18 @@ class Scorer:
     def operand(
         self, op: int, cta: CtaLayout, wmma, shared, offsets: np.ndarray, allow_tr: bool
     ) -> OperandStatic | None:
-        g = self.problem.gemm
         axis = 0 if op == 0 else 1
-        # Triton's ds_load_tr lane->row choice (an invert_and_compose) can depend on the warp
-        # bases, so a plan is kept per register bases *and* warp projection of the operand.
+        # Triton's lowering orders the instructions (and, for ds_load_tr, picks each lane's row)
+        # from cvt, warp bases included, so a plan is kept per register bases and warp
+        # projection of the operand (tests/test_search.py checks the gathers against lower()).
         reg_key = tuple(b[axis] for b in cta.register if b[axis])
         warp_key = tuple(b[axis] for b in cta.warp)
         key = (op, reg_key, warp_key, shared, allow_tr)
         plan = self._plans.get(key)
         if plan is None:
             try:
-                plan, _ = make_plan(g, wmma, op, shared, allow_tr)
+                dst = self.dst(op, wmma, reg_key, warp_key)
+                plan = make_plan(self.problem.gemm, wmma, op, shared, allow_tr, dst)
             except LayoutError as err:
                 plan = err
             self._plans[key] = plan
@@ -278,6 +287,14 @@ class Scorer:
             static = self._static(op, plan, shared, offsets)
             self._statics[skey] = static
         return static
+
+    def dst(self, op: int, wmma, reg_key, warp_key):
+        """The operand's destination linear layout (cached per register and warp bases)."""
+        k = (op, reg_key, warp_key)
+        if k not in self._dsts:
+            g = self.problem.gemm
+            self._dsts[k] = g.dot_operand(wmma, op).to_linear_layout(list(g.operand_shape(op)))
+        return self._dsts[k]
 
     def _static(self, op: int, plan: OperandPlan, shared, offsets: np.ndarray) -> OperandStatic:
         g, hw = self.problem.gemm, self.hw
@@ -383,6 +400,25 @@ class Scorer:
             pa[1] + pb[1],
             (pa[2], pb[2]),
         )
+
+    def reference(self, name: str, cta: CtaLayout, a: SharedChoice, b: SharedChoice) -> Candidate:
+        """A hand-made candidate scored like the space's (LayoutError if it cannot be built)."""
+        parts = self.cta_parts(cta)
+        wmma, autos, offsets = parts
+        statics, buffers = [], []
+        for op, choice in ((0, a), (1, b)):
+            shared = self.shared_of(op, choice, autos[op])
+            if shared is None:
+                raise LayoutError(f"reference {name}: {OPERANDS[op].upper()} cannot be built")
+            statics.append(self.operand(op, cta, wmma, shared, offsets[op], True))
+            buffers.append(self.buffers(op, shared))
+        if None in statics:
+            raise LayoutError(f"reference {name}: cannot be lowered")
+        c = self.candidate(cta, a, b, True, statics[0], statics[1], tuple(buffers))
+        if c is None:
+            raise LayoutError(f"reference {name}: cannot be allocated")
+        c.extra["reference"] = name
+        return c
 
     def _overlaps(self, o: OperandStatic, masks: np.ndarray) -> int:
         """Instructions k in which two warps of one issue round and different pairs touch a
@@ -548,8 +584,12 @@ def search(
     from wgpsim.experiments.executor import Execution
 
     execution = execution or Execution(workers=1, progress=progress)
-    cands, points = enumerate_candidates(problem, hw, progress)
-    cands += list(extra)
+    scorer = Scorer(problem, hw)
+    cands, points = enumerate_candidates(problem, hw, progress, scorer)
+    refs = [scorer.reference(*r) for r in problem.references]
+    extra = [*extra, *refs]
+    kept = {id(c) for c in extra}
+    cands += extra
     cache: dict[str, dict[str, int]] = {}
     order = sorted(
         range(len(cands)),
@@ -572,7 +612,7 @@ def search(
             if not c.fits:
                 c.pruned = f"needs {c.allocation.size} B of LDS, more than {problem.lds_budget or hw.partitions.lds_bytes}"
                 continue
-            if prune and best is not None and c.lower_bound > best:
+            if prune and best is not None and c.lower_bound > best and id(c) not in kept:
                 c.pruned = f"lower bound {c.lower_bound} cycles > best simulated {best}"
                 continue
             todo.append(c)

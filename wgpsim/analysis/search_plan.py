@@ -20,7 +20,7 @@ import numpy as np
 from wgpsim.analysis.candidates import Gemm
 from wgpsim.analysis.pieces import element_addresses
 from wgpsim.layout.shared import PartitionedSharedLayout
-from wgpsim.trace.lowering import Lowering, lower
+from wgpsim.trace.lowering import lower
 
 #: Buffer ``p`` of a plan lies at ``p << BUFFER_SHIFT`` (a sentinel, decoded per candidate).
 BUFFER_SHIFT = 24
@@ -60,15 +60,16 @@ class OperandPlan:
 
 
 def make_plan(
-    gemm: Gemm, wmma: Any, op: int, shared: Any, allow_transpose: bool
-) -> tuple[OperandPlan, Lowering]:
-    """The plan of operand ``op`` in ``shared`` (lowered once with ``wmma``'s ctaLayout)."""
+    gemm: Gemm, wmma: Any, op: int, shared: Any, allow_transpose: bool, dst: Any = None
+) -> OperandPlan:
+    """The plan of operand ``op`` in ``shared`` (lowered once with ``wmma``'s ctaLayout;
+    ``dst``: its destination layout when the caller has it already)."""
     shape = gemm.operand_shape(op)
     buffers = shared.num_partitions if isinstance(shared, PartitionedSharedLayout) else 1
     sentinel = [p << BUFFER_SHIFT for p in range(buffers)]
     low = lower(
         shared,
-        gemm.dot_operand(wmma, op),
+        gemm.dot_operand(wmma, op) if dst is None else dst,
         shape,
         gemm.dtype,
         bases=sentinel if buffers > 1 else 0,
@@ -80,10 +81,9 @@ def make_plan(
     warp0 = low.addresses[0]
     where = order[np.searchsorted(flat[order], warp0)]
     coords = np.stack(np.unravel_index(where, shape), axis=-1).astype(np.int64)
-    plan = OperandPlan(
+    return OperandPlan(
         low.instruction, low.eligibility, low.reason, coords, addr.astype(np.int64), buffers
     )
-    return plan, low
 
 
 __all__ = ["BUFFER_SHIFT", "OperandPlan", "make_plan"]

@@ -41,7 +41,7 @@ from wgpsim.experiments.config import (
     load_hardware_for,
 )
 from wgpsim.experiments.executor import Execution
-from wgpsim.experiments.gemm_candidates import _shared_spec
+from wgpsim.experiments.gemm_candidates import _candidate, _shared_spec
 from wgpsim.layout.dtypes import DTYPE_BITS
 
 FIELDS = (
@@ -62,6 +62,7 @@ FIELDS = (
     Field("a", (str, dict), default=None, doc="fixed shared layout of A"),
     Field("b", (str, dict), default=None, doc="fixed shared layout of B"),
     Field("b_transposed_loads", list, items=bool, default=[True, False]),
+    Field("references", dict, default=None, doc="hand-made candidates: name -> {cta_layout, a, b}"),
     Field("top", int, default=10, doc="rows of results.csv and winners.csv"),
     Field("prune", bool, default=True),
     Field("engine", str, default="fast", choices=ENGINES),
@@ -116,8 +117,20 @@ def parse_problem(raw: dict[str, Any], source: ConfigSource) -> tuple[SearchProb
         if cfg[name] is not None:
             spec = _shared_spec(cfg[name], name, source)
             fixed[op] = SharedChoice(f"given {name.upper()}", spec)
+    references = []
+    for name, spec in (cfg["references"] or {}).items():
+        ref = _candidate(str(name), spec, source)
+        references.append(
+            (
+                str(name),
+                CtaLayout(ref.warp, ref.register),
+                SharedChoice(f"{name} A", ref.shared[0]),
+                SharedChoice(f"{name} B", ref.shared[1]),
+            )
+        )
     problem = SearchProblem(
         gemm,
+        references=tuple(references),
         stages=cfg["stages"],
         lds_budget=cfg["lds_budget"],
         cacheline_bytes=cfg["cacheline_bytes"],
