@@ -129,10 +129,9 @@ def test_bad_scheduler_fails_fast_with_one_line(tmp_path):
         ("nonsense", "not an address"),
         ("tcp://127.0.0.1:1", "cannot connect within"),
     ]:
-        start = time.perf_counter()
+        # how quickly: benchmarks/response_times.py (a wall-clock bound is flaky under load)
         with pytest.raises(ConfigError, match=f"^scheduler {address}: {message}") as err:
             run_points(abs, [1, 2], scheduler=address, checkpoint=Checkpoint(tmp_path / "c"))
-        assert time.perf_counter() - start < executor.CONNECT_TIMEOUT + 5
         assert "\n" not in str(err.value)
         assert not (tmp_path / "c").exists()  # nothing written before the connection
 
@@ -267,12 +266,13 @@ def test_execution_map_is_run_points(tmp_path):
 def test_an_interrupted_sweep_keeps_what_it_finished(tmp_path, pool_always, workers):
     path = tmp_path / "checkpoint.jsonl"
     points = [(i, 30) for i in range(60)]
-    start = time.perf_counter()
+    # the workers are stopped, not drained: the points after 30 are not all in the checkpoint
+    # (how quickly they stop: benchmarks/response_times.py)
     with pytest.raises(KeyboardInterrupt):
         run_points(interrupt_at, points, workers=workers, checkpoint=Checkpoint(path), fp="x")
-    assert time.perf_counter() - start < 10  # the workers are stopped, not drained
     kept = {line["result"]["point"] for line in _lines(path)}
     assert 30 not in kept and len(kept) >= 2
+    assert not kept >= set(range(31, 60))  # drained, it would have finished all the others
     if workers == 1:
         assert kept == set(range(30))
     # Resuming (same fingerprint) computes only the rest and gives the uninterrupted result.
