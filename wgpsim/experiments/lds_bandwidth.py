@@ -275,7 +275,10 @@ def check_cases(cfg: LdsBandwidthConfig, source: ConfigSource) -> dict[str, Case
                     f"'{layout}': {err}",
                 ) from None
             except (LayoutError, TraceError) as err:
-                raise source.error(f"layouts.{layout}", f"shape {list(shape)}: {err}") from None
+                said = str(err)  # the layout layer may already name the shape
+                if not said.startswith(f"shape {list(shape)}"):
+                    said = f"shape {list(shape)}: {said}"
+                raise source.error(f"layouts.{layout}", said) from None
         if first[layout].trace.num_warps != cfg.warps:
             raise source.error(
                 "distributed",

@@ -379,7 +379,7 @@ def require_alloc_shape(layout: Any, shape: Sequence[int]) -> tuple[int, ...]:
     >>> require_alloc_shape(SwizzledSharedLayout(1, 1, 1, [1, 0]), (625, 64))
     Traceback (most recent call last):
     ...
-    wgpsim.errors.LayoutError: shape [625, 64]: Triton 3.9.0 rejects a memdesc of swizzled_shared whose dims are not powers of two (625 is not); the trailing 2 dims must be
+    wgpsim.errors.LayoutError: shape [625, 64]: Triton 3.9.0 rejects a swizzled_shared memdesc whose trailing 2 dims are not each a power of two (625 is not)
     """
     shape = tuple(int(s) for s in shape)
     rank = getattr(getattr(layout, "partition_layout", layout), "rank", None) or len(shape)
@@ -392,8 +392,8 @@ def require_alloc_shape(layout: Any, shape: Sequence[int]) -> tuple[int, ...]:
             PartitionedSharedLayout: "partitioned_shared", SharedLinearLayout: "shared_linear",
         }.get(type(layout), type(layout).__name__)  # fmt: skip
         raise LayoutError(
-            f"shape {list(shape)}: Triton 3.9.0 rejects a memdesc of {kind} whose dims are not "
-            f"powers of two ({bad[0]} is not); the trailing {rank} dims must be"
+            f"shape {list(shape)}: Triton 3.9.0 rejects a {kind} memdesc whose trailing {rank} "
+            f"dims are not each a power of two ({bad[0]} is not)"
         )
     return shape
 
