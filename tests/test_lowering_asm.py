@@ -20,6 +20,7 @@ from wgpsim.engine import simulate
 from wgpsim.hw import load_hardware
 from wgpsim.trace.lowering import lower
 from wgpsim.trace.lowering_asm import assemble, pair_form
+from wgpsim.trace.lowering_packed import lower_packed_transposed
 
 HERE = Path(__file__).parent / "lowering_asm"
 CASES = json.loads((HERE / "cases.json").read_text())["cases"]
@@ -146,3 +147,26 @@ def test_fixture_is_what_triton_compiles(name):
         case["store"],
     )
     assert assembly_counts(text) == case["assembly"]
+
+
+TR4 = json.loads((HERE / "tr4.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("name", sorted(TR4))
+def test_packed_fp4_rows_are_tritons_lane_for_lane(name):
+    case = TR4[name]
+    low = lower_packed_transposed(case["shared"], case["dst"], case["mem_shape"])
+    triton = np.array(case["dialect_addresses"]).transpose(1, 0, 2)  # [warp, instruction, lane]
+    assert np.array_equal(low.addresses, triton)
+    assert low.dialect_counts == {"ds_load_tr4_b64": triton.shape[1]}
+    assert low.counts == case["assembly"]  # the copies of broadcast registers removed
+
+
+def test_packed_fp4_loads_time_one_pass_each():
+    case = TR4["fp4_a"]
+    low = lower_packed_transposed(case["shared"], case["dst"], case["mem_shape"])
+    r = simulate(low.trace(), load_hardware())
+    assert r.passes == 8 * low.num_warps and r.bytes == r.passes * 256
+    # each source row is 8 bytes of one K (64 B apart): rows 4 K apart share a bank pair, and
+    # an instruction's 32 rows fall on 4 bank pairs, 8 rows each: 8 bank cycles a pass
+    assert r.bank_cycles == 8 * r.passes

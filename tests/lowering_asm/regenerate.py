@@ -4,12 +4,15 @@ local_store) for gfx1250 with Triton 3.9.0 on the CPU and count the ``ds_*`` of 
 A probe allocates the shared buffer, loads it into the case's layout and stores every element to
 a distinct global address (so LLVM keeps every load); a store probe loads from global, stores
 into the buffer, and reads it back with the same layout (its ``ds_load*`` are that read back).
+Packed fp4 loads (``tr4.json``) also record, per ``ds_load_tr4_b64`` of Triton's LLVM-dialect
+output, the byte address each lane passes (its address arithmetic evaluated per thread).
 Run: ``python tests/lowering_asm/regenerate.py`` (about 5 s a case).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -104,6 +107,101 @@ def assembly_counts(text: str) -> dict[str, int]:
     return dict(sorted(json.loads(proc.stdout.strip().splitlines()[-1]).items()))
 
 
+# packed fp4 (amdg.local_load_packed_transposed): name -> (shared, dst, memdesc shape)
+TR4_DST = (
+    "#ttg.dot_op<{{opIdx = {op}, parent = #ttg.amd_wmma<{{version = 3, isTranspose = true, "
+    "ctaLayout = {{warp = [[1, 0], [2, 0]]}}, instrShape = [16, 16, 128]}}>, kWidth = 16}}>"
+)
+TR4_CASES = {
+    "fp4_a": (SWIZZLED.format(order="0, 1"), TR4_DST.format(op=0), (64, 128)),
+    "fp4_b": (SWIZZLED.format(order="1, 0"), TR4_DST.format(op=1), (128, 64)),
+}
+
+
+def probe_packed(shared: str, dst: str, mem_shape: tuple[int, int]) -> str:
+    """A probe of one packed-transposed load (the result is packed along K, the memdesc along
+    M/N): ``probe`` with the load replaced."""
+    opidx = 0 if "opIdx = 0" in dst else 1
+    kdim = 1 if opidx == 0 else 0
+    out = [0, 0]
+    out[kdim], out[1 - kdim] = mem_shape[kdim] // 2, 2 * mem_shape[1 - kdim]
+    text = probe(shared, dst, tuple(out), "i8", False)
+    mem = f"!ttg.memdesc<{mem_shape[0]}x{mem_shape[1]}xi8, #shared, #smem, mutable>"
+    old = f"!ttg.memdesc<{out[0]}x{out[1]}xi8, #shared, #smem, mutable>"
+    text = text.replace(old, mem)
+    return text.replace("ttg.local_load %buf", "amdg.local_load_packed_transposed %buf")
+
+
+TO_LLVM = r"""
+import sys
+from triton._C.libtriton import ir, amd
+ctx = ir.context(); ir.load_dialects(ctx); amd.load_dialects(ctx)
+mod = ir.parse_mlir_module(sys.argv[1], ctx); mod.context = ctx
+pm = ir.pass_manager(ctx)
+amd.passes.ttgpuir.add_allocate_shared_memory(pm, "gfx1250")
+amd.passes.ttgpuir.add_to_llvmir(pm, "gfx1250", True)
+amd.passes.ttgpuir.add_builtin_func_to_llvmir(pm, "gfx1250", True)
+pm.run(mod, "regenerate")
+print(str(mod))
+"""
+
+_BINARY = {
+    "llvm.and": lambda a, b: a & b, "llvm.or": lambda a, b: a | b,
+    "llvm.xor": lambda a, b: a ^ b, "llvm.shl": lambda a, b: (a << b) & 0xFFFFFFFF,
+    "llvm.lshr": lambda a, b: a >> b, "llvm.add": lambda a, b: (a + b) & 0xFFFFFFFF,
+    "llvm.sub": lambda a, b: (a - b) & 0xFFFFFFFF, "llvm.mul": lambda a, b: (a * b) & 0xFFFFFFFF,
+    "llvm.udiv": lambda a, b: a // b, "llvm.urem": lambda a, b: a % b,
+}  # fmt: skip
+
+
+def dialect_addresses(llvm_text: str, intrinsic: str, threads: int) -> list[list[list[int]]]:
+    """Per call of ``intrinsic`` in Triton's LLVM-dialect output, the byte offset (from the
+    shared-memory base) each thread passes, ``[instruction][warp][lane]``: the i32 address
+    arithmetic evaluated for thread ids 0..threads-1 (constants, workitem and wave ids, the
+    integer ops Triton's lowering uses)."""
+    import numpy as np
+
+    env: dict = {}
+    tid = np.arange(threads, dtype=np.int64)
+    out = []
+    for line in llvm_text.splitlines():
+        line = re.sub(r" loc\(.*\)$", "", line.strip())
+        m = re.match(r"(%[\w.]+) = ([\w.]+)(?: disjoint| nuw| nsw| inbounds)* ?(.*)$", line)
+        if not m:
+            continue
+        name, op, rest = m.groups()
+        args = [a for a in re.findall(r"%[\w.]+", rest) if a in env]
+        if op == "llvm.mlir.constant":
+            c = re.match(r"\((-?\d+) : (?:i32|i64|index)\)", rest)
+            if c:
+                env[name] = np.int64(int(c.group(1)) & 0xFFFFFFFF)
+        elif op == "rocdl.workitem.id.x":
+            env[name] = tid
+        elif op == "rocdl.wave.id":
+            env[name] = tid // 32
+        elif op in _BINARY and len(args) == 2 == len(re.findall(r"%[\w.]+", rest.split(":")[0])):
+            env[name] = _BINARY[op](np.asarray(env[args[0]]), np.asarray(env[args[1]]))
+        elif op == "llvm.getelementptr" and (idx := re.search(r"\[(%[\w.]+)\]", rest)):
+            if idx.group(1) in env:
+                env[name] = env[idx.group(1)]
+        elif op == "llvm.call_intrinsic" and intrinsic in rest:
+            ptr = re.findall(r"\((%[\w.]+)\)", rest)[0]
+            out.append(np.broadcast_to(env[ptr], tid.shape).reshape(-1, 32).tolist())
+    return out
+
+
+def _llvm_dialect(text: str) -> str:
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "probe.ttgir"
+        path.write_text(text)
+        proc = subprocess.run(
+            [sys.executable, "-c", TO_LLVM, str(path)], capture_output=True, text=True, timeout=600
+        )
+    if proc.returncode:
+        raise RuntimeError(proc.stderr.strip().splitlines()[-1])
+    return proc.stdout
+
+
 def main() -> None:
     import triton
 
@@ -116,6 +214,17 @@ def main() -> None:
         }  # fmt: skip
         print(name, counts)
     (HERE / "cases.json").write_text(json.dumps(out, indent=1) + "\n")
+    tr4 = {"triton": triton.__version__, "target": "gfx1250", "cases": {}}
+    for name, (shared, dst, mem_shape) in TR4_CASES.items():
+        text = probe_packed(shared, dst, mem_shape)
+        addresses = dialect_addresses(_llvm_dialect(text), "ds.load.tr4.b64", 128)
+        counts = assembly_counts(text)
+        tr4["cases"][name] = {
+            "shared": shared, "dst": dst, "mem_shape": list(mem_shape), "assembly": counts,
+            "dialect_addresses": addresses,
+        }  # fmt: skip
+        print(name, counts, len(addresses), "dialect instructions")
+    (HERE / "tr4.json").write_text(json.dumps(tr4) + "\n")
 
 
 if __name__ == "__main__":

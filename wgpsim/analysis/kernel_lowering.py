@@ -5,11 +5,11 @@ every LDS op of a kernel becomes, per warp, with every lane's address.
   partition-aware allocator, `wgpsim.hw.alloc`, over the live ranges the reader numbered as
   Triton does), beside the module's ``allocation.offset`` when it has them. The op addresses
   use the module's offsets when present (they are the compiler's), else wgpsim's.
-* `lower_op`: one op -> `OpLowering`. ``ttg.local_load`` and
-  ``amdg.local_load_packed_transposed`` go through `wgpsim.trace.lowering.lower` (shared ->
-  registers). ``ttg.local_store`` and ``ttg.local_alloc`` of a value are Triton's generic
-  ``lowerLdSt`` in the other direction: the same vector width as a load of the same layouts with
-  transposed loads off, issued as ``ds_store_b<width>``. Views (``memdesc_index``, ``_subslice``,
+* `lower_op`: one op -> `OpLowering`. ``ttg.local_load`` goes through
+  `wgpsim.trace.lowering.lower` (shared -> registers), ``amdg.local_load_packed_transposed``
+  through `wgpsim.trace.lowering_packed` (``ds_load_tr4_b64``). ``ttg.local_store`` and
+  ``ttg.local_alloc`` of a value are ``lower(..., store=True)``: Triton's generic ``lowerLdSt``
+  in the other direction (``ds_store_b*``, pairs merged as the assembly has them). Views (``memdesc_index``, ``_subslice``,
   ``_trans``, ``_reshape``) are addressed through `wgpsim.layout.views.SharedView`, as Triton
   does (a computed stage index is read as stage 0, a loop-carried view as its first
   iteration, and the op says so); TDM and async
@@ -41,6 +41,7 @@ from wgpsim.hw.config import HardwareConfig, load_hardware
 from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.lowering import Lowering, lower
+from wgpsim.trace.lowering_packed import lower_packed_transposed
 from wgpsim.trace.trace import Trace, TraceBuilder
 
 __all__ = ["KernelAllocation", "OpLowering", "allocate_kernel", "lower_op", "op_trace"]
@@ -187,16 +188,22 @@ def lower_op(
     store = op.op in STORES
     try:
         shared, note = _shared(op, kernel)
-        low = lower(
-            shared,
-            tensor.encoding,
-            md.shape,
-            md.elem_bits,
-            num_warps=kernel.num_warps,
-            bases=list(bases) if len(bases) > 1 else bases[0],
-            allow_transpose=not store,
-            store=store,
-        )
+        base = list(bases) if len(bases) > 1 else bases[0]
+        if op.op == "amdg.local_load_packed_transposed":
+            low = lower_packed_transposed(
+                shared, tensor.encoding, md.shape, num_warps=kernel.num_warps, bases=base
+            )
+        else:
+            low = lower(
+                shared,
+                tensor.encoding,
+                md.shape,
+                md.elem_bits,
+                num_warps=kernel.num_warps,
+                bases=base,
+                allow_transpose=not store,
+                store=store,
+            )
         low._check_alignment()
     except WgpsimError as err:
         return OpLowering(op, None, {}, bases=bases, note=str(err))

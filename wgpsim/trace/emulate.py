@@ -128,6 +128,8 @@ def emulate(
     addr = np.asarray(addr, dtype=np.int64)
     raw = _read_rows(op, lds, addr, int(distance))
     if ins.kind == "load_tr":
+        if op not in _SOURCE_LANE:
+            raise TraceError(f"emulate: {op}'s exchange is not modelled (only which rows it reads)")
         if elem_bits not in (None, ins.elem_bits):
             raise TraceError(
                 f"emulate: {op} exchanges {ins.elem_bits}-bit elements, not {elem_bits}"

@@ -57,7 +57,8 @@ class Instruction:
     - ``offset_unit_elems``: elements per unit of those offset fields (64 for ``stride64``);
     - ``single``: the single-address instruction a 2addr form pairs (LLVM SILoadStoreOptimizer);
     - ``exchange``: for ``load_tr``, Triton's ``(leadingRegBases, leadingLaneBases)``, which
-      fix the cross-lane exchange (``wgpsim.trace.transpose``).
+      fix the cross-lane exchange (``wgpsim.trace.transpose``); None for ``ds_load_tr4_b64``,
+      whose rows ``wgpsim.trace.lowering_packed`` places.
 
     >>> Instruction("ds_load_b96", 12, "load", 96).alignment
     4
@@ -120,6 +121,8 @@ CATALOGUE: tuple[Instruction, ...] = (
     # transposed loads (seed, Part I; Triton's LDSTransLoadParams "V2" for gfx1250)
     Instruction("ds_load_tr8_b64", 8, "load_tr", 8, exchange=(2, 1)),
     Instruction("ds_load_tr16_b128", 16, "load_tr", 16, exchange=(3, 0)),
+    # packed fp4 (amdg.local_load_packed_transposed; its exchange: wgpsim.trace.lowering_packed)
+    Instruction("ds_load_tr4_b64", 8, "load_tr", 4),
     # plain stores (Triton's llvm.store to addrspace(3), by vector width)
     Instruction("ds_store_b8", 1, "store", 8),
     Instruction("ds_store_b16", 2, "store", 16),

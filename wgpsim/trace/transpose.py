@@ -125,7 +125,7 @@ class TransposedLoad:
 TRANSPOSED_LOADS: dict[str, TransposedLoad] = {
     ins.name: TransposedLoad(ins.name, ins.elem_bits, *ins.exchange)
     for ins in CATALOGUE
-    if ins.kind == "load_tr"
+    if ins.kind == "load_tr" and ins.exchange is not None
 }
 """Every ``ds_load_tr`` of the catalogue, from its record (name, element bits, Triton's
 ``(leadingRegBases, leadingLaneBases)``)."""
