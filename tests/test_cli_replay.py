@@ -95,7 +95,7 @@ def test_events_file(capsys, conflict, tmp_path, suffix):
         (
             ["--set", "timing.lds_latency=-1"],
             "error: --set timing.lds_latency=-1: field 'timing.lds_latency' must be a positive "
-            "integer, got -1",
+            "integer (valid: 1..65536), got -1",
         ),
         (
             ["--set", "timing.queue_depth=2", "--set", "ports.bytes_per_cycle=0"],

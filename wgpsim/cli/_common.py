@@ -73,16 +73,21 @@ def print_metric_tables(
     from rich.table import Table
 
     console = Console() if console is None else console
-    table = Table(title="LDS metrics (rocprof-compute names)", title_justify="left")
-    table.add_column("metric")
-    table.add_column("value", justify="right")
+    console.print("LDS metrics (rocprof-compute names):", soft_wrap=True)
+    table = Table()
+    table.add_column("metric", no_wrap=True)
+    table.add_column("value", justify="right", no_wrap=True)
     for name, value in metrics.items():
         table.add_row(name, _cell(value))
     console.print(table)
-    banks = Table(title="per instruction (bank conflicts, no timing)", title_justify="left")
+    console.print("per instruction (bank conflicts, static, no timing):", soft_wrap=True)
+    banks = Table()
     columns = list(per_instruction[0]) if per_instruction else ["instruction"]
     for i, column in enumerate(columns):
-        banks.add_column(str(column), justify="left" if i == 0 else "right", overflow="fold")
+        if i == 0:  # instruction names stay whole; long counter names fold
+            banks.add_column(str(column), no_wrap=True)
+        else:
+            banks.add_column(str(column), justify="right", overflow="fold")
     for row in per_instruction:
         banks.add_row(*(_cell(row[c]) for c in columns))
     console.print(banks)

@@ -136,10 +136,13 @@ def _print_summary(trace_path: Path, result, per_instruction, args: argparse.Nam
     for warp, cycles in per_warp.items():
         table.add_row(f"warp {warp} start->end", str(int(cycles)))
     console = Console()
-    console.print(f"wgpsim replay {trace_path} on {result.hardware} ({result.engine} engine)")
+    console.print(
+        f"wgpsim replay {trace_path} on {result.hardware} ({result.engine} engine)",
+        soft_wrap=True,
+    )
     console.print(table)
     print_lds_metrics(console, result, per_instruction)
     if args.events is not None:
-        console.print(f"event log: {args.events}")
+        console.print(f"event log: {args.events}", soft_wrap=True)
     if args.timeline is not None:
-        console.print(f"timeline: {args.timeline}")
+        console.print(f"timeline: {args.timeline}", soft_wrap=True)

@@ -172,7 +172,7 @@ def _print_table(result: ExperimentResult, written: list[Path]) -> None:
     for note in result.notes:
         console.print(textwrap.fill(f"warning: {note}", width), style="yellow")
     for path in written:
-        console.print(f"wrote {path}", style="dim")
+        console.print(f"wrote {path}", style="dim", soft_wrap=True)  # a path stays whole
 
 
 def column_groups(table: Any, width: int) -> list[list[str]]:
