@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -37,3 +38,17 @@ def atomic_write(path: str | Path, writer: Callable[[Path], object]) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+_SAFE_STEM = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}")
+
+
+def is_safe_stem(name: str) -> bool:
+    """Whether ``name`` may become part of a file name as it is: letters, digits and ``_.+-``,
+    at most 100 characters, not starting with a dot or a dash (no ``/``, no ``..``, no hidden or
+    option-like files).
+
+    >>> is_safe_stem("swizzled_partitioned"), is_safe_stem("a/b"), is_safe_stem("..")
+    (True, False, False)
+    """
+    return isinstance(name, str) and _SAFE_STEM.fullmatch(name) is not None

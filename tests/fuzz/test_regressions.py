@@ -14,7 +14,7 @@ from wgpsim.experiments.executor import SCHEDULER_ENV, run_points
 
 ROOT = Path(__file__).resolve().parents[2]
 LDS = ROOT / "configs" / "lds_bandwidth.yaml"
-SMALL = ["--set", "burst_lengths=[4, 8]", "--workers", "1"]
+SMALL = ["--set", "burst_lengths=[4, 8]", "--set", "report_burst=8", "--workers", "1"]
 
 
 # -- security ------------------------------------------------------------------------------------
@@ -180,3 +180,137 @@ def test_set_values_beginning_with_a_hash_are_values(tmp_path):
 
 def test_huge_or_endless_hardware_files(tmp_path):
     run_cli("replay", TRACE, "--hw", "/dev/zero").assert_one_line("/dev/zero", "too big")
+
+
+def test_sizes_are_refused_before_allocating(tmp_path):
+    for field in ("lds_latency", "queue_depth", "issue_interval"):
+        run_cli("replay", TRACE, "--set", f"timing.{field}=1000000000").assert_one_line(
+            f"timing.{field}", "valid: 1.."
+        )
+    for shape, reason in (("16384x16384", "more than any LDS holds"), ("4096x4096", "LDS")):
+        run_cli(
+            "lower", "--shared", SWIZZLED, "--dst", BLOCKED, "--shape", shape, "--dtype", "fp16"
+        ).assert_one_line(reason)
+    run_cli(
+        "layout", "plot", "--layout", BLOCKED, "--shape", "4096x1024", "--out", tmp_path / "big.png"
+    ).assert_one_line("too many to draw")
+    delay = tmp_path / "delay.jsonl"
+    delay.write_text('{"warp": 0, "op": "delay", "cycles": 9223372036854775000}\n')
+    run_cli("replay", delay).assert_one_line("delay.jsonl:1", "valid: at most")
+
+
+def test_every_experiment_field_has_a_range(tmp_path):
+    for item, field in (
+        ("warps=100000", "warps"),
+        ("seed=-1", "seed"),
+        ("burst_lengths=[1, 1000000]", "burst_lengths"),
+        ("drift={seeds: 100000000}", "drift.seeds"),
+    ):
+        run_cli("run", LDS, "--set", item, "--out", tmp_path / "o").assert_one_line(
+            f"field '{field}'", "valid: "
+        )
+
+
+# -- nothing lost --------------------------------------------------------------------------------
+def _checkpoint_lines(out):
+    return (out / "checkpoint.jsonl").read_text().splitlines()
+
+
+def test_a_failing_run_keeps_the_checkpoint(tmp_path):
+    out = tmp_path / "out"
+    assert run_cli("run", LDS, *SMALL, "--out", out, "--json").code == 0
+    before = _checkpoint_lines(out)
+    results = (out / "results.csv").read_text()
+    # A fit that fails after the sweep (fp32 repeats elements at bursts 1 and 2) ...
+    run_cli(
+        "run",
+        LDS,
+        "--set",
+        "dtype=fp32",
+        "--set",
+        "burst_lengths=[1, 2]",
+        "--set",
+        "report_burst=2",
+        "--workers",
+        "1",
+        "--out",
+        out,
+    ).assert_one_line("burst_lengths")
+    # ... and a bad config keep the old lines, beside the old results.
+    run_cli("run", LDS, "--set", "warps=0", "--out", out).assert_one_line("warps")
+    assert _checkpoint_lines(out)[: len(before)] == before
+    assert (out / "results.csv").read_text() == results
+    gemm = ROOT / "configs" / "gemm_128x128.yaml"
+    run_cli("run", gemm, "--set", "candidates.standard.a=[1]", "--out", out).assert_one_line(
+        "candidates.standard.a"
+    )
+    assert _checkpoint_lines(out)[: len(before)] == before
+
+
+def test_two_runs_into_one_out_are_refused(tmp_path):
+    from wgpsim.experiments.executor import Checkpoint
+
+    out = tmp_path / "out"
+    holder = Checkpoint(out / "checkpoint.jsonl", lock=True)
+    holder.acquire()  # another run, sweeping into `out`
+    try:
+        run_cli("run", LDS, *SMALL, "--out", out).assert_one_line("another wgpsim run")
+    finally:
+        holder.close()
+    assert run_cli("run", LDS, *SMALL, "--out", out, "--json").code == 0
+    assert not list(out.glob(".*lock"))
+
+
+def test_resume_works_from_any_directory(tmp_path, monkeypatch):
+    import wgpsim.experiments.lds_bandwidth as lds
+
+    out = tmp_path / "out"
+    monkeypatch.chdir(ROOT)
+    assert run_cli("run", "configs/lds_bandwidth.yaml", *SMALL, "--out", out, "--json").code == 0
+    ran = []
+    real = lds.measure_point
+    monkeypatch.setattr(lds, "measure_point", lambda *a: ran.append(a) or real(*a))
+    monkeypatch.chdir(ROOT / "configs")
+    outcome = run_cli("run", "lds_bandwidth.yaml", *SMALL, "--out", out, "--json", "--resume")
+    assert outcome.code == 0 and ran == []
+
+
+def test_candidate_names_become_files_only_when_safe(tmp_path):
+    out = tmp_path / "out"
+    layouts = f'layouts={{"a/b": "{SWIZZLED}"}}'
+    run_cli("run", LDS, "--set", layouts, "--out", out).assert_one_line("'layouts.a/b'")
+    gemm = ROOT / "configs" / "gemm_128x128.yaml"
+    run_cli("run", gemm, "--set", "candidates={../x: {}}", "--out", out).assert_one_line(
+        "candidates.../x"
+    )
+    assert not out.exists()
+
+
+def test_lower_plot_is_written_atomically(tmp_path, monkeypatch):
+    import wgpsim.plots.ownership as ownership
+
+    def interrupted(fig, path):
+        Path(path).write_bytes(b"half a png")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ownership, "save", interrupted)
+    readme_dst = (
+        "#ttg.linear<{register = [[0, 1], [0, 2], [0, 4]], lane = [[1, 0], [2, 0], [4, 0], "
+        "[8, 0], [16, 0]], warp = [], block = []}>"
+    )
+    shared = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0, 1]}>"
+    outcome = run_cli(
+        "lower",
+        "--shared",
+        shared,
+        "--dst",
+        readme_dst,
+        "--shape",
+        "32x8",
+        "--dtype",
+        "bf16",
+        "--plot",
+        tmp_path / "panels.png",
+    )
+    assert outcome.code == 130
+    assert list(tmp_path.iterdir()) == []

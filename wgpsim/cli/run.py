@@ -36,7 +36,7 @@ from typing import Any
 from wgpsim.cli._common import print_json
 from wgpsim.errors import ConfigError
 from wgpsim.experiments import ExperimentResult, run_experiment
-from wgpsim.experiments.executor import SCHEDULER_ENV
+from wgpsim.experiments.executor import SCHEDULER_ENV, Checkpoint
 
 CHECKPOINT = "checkpoint.jsonl"
 """The file in the output directory that records every finished sweep point."""
@@ -103,18 +103,23 @@ def handle(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else Path("results") / args.config.stem
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: is a file; give a directory for the results")
-    result = run_experiment(
-        args.config,
-        hw_path=args.hw,
-        overrides=args.overrides,
-        progress=progress,
-        workers=args.workers,
-        scheduler=args.scheduler or os.environ.get(SCHEDULER_ENV) or None,
-        checkpoint=out / CHECKPOINT,
-        resume=args.resume,
-    )
-    result = result.with_figures(figures_for(result))
-    written = result.write(out, parquet=args.parquet)
+    checkpoint = Checkpoint(out / CHECKPOINT, resume=args.resume, lock=True)
+    try:  # the lock (taken when the first sweep starts) is held until every file is written
+        result = run_experiment(
+            args.config,
+            hw_path=args.hw,
+            overrides=args.overrides,
+            progress=progress,
+            workers=args.workers,
+            scheduler=args.scheduler or os.environ.get(SCHEDULER_ENV) or None,
+            checkpoint=checkpoint,
+        )
+        result = result.with_figures(figures_for(result))
+        checkpoint.acquire()
+        written = result.write(out, parquet=args.parquet)
+        checkpoint.finish()
+    finally:
+        checkpoint.close()
     if args.json:
         print_json(result.records())
     else:

@@ -54,7 +54,7 @@ from wgpsim.experiments.config import (
     load_config,
 )
 from wgpsim.experiments.executor import SCHEDULER_ENV, Checkpoint, Execution
-from wgpsim.files import atomic_write
+from wgpsim.files import atomic_write, is_safe_stem
 
 Runner = Callable[..., "ExperimentResult"]
 
@@ -129,6 +129,12 @@ class ExperimentResult:
         Each file is written atomically (``wgpsim.files.atomic_write``): an interrupted run leaves
         no half-written file.
         """
+        unsafe = [n for n in (*self.tables, *self.figures) if not is_safe_stem(str(n))]
+        if unsafe:  # before any file is written (a kind names files after its candidates)
+            raise ConfigError(
+                f"{self.kind}: {shown(unsafe[0])} cannot name a file (use letters, digits and "
+                "_.+- only)"
+            )
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         written = []
@@ -179,7 +185,7 @@ def run_experiment(
     progress: Callable[..., Iterable] | None = None,
     workers: int | None = None,
     scheduler: str | None = None,
-    checkpoint: str | Path | None = None,
+    checkpoint: str | Path | Checkpoint | None = None,
     resume: bool = False,
 ) -> ExperimentResult:
     """Load ``config`` (a YAML path or a mapping), apply ``overrides`` and run its kind.
@@ -189,21 +195,29 @@ def run_experiment(
     ``scheduler`` choose where the sweep's points run (``workers`` overrides the config's
     ``execution`` section; see :mod:`wgpsim.experiments.executor`); ``checkpoint`` is a JSON
     Lines file that records each finished point, and ``resume`` reuses the points already in it.
+    Given as a path, the checkpoint is locked for the run and kept to this run's lines when it
+    succeeds; given as a :class:`~wgpsim.experiments.executor.Checkpoint`, its owner (the CLI,
+    which writes the tables first) calls ``finish`` and ``close``.
     """
     raw, source = load_config(config)
     raw = apply_overrides(raw, overrides, source)
     used = _overrides_used(raw, overrides, hw_path)
     execution = _execution(raw.pop("execution", None), source, workers, scheduler)
     runner = _runner_for(raw.get("kind"), source)
-    execution = replace(
-        execution,
-        progress=progress,
-        checkpoint=None if checkpoint is None else Checkpoint(checkpoint, resume=resume),
-    )
-    if "execution" in inspect.signature(runner).parameters:
-        result = runner(raw, source, hw_path=hw_path, progress=progress, execution=execution)
-    else:
-        result = runner(raw, source, hw_path=hw_path, progress=progress)
+    owned = checkpoint is not None and not isinstance(checkpoint, Checkpoint)
+    if owned:
+        checkpoint = Checkpoint(checkpoint, resume=resume, lock=True)
+    execution = replace(execution, progress=progress, checkpoint=checkpoint)
+    try:
+        if "execution" in inspect.signature(runner).parameters:
+            result = runner(raw, source, hw_path=hw_path, progress=progress, execution=execution)
+        else:
+            result = runner(raw, source, hw_path=hw_path, progress=progress)
+        if owned:
+            checkpoint.finish()
+    finally:
+        if owned:
+            checkpoint.close()
     return replace(result, overrides=used) if used and not result.overrides else result
 
 

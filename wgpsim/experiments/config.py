@@ -33,7 +33,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from wgpsim.errors import ConfigError, closest, shown
+from wgpsim.errors import SHOWN_CHARS, ConfigError, closest, shown
+from wgpsim.files import is_safe_stem
 from wgpsim.hw import HardwareConfig, load_hardware
 from wgpsim.inputs import load_yaml, read_text
 from wgpsim.overrides import apply as apply_dotted
@@ -244,6 +245,23 @@ def _field_problem(f: Field, value: Any, prefix: str) -> tuple[str, str] | None:
         return where, unknown_message(str(value), choices, what=f"value {shown(value)}")
     problem = f.out_of_range(value)
     return (where, problem) if problem is not None else None
+
+
+def check_names(names: Iterable[Any], field: str, source: ConfigSource) -> None:
+    """Candidate names become file names (``ownership_<name>.png``): each must be a safe stem
+    (``wgpsim.files.is_safe_stem``), checked with the config, before anything runs.
+
+    >>> check_names(["plain", "a/b"], "layouts", ConfigSource("lds.yaml", Path(".")))
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.ConfigError: lds.yaml: field 'layouts.a/b': a candidate name becomes a file name: use letters, digits and _.+- only
+    """
+    for name in names:
+        if not is_safe_stem(str(name)):
+            raise source.error(
+                f"{field}.{name if len(str(name)) <= SHOWN_CHARS else shown(name)}",
+                "a candidate name becomes a file name: use letters, digits and _.+- only",
+            )
 
 
 def load_hardware_for(

@@ -42,8 +42,10 @@ beside it) are in the checkpoint, then the error is raised.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
+import io
 import json
 import math
 import multiprocessing
@@ -58,6 +60,12 @@ from pathlib import Path
 from typing import Any
 
 from wgpsim.errors import ConfigError
+from wgpsim.files import atomic_write
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover (Windows: no directory lock)
+    fcntl = None
 
 INLINE_SECONDS = 1.0
 """A sweep whose remaining points would take less than this (at the measured pace) stays in
@@ -112,9 +120,26 @@ def fingerprint(obj: Any) -> str:
     the same bound arguments and the same wgpsim source (a changed config, or an engine fix,
     makes them missing, not wrong).
     """
-    digest = hashlib.sha256(pickle.dumps(obj, protocol=4))
+    buffer = io.BytesIO()
+    _FingerprintPickler(buffer, protocol=4).dump(obj)
+    digest = hashlib.sha256(buffer.getvalue())
     digest.update(_source_digest())
     return digest.hexdigest()[:16]
+
+
+class _FingerprintPickler(pickle.Pickler):
+    """Pickles a dataclass as its type and the fields it compares by: a field declared
+    ``compare=False`` (where a value came from, such as ``HardwareConfig.source``, a path
+    relative to the working directory) is not part of what a result depends on, so a run
+    resumed from another directory finds its points."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            kept = tuple(
+                (f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.compare
+            )
+            return tuple, ((type(obj).__module__, type(obj).__qualname__, kept),)
+        return NotImplemented
 
 
 @functools.cache
@@ -132,24 +157,35 @@ class Checkpoint:
     """An append-only JSON Lines file of finished points, one line each, flushed as they finish.
 
     A line is ``{"sweep": desc, "fingerprint": ..., "key": point_key(point), "result": ...}``.
-    Without ``resume`` the file is emptied when the first sweep of the run starts (not before:
-    a config error leaves no file); with ``resume`` its lines are kept and reused. A line cut
-    short by an interruption is ignored. Results must be JSON values (a row dict of numbers and
-    strings); what a sweep returns is what reading its line gives back, so a resumed run's
-    tables equal an uninterrupted run's.
+    Nothing in the file is lost before a run succeeds: lines already there are kept (a run that
+    fails, on a bad config or after its sweep, leaves the file as it found it plus the points it
+    finished), only reused with ``resume``, and :meth:`finish` (called once the run's results are
+    written) rewrites the file atomically with just the lines of this run. A line cut short by an
+    interruption is ignored. Results must be JSON values (a row dict of numbers and strings);
+    what a sweep returns is what reading its line gives back, so a resumed run's tables equal an
+    uninterrupted run's.
+
+    With ``lock`` the first sweep also takes an exclusive lock on the directory's
+    ``.checkpoint.jsonl.lock`` (released and removed by :meth:`close`): a second run into the same directory
+    is refused with a ConfigError instead of interleaving its lines with the first one's.
     """
 
-    def __init__(self, path: str | Path, *, resume: bool = False):
+    def __init__(self, path: str | Path, *, resume: bool = False, lock: bool = False):
         self.path = Path(path)
         self.resume = resume
+        self.lock = lock
         self._started = False
+        self._used: set[tuple[str, str, str]] = set()
+        self._lock_fd: int | None = None
 
     def _start(self) -> None:
         if self._started:
             return
-        self._started = True
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        if not self.resume or not self.path.exists():
+        if self.lock:
+            self.acquire()
+        self._started = True
+        if not self.path.exists():
             self.path.write_text("")
             return
         data = self.path.read_bytes()
@@ -157,18 +193,64 @@ class Checkpoint:
             with self.path.open("ab") as f:
                 f.write(b"\n")
 
-    def load(self, sweep: str, fp: str) -> dict[str, Any]:
-        """Results already in the file for ``sweep`` with fingerprint ``fp``, by point key."""
-        self._start()
-        found: dict[str, Any] = {}
+    def acquire(self) -> None:
+        """Take the directory's lock (idempotent); a ConfigError if another run holds it."""
+        if self._lock_fd is not None or fcntl is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+                os.close(fd)
+                raise ConfigError(
+                    f"{self.path.parent}: another wgpsim run (pid {holder}) is writing its "
+                    "results here; wait for it to finish or give another --out"
+                ) from None
+            try:  # the holder before us may have removed the file as we opened it: retry
+                if os.stat(self._lock_path).st_ino == os.fstat(fd).st_ino:
+                    break
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._lock_fd = fd
+
+    @property
+    def _lock_path(self) -> Path:
+        return self.path.with_name(f".{self.path.name}.lock")
+
+    def close(self) -> None:
+        """Release the lock, if held, and remove its file."""
+        if self._lock_fd is not None:
+            self._lock_path.unlink(missing_ok=True)
+            os.close(self._lock_fd)  # closing the descriptor releases the flock
+            self._lock_fd = None
+
+    def _entries(self) -> Iterator[dict[str, Any]]:
         with self.path.open() as f:
             for line in f:
                 try:
                     entry = json.loads(line)
                 except json.JSONDecodeError:
                     continue  # a line cut short
-                if entry.get("sweep") == sweep and entry.get("fingerprint") == fp:
-                    found[entry["key"]] = entry["result"]
+                if isinstance(entry, dict) and {"sweep", "fingerprint", "key"} <= entry.keys():
+                    yield entry
+
+    def load(self, sweep: str, fp: str) -> dict[str, Any]:
+        """Results already in the file for ``sweep`` with fingerprint ``fp``, by point key
+        (none without ``resume``)."""
+        self._start()
+        if not self.resume:
+            return {}
+        found: dict[str, Any] = {}
+        for entry in self._entries():
+            if entry["sweep"] == sweep and entry["fingerprint"] == fp:
+                found[entry["key"]] = entry.get("result")
+        self._used.update((sweep, fp, key) for key in found)
         return found
 
     def append(self, sweep: str, fp: str, items: Sequence[tuple[str, Any]]) -> list[Any]:
@@ -188,7 +270,21 @@ class Checkpoint:
             f.write("".join(line + "\n" for line in lines))
             f.flush()
             os.fsync(f.fileno())
+        self._used.update((sweep, fp, key) for key, _ in items)
         return [json.loads(line)["result"] for line in lines]
+
+    def finish(self) -> None:
+        """The run succeeded: keep only its own lines (one per point), atomically."""
+        if not self._started:
+            return
+        kept: dict[tuple[str, str, str], str] = {}
+        for entry in self._entries():
+            ident = (entry["sweep"], entry["fingerprint"], entry["key"])
+            if ident in self._used:
+                kept[ident] = json.dumps(entry)
+        atomic_write(
+            self.path, lambda tmp: tmp.write_text("".join(v + "\n" for v in kept.values()))
+        )
 
 
 def _plain(value: Any) -> Any:

@@ -67,6 +67,7 @@ from wgpsim.experiments.config import (
     ConfigSource,
     Field,
     check_fields,
+    check_names,
     load_hardware_for,
 )
 from wgpsim.experiments.executor import Execution, fingerprint
@@ -150,6 +151,7 @@ def parse_config(
     )
     if not cfg["candidates"]:
         raise source.error("candidates", "no candidates; name at least one")
+    check_names(cfg["candidates"], "candidates", source)
     specs = tuple(_candidate(str(name), spec, source) for name, spec in cfg["candidates"].items())
     for spec in specs:  # a ctaLayout that does not match the config is a config error
         try:

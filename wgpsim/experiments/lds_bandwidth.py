@@ -55,6 +55,7 @@ from wgpsim.experiments.config import (
     ConfigSource,
     Field,
     check_fields,
+    check_names,
     load_hardware_for,
     unknown_message,
 )
@@ -189,6 +190,7 @@ def parse_config(
     distributed = _parse_layout(cfg["distributed"], "distributed", source)
     if not cfg["layouts"]:
         raise source.error("layouts", "no candidates; name at least one shared layout")
+    check_names(cfg["layouts"], "layouts", source)
     layouts = {
         str(name): _parse_layout(spec, f"layouts.{name}", source)
         for name, spec in cfg["layouts"].items()
@@ -327,6 +329,13 @@ def summarize(
     """The seed's table (one row per candidate at ``report_burst``) and the fits behind it."""
     fits, rows = {}, []
     for layout, runs in sweep.groupby("layout", sort=False):
+        if runs["bytes"].nunique() < 2:  # the fit's one precondition, as a config error
+            raise ConfigError(
+                f"field 'burst_lengths': bursts {', '.join(map(str, runs['burst']))} all move "
+                f"{int(runs['bytes'].iloc[0])} B with layout '{layout}', and the fit needs 2 "
+                "distinct byte counts (a distributed layout wider than the tensor repeats "
+                "elements: use longer bursts)"
+            )
         fit = fits[layout] = fit_steady_state(runs["bytes"], runs["cycles"])
         at = runs[runs["burst"] == cfg.report_burst].iloc[0]
         rows.append(
@@ -418,7 +427,10 @@ def run(
     fn = partial(measure_point, cfg)
     rows = execution.map(fn, points, desc="lds_bandwidth", fp=fingerprint(cfg))
     sweep = pd.DataFrame(rows)
-    table, fits = summarize(cfg, sweep, peaks)
+    try:
+        table, fits = summarize(cfg, sweep, peaks)
+    except ConfigError as err:  # found only once the sweep measured the bytes
+        raise ConfigError(f"{source.name}: {err}") from None
     tables = {
         "results": table,
         "sweep": sweep,

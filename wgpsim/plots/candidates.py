@@ -178,11 +178,11 @@ def result_figures(result: Any) -> dict[str, Callable[[], Figure]]:
     cfg = result.summary.config
     block_mn = cfg.gemm.block_mn
     pair_names = cfg.hw.pair_names
-    figures: dict[str, Callable[[], Figure]] = {
-        "candidates_cycles": lambda: cycles_figure(
+    figures: dict[str, Callable[[], Figure]] = {}
+    if len(table):  # every candidate infeasible: no cycles to compare
+        figures["candidates_cycles"] = lambda: cycles_figure(
             table, title=result.title("GEMM layout candidates: one K step of operand loads")
         )
-    }
     for name in table["candidate"]:
         cand = result.summary.candidates[name]
         figures[f"ownership_{name}"] = lambda c=cand: ownership_figure(c, pair_names, block_mn)
