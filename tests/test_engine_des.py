@@ -10,13 +10,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wgpsim.engine import simulate
+from wgpsim.engine import simulate as simulate_any
 from wgpsim.errors import ConfigError, TraceError
 from wgpsim.hw import load_hardware
 from wgpsim.trace.generate import microbenchmark_trace, streaming_trace
 from wgpsim.trace.trace import TraceBuilder
 
 HW = load_hardware()
+
+
+def simulate(trace, hw=None, **kw):
+    """``wgpsim.engine.simulate`` on the reference engine (these tests pin des's behaviour;
+    the fast engine follows it through tests/test_engine_differential.py)."""
+    return simulate_any(trace, hw, engine=kw.pop("engine", "des"), **kw)
+
+
 LANES = np.arange(32)
 P = HW.partitions.size
 BURSTS = (4, 8, 16, 24, 32)

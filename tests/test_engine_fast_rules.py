@@ -34,7 +34,8 @@ lane_address = st.one_of(
     st.just(-1),  # inactive
     st.integers(0, 96).map(lambda d: 4 * d),  # few dwords: broadcasts and bank conflicts
     st.integers(0, 4095),  # any byte
-    st.integers(-300, 300).map(lambda d: HW.partitions.size + 4 * d),  # straddling partitions
+    st.integers(-300, 300).map(lambda d: HW.partitions.size + 4 * d),  # both partitions
+    st.integers(-16, 0).map(lambda d: 2 * HW.partitions.size + d),  # a lane straddling them
 )
 rows = st.lists(
     st.tuples(

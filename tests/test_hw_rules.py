@@ -105,6 +105,10 @@ def test_pass_spanning_two_partitions():
     passes = split_passes("ds_load_b128", addr, HW)
     assert [p.partitions for p in passes] == [0b11, 0b10]
     assert [p.bank_cycles for p in passes] == [1, 1]
+    # one lane whose 16 bytes straddle the boundary (8-byte aligned, as the compiler emits)
+    straddle = np.full(32, -1)
+    straddle[17] = 65536 - 8
+    assert [p.partitions for p in split_passes("ds_load_b128", straddle, HW)] == [0b11]
 
 
 def test_bank_cycles_scalar_helper():

@@ -86,8 +86,8 @@ def run_loop(tr, hw, st, log, record):
         first_phase = 0
         step = st.events[0, TIME] if c.events else NEVER
         if _busy(st):
-            step = min(step, _next_lds_cycle(now, st))
-        if step == NEVER:
+            step = min(step, _next_lds_cycle(now, st, hw))
+        if step == NEVER or c.overflow:
             break
         now = step
     c.now = now
@@ -107,23 +107,26 @@ def _busy(st):
 
 
 @njit(cache=True, inline="always")
-def _next_lds_cycle(now, st):
-    """The next cycle whose LDS step can change anything: now + 1 while a request waits or a
-    pair can present a head; else the next completion or end of a pass in service."""
+def _next_lds_cycle(now, st, hw):
+    """The next cycle whose LDS step can change anything (des ``next_cycle``): now + 1 while
+    a pair can present a head; else the first end of a pass in service, completion, or cycle
+    in which a SIMD with a warp able to issue may issue."""
     c = st.counters[0]
-    if c.waiting > 0:
-        return now + 1
     step = NEVER
     for p in range(len(st.held)):
         if st.held[p]:
             step = min(step, st.pairs[p].busy_until)
         elif st.pairs[p].len:
             return now + 1
-    if c.completions:  # the first non-empty bucket after the last retired cycle
-        cycle = c.retired + 1
-        while st.wheel_len[cycle & (len(st.wheel_len) - 1)] == 0:
-            cycle += 1
-        step = min(step, cycle)
+    if c.completions:
+        step = min(step, st.done[0, TIME])
+    if c.waiting and step > now + 1:
+        for sd in range(len(hw.simd_nwarps)):
+            for j in range(hw.simd_nwarps[sd]):
+                warp = st.warps[hw.simd_warps[sd, j]]
+                if warp.request >= 0 and warp.outstanding < hw.dscnt_max:
+                    step = min(step, st.simds[sd].next_issue)
+                    break
     return max(step, now + 1)
 
 
@@ -170,22 +173,17 @@ def _run_warp(w, now, st, tr, hw):
 
 @njit(cache=True, inline="always")
 def _retire(now, st):
-    """Loads completing by ``now`` (cycle by cycle, each cycle's in creation order) leave
-    their warp's count; a satisfied ``wait_ds`` resumes."""
+    """Loads completing by ``now`` (by cycle, then in creation order) leave their warp's
+    count; a satisfied ``wait_ds`` resumes."""
     c = st.counters[0]
-    while c.completions and c.retired < now:
-        c.retired += 1
-        b = c.retired & (len(st.wheel_len) - 1)
-        for i in range(st.wheel_len[b]):
-            w = st.wheel[b, i]
-            warp = st.warps[w]
-            warp.outstanding -= 1
-            if warp.wait_n >= 0 and warp.outstanding <= warp.wait_n:
-                warp.wait_n = -1
-                push(st, now, WAKE, w)
-        c.completions -= st.wheel_len[b]
-        st.wheel_len[b] = 0
-    c.retired = now
+    while c.completions and st.done[0, TIME] <= now:
+        w = st.done[0, WARP]
+        c.completions = pop(st.done, c.completions)
+        warp = st.warps[w]
+        warp.outstanding -= 1
+        if warp.wait_n >= 0 and warp.outstanding <= warp.wait_n:
+            warp.wait_n = -1
+            push(st, now, WAKE, w)
 
 
 @njit(cache=True, inline="always")

@@ -8,8 +8,9 @@ pair, port and queue slot, so the loop reads ``st.warps[w].outstanding`` and
 counts of events and completions) are the one record ``st.counters[0]``. The caller owns all
 arrays, so a stopped loop resumes where it was (``run_loop`` stops when its event log is full).
 
-Warp events wait in a binary heap ordered by (time, creation order), simpy's order; load
-completions in a timing wheel, one bucket per cycle, in creation order. The compiled helpers
+Warp events and load completions wait in two binary heaps ordered by (time, creation order):
+simpy's order for events, des's for completions; so a long latency or delay costs nothing
+until it ends. The compiled helpers
 take the tuples as borrowed views (``borrowed``: no reference counting) and are inlined into
 ``run_loop``.
 
@@ -36,7 +37,9 @@ NEVER = np.iinfo(np.int64).max
 GRANTED, STALLED = np.int64(0), np.int64(1)
 """``status`` of an event-log row (rows: cycle, pair, port, warp, row, pass, status)."""
 TIME, ORDER, KIND, WARP = range(4)
-"""Columns of the event heap ``st.events``."""
+"""Columns of the heaps ``st.events`` and ``st.done`` (which leaves ``KIND`` 0)."""
+MAX_CYCLE = np.int64(2**62)
+"""``wgpsim.engine.limits.MAX_CYCLE``: scheduling anything later sets ``counters.overflow``."""
 
 
 def _fields(**names: type) -> np.dtype:
@@ -50,8 +53,8 @@ COUNTERS = _fields(
     last_tick=np.int64,  # the last cycle the LDS stepped
     seq=np.int64,  # events created so far (orders events of one cycle as simpy's ids do)
     events=np.int64,  # size of the event heap
-    completions=np.int64,  # loads in flight in the timing wheel
-    retired=np.int64,  # the last cycle whose completions were retired
+    completions=np.int64,  # size of the completion heap (loads in flight)
+    overflow=np.int64,  # 1: something was scheduled past MAX_CYCLE; the loop stops
     waiting=np.int64,  # warps with an issue request
     favor=np.int64,  # the arbiter's tie-break pair (``rules.grant``)
     arrived=np.int64,  # warps at the barrier
@@ -134,8 +137,7 @@ class LoopState(NamedTuple):
     releasing: np.ndarray  # the warps a barrier releases
     clocks: np.ndarray  # CLOCK_FIELDS per clock read
     events: np.ndarray  # the warp events' heap [n, (TIME, ORDER, KIND, WARP)]
-    wheel: np.ndarray  # completions: wheel[c % len(wheel)] the warps of loads done at c
-    wheel_len: np.ndarray  # their number per bucket
+    done: np.ndarray  # the load completions' heap [n, (TIME, ORDER, _, WARP)]
     heads: np.ndarray  # grant scratch: pair, issued, partitions of each head
     ports_free: np.ndarray  # grant scratch
     order: np.ndarray  # grant scratch
@@ -162,11 +164,9 @@ def new_state(tr: LoopTrace, hw: LoopHardware) -> LoopState:
     """The loop's state before cycle 0; every warp is due to start at cycle 0."""
     nwarps, nsimds, npairs = len(tr.warp_first) - 1, len(hw.simd_nwarps), len(hw.pair_nsimds)
     counters = np.zeros(1, COUNTERS)
-    counters["last_tick"] = counters["retired"] = -1
-    # a load completes 1..lds_latency + its last pass's bank cycles after the step that
-    # issues or grants it; in one cycle at most one per pair and one per SIMD (no-pass loads)
-    reach = hw.lds_latency + 1 + int(tr.pass_cycles.max(initial=0))
-    buckets = 1 << max(reach - 1, 1).bit_length()
+    counters["last_tick"] = -1
+    # loads in flight: at most dscnt_max per warp, and at most the trace's LDS rows
+    in_flight = min(int((tr.ops < hw.num_lds_ops).sum()), nwarps * hw.dscnt_max) + 1
     warps = np.zeros(nwarps, WARP_FIELDS)
     warps["pc"] = tr.warp_first[:-1]
     warps["request"] = warps["wait_n"] = -1
@@ -182,8 +182,7 @@ def new_state(tr: LoopTrace, hw: LoopHardware) -> LoopState:
         releasing=np.zeros(nwarps, np.int64),
         clocks=np.zeros(int((tr.ops == hw.clock).sum()), CLOCK_FIELDS),
         events=np.zeros((nwarps + 2, 4), np.int64),  # a warp waits for one event at most
-        wheel=np.zeros((buckets, npairs + nsimds), np.int64),
-        wheel_len=np.zeros(buckets, np.int64),
+        done=np.zeros((in_flight, 4), np.int64),
         heads=np.zeros((3, npairs), np.int64),
         ports_free=np.zeros(hw.nports, np.bool_),
         order=np.zeros(npairs, np.int64),
@@ -231,20 +230,21 @@ def borrowed(typingctx, value):
 def push(st, time, kind, w):
     """Schedule a warp event; ``seq`` orders events of one cycle as simpy's event ids do."""
     c = st.counters[0]
+    if time > MAX_CYCLE or time < 0:  # < 0: 2**62 + 2**62 wrapped around
+        c.overflow = 1
     c.events = _push_heap(st.events, c.events, time, c.seq, kind, w)
     c.seq += 1
 
 
 @njit(cache=True, inline="always")
 def complete(st, w, cycle):
-    """A load of warp ``w`` completes at ``cycle`` (after the step that retired ``retired``,
-    at most ``len(wheel) - 1`` cycles later; ties retire in creation order)."""
-    b = cycle & (len(st.wheel_len) - 1)
-    if st.wheel_len[b] == st.wheel.shape[1]:
-        raise RuntimeError("completion wheel bucket overflow")
-    st.wheel[b, st.wheel_len[b]] = w
-    st.wheel_len[b] += 1
-    st.counters[0].completions += 1
+    """A load of warp ``w`` completes at ``cycle`` (loads of one cycle retire in creation
+    order, as in des)."""
+    c = st.counters[0]
+    if cycle > MAX_CYCLE or cycle < 0:
+        c.overflow = 1
+    c.completions = _push_heap(st.done, c.completions, cycle, c.seq, 0, w)
+    c.seq += 1
 
 
 @njit(cache=True, inline="always")

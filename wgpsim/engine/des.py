@@ -26,6 +26,7 @@ import pandas as pd
 import simpy
 from simpy.events import Event
 
+from wgpsim.engine.limits import MAX_CYCLE, check_inputs, overflow
 from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, Result
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
@@ -89,7 +90,9 @@ class _Barrier:
         self.arrived += 1
         if self.arrived == self.size:
             self.arrived, self.release = 0, self.env.event()
-            self.env.timeout(self.latency).callbacks.append(lambda _: release.succeed())
+            self.env.timeout(later(self.env.now, self.latency)).callbacks.append(
+                lambda _: release.succeed()
+            )
         return release
 
 
@@ -98,7 +101,8 @@ class Lds:
 
     Each cycle t, in this order: retire loads completing at t; free ports whose pass ends at t;
     each SIMD issues at most one waiting instruction; the arbiter grants head passes
-    (``wgpsim.hw.rules.grant``). The process sleeps when nothing is pending.
+    (``wgpsim.hw.rules.grant``). The process skips the cycles whose tick would change nothing
+    (``next_cycle``) and sleeps when nothing is pending.
     """
 
     def __init__(self, env: simpy.Environment, trace, hw: HardwareConfig, record: bool) -> None:
@@ -164,15 +168,46 @@ class Lds:
     # -- the per-cycle process -------------------------------------------------------------------
     def run(self):
         while True:
-            if not self.busy():
+            if not self.busy():  # idle: wait for a request
                 self.asleep = self.env.event()
                 yield self.asleep
                 yield _Late(self.env, 0)
-            self.tick(int(self.env.now))
+            now = int(self.env.now)
+            self.tick(now)
+            yield from self.after_tick(now)
+
+    def after_tick(self, now: int):
+        """Wait, after the tick of cycle ``now``, for the next cycle whose tick can change
+        anything (``next_cycle``) or for a warp's request: a request made at t is seen by the
+        tick of t, after every warp of t, or by that of t + 1 if it came after the tick of t."""
+        until = self.next_cycle(now)
+        if until is None or until == now + 1:
             yield _Late(self.env, 1)
+            return
+        self.asleep = self.env.event()
+        yield self.env.any_of([self.asleep, _Late(self.env, until - now)])
+        if self.asleep is None:  # woken by a request
+            yield _Late(self.env, 1 if self.env.now == now else 0)
+        self.asleep = None
 
     def busy(self) -> bool:
         return bool(self.waiting or self.completions or any(p.queue or p.held for p in self.pairs))
+
+    def next_cycle(self, now: int) -> int | None:
+        """The next cycle after ``now`` in which a tick can issue, grant, release or retire
+        (None: nothing is pending). Cycles before it are skipped: their ticks would change
+        nothing, so long waits (a large ``issue_interval``) cost no steps."""
+        if not self.busy():
+            return None
+        if any(p.queue and not p.held for p in self.pairs):
+            return now + 1  # a head to present
+        times = [p.busy_until for p in self.pairs if p.held]
+        if self.completions:
+            times.append(self.completions[0][0])
+        for simd, warps in enumerate(self.simd_warps):
+            if any(w.request is not None and w.outstanding < self.dscnt_max for w in warps):
+                times.append(self.simd_next[simd])  # a warp that can issue once its SIMD may
+        return max(min(times), now + 1)
 
     def tick(self, now: int) -> None:
         self.retire(now)
@@ -229,6 +264,8 @@ class Lds:
         return False
 
     def complete(self, wid: int, cycle: int) -> None:
+        if cycle > MAX_CYCLE:
+            raise overflow()
         heapq.heappush(self.completions, (cycle, self.seq, wid))
         self.seq += 1
 
@@ -289,6 +326,7 @@ class Lds:
 
 def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False) -> Result:
     """Simulate ``trace`` (already validated) on ``hw``; see ``wgpsim.engine.simulate``."""
+    check_inputs(trace, hw)
     env = simpy.Environment()
     lds = Lds(env, trace, hw, record_events)
     barrier = _Barrier(env, trace.num_warps, hw.timing.barrier_latency)
@@ -304,7 +342,7 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
             op = ops[row]
             if op < NUM_LDS_OPS:
                 if delays is not None and delays[row]:
-                    yield env.timeout(delays[row])
+                    yield env.timeout(later(env.now, delays[row]))
                 yield lds.request(warp, row)
             elif op == WAIT_DS:
                 done = lds.wait(warp, args[row])
@@ -314,9 +352,9 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
                 yield barrier.arrive()
             elif op == CLOCK:
                 clocks.append((warp.id, trace.labels[args[row]], int(env.now)))
-                yield env.timeout(hw.timing.clock_latency)
+                yield env.timeout(later(env.now, hw.timing.clock_latency))
             elif op == DELAY and args[row]:
-                yield env.timeout(args[row])
+                yield env.timeout(later(env.now, args[row]))
         finished[warp.id] = True
 
     for warp in lds.warps:
@@ -328,6 +366,13 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
             f"warps {stuck} never finished (a barrier or wait_ds that cannot complete)"
         )
     return _result(trace, hw, lds, clocks, int(env.now), seed, record_events)
+
+
+def later(now: float, cycles: int) -> int:
+    """``cycles``, the wait of a timeout at ``now``; ``limits.overflow()`` past the bound."""
+    if now + cycles > MAX_CYCLE:
+        raise overflow()
+    return cycles
 
 
 def jitter(n: int, hw: HardwareConfig, seed: int) -> np.ndarray | None:

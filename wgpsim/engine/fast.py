@@ -17,24 +17,50 @@ The seed's microbenchmark with all four rows in one partition, as in ``des``:
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from wgpsim.engine import _fast_grant, _fast_loop, _fast_state
 from wgpsim.engine._fast_grant import policy_of
 from wgpsim.engine._fast_loop import run_loop
 from wgpsim.engine._fast_passes import loop_passes
 from wgpsim.engine._fast_state import LoopHardware, LoopTrace, new_state, warp_order
 from wgpsim.engine.des import instruction_counts, jitter, partition_accesses
+from wgpsim.engine.limits import check_inputs, overflow
 from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, Result
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
 from wgpsim.trace.instructions import BARRIER, CLOCK, DELAY, NUM_LDS_OPS, OPS, WAIT_DS
 
 
+def _drop_stale_loop_cache() -> None:
+    """Numba checks a cached function only against its own file, but ``run_loop`` inlines
+    ``_fast_grant`` and ``_fast_state``: when any of the three files changed since the cache
+    was written, drop the cached loop so that it is compiled again."""
+    sources = (_fast_grant.__file__, _fast_state.__file__, _fast_loop.__file__)
+    digest = hashlib.sha256(b"".join(Path(f).read_bytes() for f in sources)).hexdigest()
+    try:
+        cache = Path(run_loop._cache._cache_path)
+        stamp = cache / "_fast_loop.sources.sha256"
+        if stamp.is_file() and stamp.read_text() == digest:
+            return
+        for stale in (*cache.glob("_fast_loop.*.nb[ic]"), *cache.glob("_fast_state.*.nb[ic]")):
+            stale.unlink(missing_ok=True)
+        stamp.write_text(digest)
+    except (AttributeError, OSError):  # no cache (or not ours to change): numba decides
+        pass
+
+
+_drop_stale_loop_cache()
+
+
 def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False) -> Result:
     """Simulate ``trace`` (already validated) on ``hw``; see ``wgpsim.engine.simulate``."""
+    check_inputs(trace, hw)
     table = loop_passes(trace.op, trace.addr, hw, index=record_events, distance=trace.arg)
     warp_rows = np.empty(len(trace), np.int32 if len(trace) < 2**31 else np.int64)
     warp_first = warp_order(trace.warp, trace.num_warps, warp_rows)
@@ -56,6 +82,8 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
     while not run_loop(tr, loop_hw, st, log, record_events):
         log = np.concatenate([log, np.zeros_like(log)])  # full: twice the room, and resume
     counters = st.counters[0]
+    if counters["overflow"]:
+        raise overflow()
     finished = st.warps["finished"] == 1
     if not finished.all():
         stuck = np.flatnonzero(~finished).tolist()
