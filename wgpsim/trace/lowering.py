@@ -3,7 +3,7 @@
 ``lower(shared, dst, shape, dtype)`` says which LDS instruction a local_load becomes, why, how
 many of them each warp issues, and which byte address every lane reads, so the engine can time
 it. It follows ``TransLocalLoadOpConversion`` / ``lowerDsReadTr`` and the generic
-``lowerLdSt`` (notes: triton-internals.md sections 3.2-3.5; the plans are in
+``lowerLdSt`` (Triton 3.9.0's ``TritonGPUToLLVM/Utility.cpp``; the plans are in
 ``wgpsim.trace.lowering_plans``):
 
 1. ``cvt = dst.invert_and_compose(shared)``: (register, lane, warp) -> LDS offset.

@@ -2,7 +2,7 @@
 
 ``plan_transposed`` is ``lowerDsReadTr`` (one ``ds_load_tr`` per 8 registers, when
 ``divide_left(cvt, tile)`` succeeds) and ``plan_plain`` the generic ``lowerLdSt`` fallback (the
-widest vector ``largestVectorisation`` allows); notes: triton-internals.md sections 3.2-3.5.
+widest vector ``largestVectorisation`` allows; Triton 3.9.0's ``TritonGPUToLLVM/Utility.cpp``).
 A ``Plan`` says which instruction, why, and in which order the registers are loaded;
 ``wgpsim.trace.lowering`` turns it into per-lane addresses.
 
