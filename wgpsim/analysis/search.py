@@ -56,6 +56,7 @@ from wgpsim.errors import AllocationError, LayoutError
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.alloc import Allocation, allocate, tensor_buffers
 from wgpsim.hw.rules import pass_table
+from wgpsim.layout.shared import PartitionedSharedLayout
 from wgpsim.trace.instructions import INSTRUCTIONS, op_code
 from wgpsim.trace.trace import Trace, TraceBuilder
 
@@ -213,6 +214,40 @@ class Candidate:
         }
 
 
+@dataclass(eq=False)
+class CtaParts:
+    """What every candidate of one ctaLayout shares."""
+
+    cta: CtaLayout
+    gemm: Gemm
+    _wmma: Any
+    autos: list[Any]
+    offsets: tuple[np.ndarray, np.ndarray]
+    reads: list[np.ndarray]  # per operand: bytes each warp reads
+    pair_bytes: int = 0  # bytes the busiest SIMD pair reads
+    total_bytes: tuple[int, int] = (0, 0)  # per operand, bytes all warps read
+
+    @property
+    def wmma(self) -> Any:
+        if self._wmma is None:
+            self._wmma = self.gemm.wmma(self.cta.warp, self.cta.register)
+        return self._wmma
+
+
+def _tiles(cta: CtaLayout) -> np.ndarray:
+    """``[instruction, warp, 2]`` C tiles of a ctaLayout with every register basis given
+    (instruction r, warp w: XOR of the bases the bits of r and w select)."""
+
+    def span(bases: Sequence[tuple[int, int]]) -> np.ndarray:
+        out = np.zeros((1 << len(bases), 2), dtype=np.int64)
+        for i, b in enumerate(bases):
+            half = 1 << i
+            out[half : 2 * half] = out[:half] ^ np.asarray(b)
+        return out
+
+    return span(cta.register)[:, None, :] ^ span(cta.warp)[None, :, :]
+
+
 class Scorer:
     """The caches every candidate shares: lowerings per (operand, register bases, shared
     layout, transposed loads), operand passes per warp placement, allocations per buffer set."""
@@ -231,11 +266,16 @@ class Scorer:
         self._dsts: dict[Any, Any] = {}
 
     # -------------------------------------------------------------------------- per ctaLayout
-    def cta_parts(self, cta: CtaLayout):
-        """The WMMA layout, per-operand auto partitions and warp offsets of a ctaLayout."""
+    def cta_parts(self, cta: CtaLayout) -> CtaParts:
+        """Per-instruction tiles, auto partitions, warp offsets and read bytes of a ctaLayout."""
         g = self.problem.gemm
-        wmma = g.wmma(cta.warp, cta.register)
-        tiles = instruction_tiles(wmma, g.block_mn)
+        bits = tile_bits(g.block_mn, g.tile_shape)
+        if len(cta.warp) + len(cta.register) == sum(bits):
+            tiles = _tiles(cta)
+            wmma = None
+        else:  # a hand-made one: Triton adds the missing repeats
+            wmma = g.wmma(cta.warp, cta.register)
+            tiles = instruction_tiles(wmma, g.block_mn)
         autos = []
         for op in (0, 1):
             try:
@@ -243,12 +283,26 @@ class Scorer:
             except LayoutError:
                 autos.append(None)
         rows, cols = g.tile_shape
-        warp_tiles = tiles[0]  # instruction 0: each warp's own offset (register part 0)
+        own = tiles[0]  # instruction 0: each warp's own offset (register part 0)
+        zero = np.zeros_like(own[:, 0])
         offsets = (
-            np.stack([warp_tiles[:, 0] * rows, np.zeros_like(warp_tiles[:, 0])], axis=-1),
-            np.stack([np.zeros_like(warp_tiles[:, 1]), warp_tiles[:, 1] * cols], axis=-1),
+            np.stack([own[:, 0] * rows, zero], axis=-1),
+            np.stack([zero, own[:, 1] * cols], axis=-1),
         )
-        return wmma, autos, offsets
+        # bytes each warp reads: its distinct bands of each operand, all of K
+        m, n, k = g.block
+        reads = [
+            np.array([len(set(tiles[:, w, op].tolist())) for w in range(tiles.shape[1])])
+            * g.tile_shape[op]
+            * k
+            * g.elem_bytes
+            for op in (0, 1)
+        ]
+        per_pair = np.zeros(self.pairs.max() + 1, dtype=np.int64)
+        for op in (0, 1):
+            np.add.at(per_pair, self.pairs, reads[op])
+        totals = (int(reads[0].sum()), int(reads[1].sum()))
+        return CtaParts(cta, g, wmma, autos, offsets, reads, int(per_pair.max()), totals)
 
     def shared_of(self, op: int, choice: SharedChoice, auto) -> Any | None:
         g = self.problem.gemm
@@ -262,8 +316,9 @@ class Scorer:
         return shared
 
     def operand(
-        self, op: int, cta: CtaLayout, wmma, shared, offsets: np.ndarray, allow_tr: bool
+        self, op: int, cta: CtaLayout, parts: CtaParts, shared, allow_tr: bool
     ) -> OperandStatic | None:
+        offsets = parts.offsets[op]
         axis = 0 if op == 0 else 1
         # Triton's lowering orders the instructions (and, for ds_load_tr, picks each lane's row)
         # from cvt, warp bases included, so a plan is kept per register bases and warp
@@ -274,8 +329,8 @@ class Scorer:
         plan = self._plans.get(key)
         if plan is None:
             try:
-                dst = self.dst(op, wmma, reg_key, warp_key)
-                plan = make_plan(self.problem.gemm, wmma, op, shared, allow_tr, dst)
+                dst = self.dst(op, parts, reg_key, warp_key)
+                plan = make_plan(self.problem.gemm, parts.wmma, op, shared, allow_tr, dst)
             except LayoutError as err:
                 plan = err
             self._plans[key] = plan
@@ -288,12 +343,14 @@ class Scorer:
             self._statics[skey] = static
         return static
 
-    def dst(self, op: int, wmma, reg_key, warp_key):
+    def dst(self, op: int, parts: CtaParts, reg_key, warp_key):
         """The operand's destination linear layout (cached per register and warp bases)."""
         k = (op, reg_key, warp_key)
         if k not in self._dsts:
             g = self.problem.gemm
-            self._dsts[k] = g.dot_operand(wmma, op).to_linear_layout(list(g.operand_shape(op)))
+            self._dsts[k] = g.dot_operand(parts.wmma, op).to_linear_layout(
+                list(g.operand_shape(op))
+            )
         return self._dsts[k]
 
     def _static(self, op: int, plan: OperandPlan, shared, offsets: np.ndarray) -> OperandStatic:
@@ -404,13 +461,12 @@ class Scorer:
     def reference(self, name: str, cta: CtaLayout, a: SharedChoice, b: SharedChoice) -> Candidate:
         """A hand-made candidate scored like the space's (LayoutError if it cannot be built)."""
         parts = self.cta_parts(cta)
-        wmma, autos, offsets = parts
         statics, buffers = [], []
         for op, choice in ((0, a), (1, b)):
-            shared = self.shared_of(op, choice, autos[op])
+            shared = self.shared_of(op, choice, parts.autos[op])
             if shared is None:
                 raise LayoutError(f"reference {name}: {OPERANDS[op].upper()} cannot be built")
-            statics.append(self.operand(op, cta, wmma, shared, offsets[op], True))
+            statics.append(self.operand(op, cta, parts, shared, True))
             buffers.append(self.buffers(op, shared))
         if None in statics:
             raise LayoutError(f"reference {name}: cannot be lowered")
@@ -519,51 +575,54 @@ def _metrics(c: Candidate) -> tuple[int, int, int]:
     )
 
 
-def enumerate_candidates(
-    problem: SearchProblem,
-    hw: HardwareConfig,
-    progress: Callable[..., Iterable] | None = None,
-    scorer: Scorer | None = None,
-) -> tuple[list[Candidate], int]:
-    """Every valid candidate with its static metrics, and how many points the space had."""
-    scorer = scorer or Scorer(problem, hw)
-    ctas = problem.ctas()
-    choices = (problem.choices(0), problem.choices(1))
-    wrap = progress or (lambda items, **_: items)
-    out: list[Candidate] = []
-    points = 0
-    for cta in wrap(ctas, total=len(ctas), desc="search: static"):
-        n = len(choices[0]) * len(choices[1]) * len(problem.b_transposed_loads)
-        points += n
-        try:
-            parts = scorer.cta_parts(cta)
-        except LayoutError:
+def fixed_cycles(hw: HardwareConfig) -> int:
+    """Cycles of a K step that no pass can hide: the start clock before the first issue and the
+    last load's latency before the end clock. Every simulated candidate takes at least its
+    lower bound plus this (tests/test_search.py checks it)."""
+    return int(hw.timing.clock_latency + hw.timing.lds_latency)
+
+
+def _choice_parts(scorer: Scorer, parts: CtaParts, choices) -> list[list[Any]]:
+    """Per operand and choice: (choice, shared encoding or None, buffers or None)."""
+    out: list[list[Any]] = [[], []]
+    for op in (0, 1):
+        for ch in choices[op]:
+            shared = scorer.shared_of(op, ch, parts.autos[op])
+            bufs = scorer.buffers(op, shared) if shared is not None else None
+            first = None
+            if shared is not None and not isinstance(shared, PartitionedSharedLayout):
+                g = scorer.problem.gemm
+                first = shared.alloc_bytes(g.operand_shape(op), g.elem_bytes)
+            out[op].append((ch, shared, bufs, first))
+    return out
+
+
+def _pre_bound(scorer: Scorer, parts: CtaParts, ops, alloc: Allocation) -> int:
+    """A lower bound on a candidate's pass cycles from the ctaLayout and the allocation alone:
+    a pass moves at most one port's bytes, so a pair needs at least its warps' read bytes /
+    port bytes cycles; and an unpartitioned operand whose first buffer lies in one physical
+    partition puts every pass of every warp on that partition."""
+    port = scorer.hw.ports.bytes_per_cycle
+    bound = -(-parts.pair_bytes // port)
+    size = scorer.hw.partitions.size
+    per_part: dict[int, int] = {}
+    for op, (*_, first) in enumerate(ops):
+        if first is None:  # partitioned
             continue
-        wmma, autos, offsets = parts
-        ops: list[list[Any]] = [[], []]
-        for op in (0, 1):
-            for ch in choices[op]:
-                shared = scorer.shared_of(op, ch, autos[op])
-                trs = problem.b_transposed_loads if op == 1 else (True,)
-                per_tr = {}
-                for tr in trs:
-                    st = None
-                    if shared is not None:
-                        st = scorer.operand(op, cta, wmma, shared, offsets[op], tr)
-                    per_tr[tr] = st
-                bufs = scorer.buffers(op, shared) if shared is not None else None
-                ops[op].append((ch, per_tr, bufs))
-        for a, sa, bufa in ops[0]:
-            oa = sa[True]
-            for b, sb, bufb in ops[1]:
-                for tr in problem.b_transposed_loads:
-                    ob = sb[tr]
-                    if oa is None or ob is None:
-                        continue
-                    c = scorer.candidate(cta, a, b, tr, oa, ob, (bufa, bufb))
-                    if c is not None:
-                        out.append(c)
-    return out, points
+        start = alloc.offsets_of(OPERANDS[op].upper())[0]
+        if start // size == (start + first - 1) // size:
+            q = start // size
+            per_part[q] = per_part.get(q, 0) + parts.total_bytes[op]
+    if per_part:
+        bound = max(bound, -(-max(per_part.values()) // port))
+    return int(bound)
+
+
+@dataclass
+class _Counts:
+    points: int = 0
+    invalid: int = 0
+    pruned: int = 0
 
 
 def search(
@@ -574,50 +633,47 @@ def search(
     engine: str = "fast",
     execution: Any = None,
     progress: Callable[..., Iterable] | None = None,
-    batch: int = 256,
-    extra: Sequence[Candidate] = (),
+    batch: int = 16,
 ) -> SearchResult:
-    """Score the space of ``problem``; simulate what the bound cannot rule out; rank.
+    """Score the space of ``problem``, ``batch`` ctaLayouts at a time (the most promising
+    first); simulate what the bounds cannot rule out; rank.
 
-    ``extra``: candidates scored outside the space (hand-made ones) that join the ranking.
+    With ``prune`` a candidate is dropped as soon as a lower bound on its cycles (before its
+    lowering: :func:`_pre_bound`; after: ``Candidate.lower_bound``) plus :func:`fixed_cycles`
+    exceeds the best cycles simulated so far: it cannot rank first.
     """
     from wgpsim.experiments.executor import Execution
 
-    execution = execution or Execution(workers=1, progress=progress)
+    execution = execution or Execution(workers=1)
     scorer = Scorer(problem, hw)
-    cands, points = enumerate_candidates(problem, hw, progress, scorer)
+    fixed = fixed_cycles(hw)
     refs = [scorer.reference(*r) for r in problem.references]
-    extra = [*extra, *refs]
-    kept = {id(c) for c in extra}
-    cands += extra
-    cache: dict[str, dict[str, int]] = {}
-    order = sorted(
-        range(len(cands)),
-        key=lambda i: (
-            not cands[i].fits,
-            cands[i].lockstep_overlaps > 0,
-            cands[i].lower_bound,
-            _tdm(cands[i]),
-            cands[i].allocation.size,
-        ),
+    choices = (problem.choices(0), problem.choices(1))
+    per_cta = len(choices[0]) * len(choices[1]) * len(problem.b_transposed_loads)
+    counts = _Counts()
+    infos = []
+    for cta in problem.ctas():
+        try:
+            infos.append(scorer.cta_parts(cta))
+        except LayoutError:
+            counts.invalid += per_cta
+        counts.points += per_cta
+    # the most promising first: fewest bytes per pair, then both operands partitionable
+    infos.sort(
+        key=lambda p: (
+            p.pair_bytes,
+            p.autos[0] is None or p.autos[1] is None,
+        )
     )
-    best = None
+    cache: dict[str, dict[str, int]] = {}
+    kept: list[Candidate] = []
+    best: int | None = None
     simulated = 0
-    pos = 0
-    while pos < len(order):
-        todo: list[Candidate] = []
-        while pos < len(order) and len(todo) < batch:
-            c = cands[order[pos]]
-            pos += 1
-            if not c.fits:
-                c.pruned = f"needs {c.allocation.size} B of LDS, more than {problem.lds_budget or hw.partitions.lds_bytes}"
-                continue
-            if prune and best is not None and c.lower_bound > best and id(c) not in kept:
-                c.pruned = f"lower bound {c.lower_bound} cycles > best simulated {best}"
-                continue
-            todo.append(c)
-        new = {}
+
+    def simulate_all(todo: list[Candidate]) -> None:
+        nonlocal best, simulated
         keys = [c.key for c in todo]
+        new = {}
         for c, k in zip(todo, keys, strict=True):
             if k not in cache and k not in new:
                 new[k] = _point(c)
@@ -633,20 +689,90 @@ def search(
             r = cache[k]
             c.cycles, c.partition_stall_cycles = r["cycles"], r["partition_stall_cycles"]
             simulated += 1
-            best = c.cycles if best is None else min(best, c.cycles)
-    ranked = [c for c in cands if c.cycles is not None]
+            if c.fits:
+                best = c.cycles if best is None else min(best, c.cycles)
+
+    simulate_all(refs)
+    kept += refs
+    wrap = progress or (lambda items, **_: items)
+    chunks = [infos[i : i + batch] for i in range(0, len(infos), batch)]
+    for chunk in wrap(chunks, total=len(chunks), desc="search: ctaLayouts"):
+        todo = []
+        for parts in chunk:
+            todo += _score_cta(scorer, parts, choices, problem, prune, best, fixed, counts)
+        order = sorted(todo, key=lambda c: (c.lower_bound, c.lockstep_overlaps, _tdm(c)))
+        sim = []
+        for c in order:
+            if not c.fits:
+                counts.pruned += 1
+                continue
+            if prune and best is not None and c.lower_bound + fixed > best:
+                counts.pruned += 1
+                continue
+            sim.append(c)
+        # simulate the most promising first, so the bound tightens within the chunk
+        head, rest = sim[:8], sim[8:]
+        simulate_all(head)
+        rest = [
+            c for c in rest if not (prune and best is not None and c.lower_bound + fixed > best)
+        ]
+        counts.pruned += len(sim) - len(head) - len(rest)
+        simulate_all(rest)
+        kept += head + rest
+    ranked = [c for c in kept if c.cycles is not None]
     ranking = rank([c.row() for c in ranked], CRITERIA)
-    invalid = points - len(cands) + len(extra)
     return SearchResult(
         problem,
-        cands,
-        points,
-        invalid,
-        points - invalid - simulated,
+        kept,
+        counts.points,
+        counts.invalid,
+        counts.pruned,
         simulated,
         len(cache),
         ranking,
     )
+
+
+def _score_cta(scorer, parts, choices, problem, prune, best, fixed, counts) -> list[Candidate]:
+    """The candidates of one ctaLayout that survive the bound before lowering, scored."""
+    cta = parts.cta
+    trs = problem.b_transposed_loads
+    ops = _choice_parts(scorer, parts, choices)
+    out = []
+    statics: dict[Any, OperandStatic | None] = {}
+
+    def static(op, i, tr):
+        key = (op, i, tr)
+        if key not in statics:
+            shared = ops[op][i][1]
+            statics[key] = scorer.operand(op, cta, parts, shared, tr)
+        return statics[key]
+
+    for i, (a, sa, bufa, _) in enumerate(ops[0]):
+        for j, (b, sb, bufb, _) in enumerate(ops[1]):
+            if sa is None or sb is None:
+                counts.invalid += len(trs)
+                continue
+            alloc = scorer.allocation(bufa, bufb)
+            if isinstance(alloc, AllocationError):
+                counts.invalid += len(trs)
+                continue
+            if prune and best is not None:
+                pre = _pre_bound(scorer, parts, (ops[0][i], ops[1][j]), alloc)
+                if pre + fixed > best:
+                    counts.pruned += len(trs)
+                    continue
+            for tr in trs:
+                oa, ob = static(0, i, True), static(1, j, tr)
+                if oa is None or ob is None:
+                    counts.invalid += 1
+                    continue
+                c = scorer.candidate(cta, a, b, tr, oa, ob, (bufa, bufb))
+                if c is None:
+                    counts.invalid += 1
+                    continue
+                out.append(c)
+    return out
 
 
 def _tdm(c: Candidate) -> int:
@@ -659,7 +785,7 @@ __all__ = [
     "Scorer",
     "SearchProblem",
     "SearchResult",
-    "enumerate_candidates",
+    "fixed_cycles",
     "search",
     "sim_point",
 ]

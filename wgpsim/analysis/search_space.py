@@ -22,7 +22,7 @@ The AMD blog's 4-warp layouts, all in the space:
 >>> coarse = CtaLayout(warp=((2, 4), (1, 0)), register=((0, 1), (0, 2), (2, 0), (4, 0)))
 >>> swizzled = CtaLayout(warp=((2, 1), (1, 0)), register=((0, 2), (0, 4), (2, 0), (4, 0)))
 >>> coarse in space, swizzled in space, len(space)
-(True, True, 750)
+(True, True, 1050)
 """
 
 from __future__ import annotations
@@ -76,26 +76,50 @@ def cta_layouts(
         )
     w = warps.bit_length() - 1
     out: list[CtaLayout] = []
+    seen: set[CtaLayout] = set()
     # registers: columns first, then rows (Triton's fill order)
     axes = sorted(range(n), key=lambda a: (a < rows, a))
     for reg_axes in combinations(axes, n - w):
         register = tuple(_axis(a, rows) for a in reg_axes)
         free = [a for a in range(n) if a not in reg_axes]
-        swizzles = [
-            combo
-            for k in range(min(swizzle_depth, len(register)) + 1)
-            for combo in combinations(register, k)
-        ]
         for pivots in permutations(free):
-            for extra in product(swizzles, repeat=w):
-                warp = []
-                for pivot, mix in zip(pivots, extra, strict=True):
-                    base = _axis(pivot, rows)
-                    for r in mix:
-                        base = _xor(base, r)
-                    warp.append(base)
-                out.append(CtaLayout(tuple(warp), register))
+            # warp basis i: its pivot XOR up to swizzle_depth other bits (register bits, or
+            # the pivots of other warp bases: warpsPerCTA-style mixing of the warp bits)
+            mixes = []
+            for i, pivot in enumerate(pivots):
+                others = [_axis(a, rows) for a in (*reg_axes, *pivots[:i], *pivots[i + 1 :])]
+                mixes.append(
+                    [
+                        _mix(_axis(pivot, rows), combo)
+                        for k in range(min(swizzle_depth, len(others)) + 1)
+                        for combo in combinations(others, k)
+                    ]
+                )
+            for warp in product(*mixes):
+                cta = CtaLayout(tuple(warp), register)
+                if cta not in seen and _invertible([*warp, *register]):
+                    seen.add(cta)
+                    out.append(cta)
     return out
+
+
+def _mix(base: tuple[int, int], extra: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    for e in extra:
+        base = _xor(base, e)
+    return base
+
+
+def _invertible(vectors: Sequence[tuple[int, int]]) -> bool:
+    """Whether the tile moves are linearly independent over GF(2)."""
+    basis: list[int] = []
+    for r, c in vectors:
+        v = (c << 16) | r
+        for b in basis:
+            v = min(v, v ^ b)
+        if not v:
+            return False
+        basis.append(v)
+    return True
 
 
 def tile_bits(block_mn: Sequence[int], tile_shape: Sequence[int]) -> tuple[int, int]:
