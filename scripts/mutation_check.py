@@ -1,8 +1,8 @@
 """The mutation check: do the tests catch a small bug in either statement of the rules?
 
 A plain script (not a test), run by ``.ci/run``: ``python scripts/mutation_check.py [--list]
-[--only NAME ...]``. It copies the package and the tests into a temporary directory (the
-worktree is never touched), then applies each mutant of ``MUTANTS`` in turn to that copy (one
+[--only NAME ...] [--jobs 2]``. It copies the package and the tests into temporary directories
+(one per job; the worktree is never touched), checks that the tests pass there, then applies each mutant of ``MUTANTS`` in turn to that copy (one
 small textual change to one rule, in the plain reference ``wgpsim/hw/rules.py`` / ``des`` or
 in the fast engine's compiled kernels), runs ``TESTS`` there with ``pytest -x`` and the CI
 hypothesis profile (derandomized), and restores the file. A mutant is caught when a test
@@ -23,7 +23,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +36,13 @@ TESTS = (
     "tests/test_engine_des.py",
     "tests/test_engine_differential.py",
 )
-"""The test files run against every mutant, fastest to fail first (``pytest -x``)."""
+"""The test files run against a mutant of the plain rules, fastest to fail first (``-x``)."""
+TESTS_FAST = (
+    "tests/test_engine_fast_rules.py",
+    "tests/test_engine_differential.py",
+    "tests/test_engine_des.py",
+)
+"""The test files run against a mutant of the fast engine (the des-only files cannot fail)."""
 COPIED = ("wgpsim", "tests", "configs", "pyproject.toml")
 INLINED = {"_fast_grant", "_fast_state", "_fast_loop"}
 """Modules of compiled code that ``_fast_loop.run_loop`` inlines (its cache goes stale)."""
@@ -134,6 +142,23 @@ MUTANTS = (
             ),
         ),
         "ties never alternate",
+    ),
+    Mutant(
+        "rules.round_robin_turn",
+        RULES,
+        (("return (granted[0][0] + 1) % npairs if granted else favor", "return favor"),),
+        "round_robin never passes the turn on",
+    ),
+    Mutant(
+        "des.skip_a_cycle",
+        DES,
+        (
+            (
+                "        return max(min(times), now + 1)\n",
+                "        return max(min(times), now + 2)\n",
+            ),
+        ),
+        "the tick after a wait comes one cycle late",
     ),
     Mutant(
         "des.lds_latency",
@@ -239,6 +264,18 @@ MUTANTS = (
         "ties never alternate",
     ),
     Mutant(
+        "fast.round_robin_turn",
+        GRANT,
+        (("_after(out[0, 0] + 1, 0, npairs) if granted else favor", "favor"),),
+        "round_robin never passes the turn on",
+    ),
+    Mutant(
+        "fast.skip_a_cycle",
+        LOOP,
+        (("    return max(step, now + 1)\n", "    return max(step, now + 2)\n"),),
+        "the step after a wait comes one cycle late",
+    ),
+    Mutant(
         "fast.lds_latency",
         LOOP,
         (
@@ -276,10 +313,10 @@ def apply(mutant: Mutant, text: str) -> str:
     return text
 
 
-def run_tests(copy: Path, cache: Path) -> tuple[int, float]:
-    """``pytest -x TESTS`` in the copy: (return code, seconds); -1 on timeout."""
+def run_tests(copy: Path, cache: Path, tests: tuple[str, ...]) -> tuple[int, float]:
+    """``pytest -x tests`` in the copy: (return code, seconds); -1 on timeout."""
     env = {**os.environ, "PYTHONPATH": str(copy), "CI": "1", "NUMBA_CACHE_DIR": str(cache)}
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *TESTS]
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
     start = time.perf_counter()
     with subprocess.Popen(
         command,
@@ -311,54 +348,85 @@ def mutant_cache(warm: Path, mutant: Mutant, into: Path) -> Path:
     return into
 
 
+WARM_UP = (
+    "from wgpsim.engine import simulate\n"
+    "from wgpsim.trace.generate import streaming_trace\n"
+    "simulate(streaming_trace(4, 2, 'ds_load_b128', lambda w: 0, timed=True), engine='fast')\n"
+)
+"""Compiles the fast engine into a copy's numba cache (what the unmutated run does in copy 0)."""
+
+
+def make_copy(into: Path) -> Path:
+    for name in COPIED:
+        src = ROOT / name
+        if src.is_dir():
+            ignore = shutil.ignore_patterns("__pycache__", ".hypothesis", "*.nbi", "*.nbc")
+            shutil.copytree(src, into / name, symlinks=True, ignore=ignore)
+        else:
+            shutil.copy2(src, into / name)
+    return into
+
+
+def check(mutant: Mutant, copy: Path, warm: Path, mutated: str) -> tuple[bool, str]:
+    """Run the tests on ``copy`` with ``mutant`` applied: (caught, the line to print)."""
+    target = copy / mutant.path
+    original, stamp = target.read_text(), target.stat()
+    target.write_text(mutated)
+    fast = not mutant.path.startswith(("wgpsim/hw/", "wgpsim/engine/des"))
+    cache = mutant_cache(warm, mutant, warm.with_name(warm.name + "-mutant")) if fast else warm
+    try:
+        code, seconds = run_tests(copy, cache, TESTS_FAST if fast else TESTS)
+    finally:
+        target.write_text(original)
+        os.utime(target, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    verdict = {1: "caught", -1: "caught (tests timed out)"}.get(code, f"SURVIVED (pytest {code})")
+    return code in (1, -1), f"{mutant.name:32} {verdict:24} {seconds:5.0f} s  {mutant.what}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these mutants")
+    parser.add_argument("--jobs", type=int, default=2, help="copies tested at once (default 2)")
     args = parser.parse_args(argv)
     mutants = [m for m in MUTANTS if not args.only or m.name in args.only]
     if args.list:
         for m in MUTANTS:
             print(f"{m.name:32} {m.path:34} {m.what}")
         return 0
+    jobs = max(1, min(args.jobs, len(mutants)))
     with tempfile.TemporaryDirectory(prefix="wgpsim-mutants-") as tmp:
-        copy, warm = Path(tmp) / "repo", Path(tmp) / "numba-cache"
-        for name in COPIED:
-            src = ROOT / name
-            if src.is_dir():
-                shutil.copytree(
-                    src,
-                    copy / name,
-                    symlinks=True,
-                    ignore=shutil.ignore_patterns("__pycache__", ".hypothesis", "*.nbi", "*.nbc"),
-                )
-            else:
-                shutil.copy2(src, copy / name)
-        originals = {m.path: (copy / m.path).read_text() for m in mutants}
-        mutated = {m.name: apply(m, originals[m.path]) for m in mutants}  # all apply, first
-        code, seconds = run_tests(copy, warm)
-        print(f"unmutated: {'pass' if code == 0 else f'FAIL (pytest {code})'} ({seconds:.0f} s)")
-        if code != 0:
-            return 1
-        caught = []
-        for m in mutants:
-            target = copy / m.path
-            stamp = target.stat()
-            target.write_text(mutated[m.name])
-            fast = not m.path.startswith(("wgpsim/hw/", "wgpsim/engine/des"))
-            cache = mutant_cache(warm, m, Path(tmp) / "numba-mutant") if fast else warm
-            try:
-                code, seconds = run_tests(copy, cache)
-            finally:
-                target.write_text(originals[m.path])
-                os.utime(target, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-            verdict = {1: "caught", -1: "caught (tests timed out)"}.get(
-                code, f"SURVIVED (pytest {code})"
+        copies = [make_copy(Path(tmp) / f"repo{i}") for i in range(jobs)]
+        caches = [Path(tmp) / f"numba{i}" for i in range(jobs)]
+        mutated = {m.name: apply(m, (ROOT / m.path).read_text()) for m in mutants}  # all apply
+        with ThreadPoolExecutor(jobs) as pool:
+            warm_ups = [
+                pool.submit(warm_up, c, w) for c, w in zip(copies[1:], caches[1:], strict=True)
+            ]
+            code, seconds = run_tests(copies[0], caches[0], TESTS)
+            print(
+                f"unmutated: {'pass' if code == 0 else f'FAIL (pytest {code})'} ({seconds:.0f} s)"
             )
-            caught.append(code in (1, -1))
-            print(f"{m.name:32} {verdict:24} {seconds:5.0f} s  {m.what}", flush=True)
+            if code != 0 or not all(w.result() for w in warm_ups):
+                return 1
+            lock, caught = threading.Lock(), []
+
+            def work(i: int) -> None:
+                for m in mutants[i::jobs]:
+                    ok, line = check(m, copies[i], caches[i], mutated[m.name])
+                    with lock:
+                        caught.append(ok)
+                        print(line, flush=True)
+
+            for future in [pool.submit(work, i) for i in range(jobs)]:
+                future.result()
     print(f"{sum(caught)}/{len(caught)} mutants caught")
     return 0 if all(caught) else 1
+
+
+def warm_up(copy: Path, cache: Path) -> bool:
+    env = {**os.environ, "PYTHONPATH": str(copy), "NUMBA_CACHE_DIR": str(cache)}
+    return subprocess.run([sys.executable, "-c", WARM_UP], cwd=copy, env=env).returncode == 0
 
 
 if __name__ == "__main__":

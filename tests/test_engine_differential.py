@@ -123,7 +123,7 @@ def traces(draw, max_ops: int = 8):
     return b.build(lds_bytes=LDS_BYTES)
 
 
-@settings(max_examples=700, deadline=None, derandomize=True)
+@settings(max_examples=700, deadline=None)
 @given(trace=traces(), variant=st.sampled_from(sorted(VARIANTS)))
 def test_fast_equals_des_on_random_traces(trace, variant):
     hw = VARIANTS[variant]
@@ -133,7 +133,7 @@ def test_fast_equals_des_on_random_traces(trace, variant):
     )
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=300, deadline=None)
 @given(trace=traces(max_ops=6), jitter=st.sampled_from(sorted(DRIFT)), seed=st.integers(0, 2**31))
 def test_fast_equals_des_with_drift(trace, jitter, seed):
     hw = DRIFT[jitter]
@@ -142,7 +142,7 @@ def test_fast_equals_des_with_drift(trace, jitter, seed):
     )
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=60, deadline=None)
 @given(warps=st.integers(1, 8), loads=st.integers(1, 40), same_partition=st.booleans())
 def test_fast_equals_des_on_streams(warps, loads, same_partition):
     """Long back-to-back streams: full queues, dscnt pressure, both ports and serialization."""
@@ -166,18 +166,21 @@ def test_fast_equals_des_on_streams(warps, loads, same_partition):
 # -- fixed cases ----------------------------------------------------------------------------------
 
 
-def test_fast_is_a_registered_engine_and_reproduces_the_seed():
+def test_fast_follows_des_on_the_seed_microbenchmark():
+    """Both layouts of the AMD blog's table, every counter (tests/test_engine_des.py holds
+    the calibration itself)."""
     assert "fast" in ENGINES
     lanes = 16 * LANE
     plain = np.stack([w * 16384 + 512 * np.arange(32)[:, None] + lanes for w in range(4)])
     parted = np.stack(
         [(w // 2) * 16384 + (w % 2) * P + 512 * np.arange(32)[:, None] + lanes for w in range(4)]
     )
-    for blocks, cycles in ((plain, 323), (parted, 195)):
+    for blocks in (plain, parted):
         trace = microbenchmark_trace(blocks, "ds_load_b128")
-        r = simulate(trace, HW, engine="fast")
-        assert r.engine == "fast" and r.measurement() == cycles
-        assert_same(simulate(trace, HW, engine="des"), r)
+        assert_same(
+            simulate(trace, HW, engine="des", record_events=True),
+            simulate(trace, HW, engine="fast", record_events=True),
+        )
 
 
 def test_stuck_warps_fail_alike():

@@ -240,7 +240,7 @@ def _reference_grant(heads, state, npairs):
     return tuple(granted), tuple(stalled), favor
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=300, deadline=None)
 @given(
     present=st.lists(st.booleans(), min_size=2, max_size=2),
     issued=st.lists(st.integers(0, 3), min_size=2, max_size=2),
@@ -277,7 +277,7 @@ def test_grant_table_of_small_cases(heads, held, free, favor, expected):
 BANKS = {n: HW.with_overrides(**{"banks.count": n}) for n in (64, 48, 128)}
 
 
-@settings(max_examples=90, deadline=None, derandomize=True)
+@settings(max_examples=90, deadline=None)
 @given(
     dwords=st.lists(st.integers(-1, 400), min_size=1, max_size=40),
     width=st.sampled_from([1, 2, 4, 8, 12, 16, 256, 520]),

@@ -10,7 +10,6 @@ from wgpsim.trace.instructions import (
     CONTROL_OPS,
     INSTRUCTIONS,
     OP_ALIGNMENT,
-    OP_BYTES_PER_LANE,
     OPS,
     instruction,
     is_lds,
@@ -68,9 +67,6 @@ def test_ops_lists_instructions_then_control_ops():
     for code, name in enumerate(OPS):
         assert op_code(name) == code
         assert op_name(code) == name
-        assert OP_BYTES_PER_LANE[code] == (
-            INSTRUCTIONS[name].bytes_per_lane if name in INSTRUCTIONS else 0
-        )
 
 
 def test_unknown_names_list_valid_ones():
