@@ -2,7 +2,9 @@
 
 Each case is a module with a ``ttg.local_alloc`` (so the buffer's address is known: the
 allocator's offset from ``@global_smem``), optional view ops (``memdesc_index``,
-``memdesc_subslice``, ``memdesc_trans``) and one ``ttg.local_load``. A child process lowers it
+``memdesc_subslice``, ``memdesc_trans``, ``memdesc_reshape``; a trans or reshape result type is
+printed from our view's layout, which Triton's verifier accepts only if it equals the layout it
+infers) and one ``ttg.local_load``. A child process lowers it
 with Triton's passes to the LLVM dialect; ``llvm_addresses`` evaluates its address arithmetic
 for every thread. Per warp, the set of 32-lane address rows of Triton's loads must equal the
 rows of ``wgpsim.trace.lowering.lower`` (whose shared argument is a ``SharedView`` built with
@@ -21,7 +23,7 @@ from test_trace_lowering import ORACLE
 from wgpsim.layout import parse
 from wgpsim.layout.distributed import AMDWMMALayout, BlockedLayout, DotOperandLayout, SliceLayout
 from wgpsim.layout.notation import to_text
-from wgpsim.layout.shared import PartitionedSharedLayout, SharedLinearLayout
+from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout, SharedLinearLayout
 from wgpsim.layout.views import SharedView
 from wgpsim.trace.lowering import PLAIN_LOADS, lower
 
@@ -54,6 +56,15 @@ def work(text):
 def _apply(view: SharedView, op: str, arg: tuple) -> SharedView:
     """One view op; a trans case also carries the result encoding text (for the MLIR)."""
     return view.trans(arg[0]) if op == "trans" else getattr(view, op)(*arg)
+
+
+def _encoding_text(view: SharedView) -> str:
+    """A view's layout (a LinearLayout after trans/reshape) as #ttg text: shared_linear, or
+    padded_shared with explicit offset bases when its parent was padded."""
+    bases = [list(b) for b in view.linear_layout().get_bases("offset")]
+    if view.padding:
+        return to_text(PaddedSharedLayout(view.padding, offset_bases=bases))
+    return to_text(SharedLinearLayout(bases))
 
 
 def _dims(shape) -> str:
@@ -97,12 +108,17 @@ class Case:
                     f"    %v{k + 1} = ttg.memdesc_subslice %v{k}[{offs}] : {src} -> "
                     f"{memdesc(nxt, enc)}"
                 )
-            else:  # trans: the result encoding as Triton infers it, given with the case
-                enc = arg[1]
+            elif op == "trans":  # the result encoding: the hand-written one, or ours
+                enc = arg[1] if len(arg) > 1 else _encoding_text(nxt)
                 order = ", ".join(map(str, arg[0]))
                 lines.append(
                     f"    %v{k + 1} = ttg.memdesc_trans %v{k} {{order = array<i32: {order}>}} : "
                     f"{src} -> {memdesc(nxt, enc)}"
+                )
+            else:  # reshape: our view's layout as the result encoding; Triton's verifier
+                enc = _encoding_text(nxt)  # accepts it only if it is the layout Triton infers
+                lines.append(
+                    f"    %v{k + 1} = ttg.memdesc_reshape %v{k} : {src} -> {memdesc(nxt, enc)}"
                 )
             view = nxt
         shape = _dims(view.shape)
@@ -183,6 +199,18 @@ def cases() -> list[Case]:
     swz3 = parse("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [2, 1, 0]}>")
     out += [
         Case("part_index", PART, (2, 128, 64), [("index", (1,))], BLOCKED, "fp16"),
+        Case("swz_trans_ours", SWZ, (64, 128), [("trans", ((1, 0),))], BLOCKED, "fp16"),
+        Case("pad_trans", PAD, (64, 128), [("trans", ((1, 0),))], BLOCKED, "fp16"),
+        Case("swz_reshape", SWZ, (64, 128), [("reshape", ((128, 64),))], BLOCKED, "fp16"),
+        Case("pad_reshape", PAD, (64, 128), [("reshape", ((32, 256),))], BLOCKED, "fp16"),
+        Case(
+            "swz_index_reshape",
+            SWZ,
+            (2, 64, 128),
+            [("index", (1,)), ("reshape", ((128, 64),))],
+            BLOCKED,
+            "fp16",
+        ),  # fmt: skip
         Case("part_pad_index", PART_PAD, (2, 128, 64), [("index", (1,))], BLOCKED, "fp16"),
         Case("slice_rows", vec1, (64,), [], SliceLayout(1, BLOCKED), "fp16"),
         Case("slice_cols", vec1, (64,), [], SliceLayout(0, BLOCKED), "fp16"),
@@ -227,5 +255,5 @@ def test_addresses_match_triton(triton_modules):
             if t_rows != o_rows:
                 mismatches.append(f"{case.name} warp {w}: first rows {t_rows[:1]} vs {o_rows[:1]}")
                 break
-    assert len(todo) == 40  # 16 ds_transpose loads, 18 views, 6 new encodings
+    assert len(todo) == 45  # 16 ds_transpose loads, 23 views, 6 new encodings
     assert not mismatches, "\n".join(mismatches)
