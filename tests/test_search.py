@@ -127,3 +127,34 @@ def test_cli_search_bad_block_is_one_line():
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "--block" in proc.stderr
+
+
+def test_gemm_candidates_with_stages_equal_the_compiled_gluon_gemm():
+    """gemm_candidates, told the kernel's two buffers per operand, sizes the LDS as the real
+    compile does (the fixture's plain and partitioned kernels)."""
+    from wgpsim.experiments import run_experiment
+
+    real = [json.loads(line)["shared"] for line in FIXTURE.read_text().splitlines()]
+    pads = ({"padded": [[64, 8]]}, {"padded": [[128, 16]]})
+    auto = [{"partitioned": "auto", "partition_layout": p} for p in pads]
+    res = run_experiment(
+        {
+            "kind": "gemm_candidates",
+            "block": [128, 128, 64],
+            "warps": 4,
+            "stages": 2,
+            "instr_shape": [16, 16, 32],
+            "cacheline_bytes": 128,
+            "transposed": True,
+            "candidates": {
+                "plain": {"cta_layout": {"warps_per_cta": [2, 2]}, "a": pads[0], "b": pads[1]},
+                "gluon": {
+                    "cta_layout": {"warp": GLUON_4.warp, "register": GLUON_4.register},
+                    "a": auto[0],
+                    "b": auto[1],
+                },
+            },
+        }
+    )
+    sizes = res.tables["allocation"].groupby("candidate")["end"].max()
+    assert [int(sizes["plain"]), int(sizes["gluon"])] == real

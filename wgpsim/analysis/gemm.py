@@ -145,8 +145,13 @@ def analyse(
     cacheline_bytes: int,
     engine: str = "des",
     seed: int = 0,
+    stages: int = 1,
 ) -> CandidateAnalysis:
-    """Every number of one candidate (LayoutError / AllocationError if it cannot work)."""
+    """Every number of one candidate (LayoutError / AllocationError if it cannot work).
+
+    ``stages``: buffers per operand (``num_stages``): each operand is one ``local_alloc`` of
+    ``[stages, *shape]``, as a pipelined Gluon GEMM allocates it; the K step reads buffer 0.
+    """
     sim = {"engine": engine, "seed": seed}
     wmma = gemm.wmma(spec.warp, spec.register)
     tiles = instruction_tiles(wmma, gemm.block_mn)
@@ -167,7 +172,10 @@ def analyse(
         b
         for op, (shared, _) in enumerate(layouts)
         for b in tensor_buffers(
-            OPERANDS[op].upper(), shared, gemm.operand_shape(op), gemm.elem_bytes
+            OPERANDS[op].upper(),
+            shared,
+            (stages, *gemm.operand_shape(op)) if stages > 1 else gemm.operand_shape(op),
+            gemm.elem_bytes,
         )
     ]
     allocation = allocate_on(hw, buffers)

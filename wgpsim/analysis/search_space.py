@@ -60,9 +60,12 @@ def _xor(u: tuple[int, int], v: tuple[int, int]) -> tuple[int, int]:
 
 
 def cta_layouts(
-    tile_bits: tuple[int, int], warps: int, *, swizzle_depth: int = 1
+    tile_bits: tuple[int, int], warps: int, *, swizzle_depth: int = 1, mixed: int | None = None
 ) -> list[CtaLayout]:
     """Every ctaLayout of the space for a grid of ``2**rows x 2**cols`` tiles.
+
+    ``mixed``: how many warp bases (from warp bit 0, the SIMD-pair bit) may mix in other bits;
+    default all of them up to 8 warps, only the pair bit's for 16 (370,440 ctaLayouts else).
 
     >>> [str(c) for c in cta_layouts((1, 1), 2)]
     ['warp=[[1, 0]] register=[[0, 1]]', 'warp=[[1, 1]] register=[[0, 1]]', 'warp=[[0, 1]] register=[[1, 0]]', 'warp=[[1, 1]] register=[[1, 0]]']
@@ -75,6 +78,8 @@ def cta_layouts(
             f"({1 << rows} x {1 << cols} instruction tiles)"
         )
     w = warps.bit_length() - 1
+    if mixed is None:
+        mixed = w if w <= 3 else 1
     out: list[CtaLayout] = []
     seen: set[CtaLayout] = set()
     # registers: columns first, then rows (Triton's fill order)
@@ -91,7 +96,7 @@ def cta_layouts(
                 mixes.append(
                     [
                         _mix(_axis(pivot, rows), combo)
-                        for k in range(min(swizzle_depth, len(others)) + 1)
+                        for k in range(min(swizzle_depth if i < mixed else 0, len(others)) + 1)
                         for combo in combinations(others, k)
                     ]
                 )

@@ -88,6 +88,7 @@ FIELDS = (
     Field("a_k_contiguous", bool, default=True, doc="A stored K-fastest (order [1, 0])"),
     Field("b_k_contiguous", bool, default=False, doc="B stored K-fastest (order [0, 1])"),
     Field("cacheline_bytes", int, doc="global-memory cacheline (seed: 128 bytes)", valid=(1, 4096)),
+    Field("stages", int, default=1, doc="num_stages: buffers per operand", valid=(1, 16)),
     Field("candidates", dict, doc="name -> {cta_layout, a, b}"),
     Field("engine", str, default="des", choices=ENGINES),
     Field("seed", int, default=0, valid=SEED_RANGE),
@@ -112,6 +113,7 @@ class GemmCandidatesConfig:
     engine: str
     seed: int
     drift: DriftSection | None = None
+    stages: int = 1
 
     def analyse(self, name: str) -> CandidateAnalysis:
         """Candidate ``name``, analysed (LayoutError / AllocationError / TraceError if it
@@ -124,6 +126,7 @@ class GemmCandidatesConfig:
             cacheline_bytes=self.cacheline_bytes,
             engine=self.engine,
             seed=self.seed,
+            stages=self.stages,
         )
 
 
@@ -168,6 +171,7 @@ def parse_config(
         cfg["engine"],
         cfg["seed"],
         drift,
+        cfg["stages"],
     )
 
 
