@@ -19,11 +19,8 @@ ACCESS_OPS = ("ttg.local_load", "amdg.local_load_packed_transposed", "ttg.local_
 
 #: The cases whose instructions need an issue-11 item not yet in the lowering.
 PENDING = {
-    "fp4_packed_a": "issue 11 items 3 and 10: ds_load_tr4_b64, ds_store_b8_d16_hi",
-    "fp4_packed_b": "issue 11 item 3: ds_load_tr4_b64",
     "store_load_partitioned_inner128_fp16": "issue 11 item 7: padded inner shape != piece",
     "store_load_partitioned_inner256_fp16": "issue 11 item 7: padded inner shape != piece",
-    "store_load_transpose_fp16": "issue 11 item 10: ds_store_b16_d16_hi stores",
 }
 
 

@@ -36,8 +36,8 @@ def _split(counts: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:
 
 
 def test_the_fixture_holds_the_cases_it_claims():
-    assert len(CASES) == 13
-    assert sum(c["store"] for c in CASES.values()) == 3
+    assert len(CASES) == 15
+    assert sum(c["store"] for c in CASES.values()) == 5
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -47,6 +47,19 @@ def test_counts_per_warp_are_the_assembly(name):
     assert _lower(case, store=False).counts == loads
     if case["store"]:
         assert _lower(case, store=True).counts == stores
+
+
+def test_high_halves_of_packed_registers_store_with_d16_hi():
+    # fp16 (and i8) values a vector load left packed in 32-bit registers: the value at bit 16
+    # goes out with ds_store_b16_d16_hi (ds_store_b8_d16_hi), the others with the plain store
+    low = _lower(CASES["f16_store_across_rows"], store=True)
+    assert low.dialect_counts == {"ds_store_b16": 32}
+    assert low.counts == {"ds_store_b16": 16, "ds_store_b16_d16_hi": 16}
+    # a slice layout's registers lie far apart in the tensor: one value a register, no d16_hi
+    blocked = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], order = [1, 0]}>"
+    shared = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>"
+    sliced = lower(shared, f"#ttg.slice<{{dim = 1, parent = {blocked}}}>", (256,), 16, store=True)
+    assert set(sliced.counts) == {"ds_store_b16"}
 
 
 def test_dialect_level_choice_stays_visible():

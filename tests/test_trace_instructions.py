@@ -19,7 +19,7 @@ from wgpsim.trace.instructions import (
 )
 
 MNEMONIC = re.compile(
-    r"ds_(?P<verb>load|store)_(?P<two>2addr_)?(?P<st64>stride64_)?(?:tr(?P<tr>\d+)_)?[bu](?P<bits>\d+)"
+    r"ds_(?P<verb>load|store)_(?P<two>2addr_)?(?P<st64>stride64_)?(?:tr(?P<tr>\d+)_)?[bu](?P<bits>\d+)(?P<hi>_d16_hi)?"
 )
 
 
@@ -36,6 +36,7 @@ def test_each_record_agrees_with_its_mnemonic(name):
     assert ins.bytes_per_lane == two * int(m["bits"]) // 8
     assert ins.offset_unit_elems == (64 if m["st64"] else 1)
     assert ins.kind == ("load_tr" if m["tr"] else m["verb"])
+    assert ins.d16_hi == bool(m["hi"])
     assert ins.exchange is None or m["tr"]  # tr4: rows placed by lowering_packed
     assert ins.elem_bits == (int(m["tr"]) if m["tr"] else int(m["bits"]))
     if two == 2:  # pairs the single-address access of the same verb and width

@@ -41,6 +41,8 @@ CASES = {
     "f16_block_k16_b": (SWIZZLED.format(order="1, 0"), WMMA.format(op=1, k=32, kw=8), (16, 128), 16, False),
     "f16_padded_8_bytes": ("#ttg.padded_shared<[64:+4] {order = [1, 0], shape = [64, 64]}>", "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>", (64, 64), 16, False),
     "f16_padded_8_bytes_tr": ("#ttg.padded_shared<[64:+4] {order = [0, 1], shape = [64, 64]}>", WMMA.format(op=0, k=32, kw=8), (64, 64), 16, False),
+    "f16_store_across_rows": (SWIZZLED.format(order="0, 1"), "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>", (64, 64), 16, True),
+    "i8_store_across_rows": (SWIZZLED.format(order="0, 1"), "#ttg.blocked<{sizePerThread = [1, 16], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>", (64, 128), 8, True),
 }  # fmt: skip
 
 

@@ -56,6 +56,8 @@ class Instruction:
       8-bit offset fields (the ISA guide's DS encoding; LLVM ``DS_READ2_B32``...);
     - ``offset_unit_elems``: elements per unit of those offset fields (64 for ``stride64``);
     - ``single``: the single-address instruction a 2addr form pairs (LLVM SILoadStoreOptimizer);
+    - ``d16_hi``: a store of the value in bits 16.. of its register (``ds_store_b8_d16_hi``,
+      ``ds_store_b16_d16_hi``): the same access as its plain twin;
     - ``exchange``: for ``load_tr``, Triton's ``(leadingRegBases, leadingLaneBases)``, which
       fix the cross-lane exchange (``wgpsim.trace.transpose``); None for ``ds_load_tr4_b64``,
       whose rows ``wgpsim.trace.lowering_packed`` places.
@@ -75,6 +77,7 @@ class Instruction:
     offset_unit_elems: int = 1
     single: str | None = None
     exchange: tuple[int, int] | None = None
+    d16_hi: bool = False
 
     @property
     def access_bytes(self) -> int:
@@ -138,6 +141,9 @@ CATALOGUE: tuple[Instruction, ...] = (
     Instruction("ds_store_2addr_b64", 16, "store", 64, 2, single="ds_store_b64"),
     Instruction("ds_store_2addr_stride64_b32", 8, "store", 32, 2, 64, single="ds_store_b32"),
     Instruction("ds_store_2addr_stride64_b64", 16, "store", 64, 2, 64, single="ds_store_b64"),
+    # stores of a register's high half (LLVM, for a byte or half of a packed register)
+    Instruction("ds_store_b8_d16_hi", 1, "store", 8, d16_hi=True),
+    Instruction("ds_store_b16_d16_hi", 2, "store", 16, d16_hi=True),
 )
 """Every LDS instruction, one record each. Adding an instruction is its record here, its
 lowering (``wgpsim.trace.lowering*``) and its lane grouping in ``configs/mi450.yaml``
@@ -199,6 +205,7 @@ def single_address(kind: Kind) -> dict[int, str]:
         for ins in CATALOGUE
         if ins.kind == kind
         and ins.addresses == 1
+        and not ins.d16_hi
         and ins.bytes_per_lane & (ins.bytes_per_lane - 1) == 0
     }
     return dict(sorted(out.items()))

@@ -89,7 +89,24 @@ class Lowering:
 
     def __post_init__(self) -> None:
         if self.issued is None:
-            object.__setattr__(self, "issued", assemble(self.instruction, self.addresses))
+            regs = self.registers[:, 0] if self._packed_source() else None
+            object.__setattr__(self, "issued", assemble(self.instruction, self.addresses, regs))
+
+    def _packed_source(self) -> bool:
+        """Whether a store's 8/16-bit source values share 32-bit registers in element order:
+        the source layout's first register bases step one tensor dim by 1, 2 (...) elements, as
+        a vector global load or packed arithmetic leaves them (a slice layout's registers, far
+        apart in the tensor, are loaded one a register). Assumption, matched on the corpus."""
+        if not self.store or self.elem_bits not in (8, 16) or self.dst_layout is None:
+            return False
+        per_register = 32 // self.elem_bits
+        bases = self.dst_layout.get_bases("register")[: per_register.bit_length() - 1]
+        if len(bases) < per_register.bit_length() - 1:
+            return False
+        return any(
+            all(b[d] == 1 << i and not any(b[:d] + b[d + 1 :]) for i, b in enumerate(bases))
+            for d in range(len(bases[0]))
+        )
 
     @property
     def dialect_instruction(self) -> str:

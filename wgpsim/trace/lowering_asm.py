@@ -24,7 +24,10 @@ the assembly, and both change the LDS traffic:
    Triton adds the additive registers' offsets as constants to one base).
 
 The merged instruction keeps each lane's first address; ``distance`` is the byte distance to
-the second. A lone load with no partner, and every other instruction, stays as it is.
+the second. A lone load with no partner, and every other instruction, stays as it is, but a byte
+or half store of a value at bit 16 of its register, which LLVM issues as ``ds_store_b8_d16_hi``
+/ ``ds_store_b16_d16_hi`` (assumption: source registers packed in element order, as a vector
+global load leaves them; it gives the assembly's counts on the corpus).
 
 Four ``ds_load_b32`` at element offsets 0, 1, 64 and 65 from one base become two
 ``ds_load_2addr_b32``:
@@ -145,8 +148,28 @@ def _base_groups(addresses: np.ndarray, keep: list[int]) -> list[list[int]]:
     return groups
 
 
-def assemble(instruction: str, addresses: np.ndarray) -> Issued:
-    """The issued instructions for Triton-level ``instruction`` x ``addresses[w, k, lane]``."""
+def high_half(instruction: str, register: int) -> str:
+    """The store LLVM issues for a byte or half ``instruction`` of source register ``register``:
+    its ``_d16_hi`` twin when the value sits at bit 16 of its 32-bit register (registers packed
+    in element order: 2 halves or 4 bytes a register; bytes 1 and 3 are shifted down first).
+
+    >>> [high_half("ds_store_b8", r) for r in range(4)][2], high_half("ds_store_b16", 3)
+    ('ds_store_b8_d16_hi', 'ds_store_b16_d16_hi')
+    """
+    ins = INSTRUCTIONS[instruction]
+    twin = f"{instruction}_d16_hi"
+    if ins.kind != "store" or twin not in INSTRUCTIONS:
+        return instruction
+    per_register = 4 // ins.bytes_per_lane
+    return twin if (register % per_register) * ins.bytes_per_lane * 8 == 16 else instruction
+
+
+def assemble(
+    instruction: str, addresses: np.ndarray, registers: np.ndarray | None = None
+) -> Issued:
+    """The issued instructions for Triton-level ``instruction`` x ``addresses[w, k, lane]``;
+    ``registers[k]``, the first source register of instruction k, picks a store's ``_d16_hi``
+    form (``high_half``)."""
     addresses = np.asarray(addresses)
     ins = INSTRUCTIONS[instruction]
     count = addresses.shape[1]
@@ -180,7 +203,8 @@ def assemble(instruction: str, addresses: np.ndarray) -> Issued:
     for k in keep:
         if k in folded:
             continue
-        form, first, second, d = at.get(k, (instruction, k, k, 0))
+        single = instruction if registers is None else high_half(instruction, int(registers[k]))
+        form, first, second, d = at.get(k, (single, k, k, 0))
         ops.append(form)
         rows.append(first)
         dist.append(d)
