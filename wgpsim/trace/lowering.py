@@ -86,6 +86,7 @@ class Lowering:
     dst_layout: LinearLayout | None = field(default=None, repr=False)
     issued: Issued | None = field(default=None, repr=False)
     store: bool = False
+    source_dim: int | None = None
 
     def __post_init__(self) -> None:
         if self.issued is None:
@@ -94,19 +95,19 @@ class Lowering:
 
     def _packed_source(self) -> bool:
         """Whether a store's 8/16-bit source values share 32-bit registers in element order:
-        the source layout's first register bases step one tensor dim by 1, 2 (...) elements, as
-        a vector global load or packed arithmetic leaves them (a slice layout's registers, far
-        apart in the tensor, are loaded one a register). Assumption, matched on the corpus."""
+        the source layout's first register bases step its contiguous dim (``source_dim``, a
+        blocked layout's ``order[0]``) by 1, 2, ..., as a vector global load leaves them.
+        Registers that step another dim (or far apart) each hold one value. Assumption, matched
+        on real compiles (the corpus's direct load-store kernels; the attention kernel's
+        stores)."""
         if not self.store or self.elem_bits not in (8, 16) or self.dst_layout is None:
             return False
         per_register = 32 // self.elem_bits
         bases = self.dst_layout.get_bases("register")[: per_register.bit_length() - 1]
         if len(bases) < per_register.bit_length() - 1:
             return False
-        return any(
-            all(b[d] == 1 << i and not any(b[:d] + b[d + 1 :]) for i, b in enumerate(bases))
-            for d in range(len(bases[0]))
-        )
+        d = self.source_dim if self.source_dim is not None else len(bases[0]) - 1
+        return all(b[d] == 1 << i and not any(b[:d] + b[d + 1 :]) for i, b in enumerate(bases))
 
     @property
     def dialect_instruction(self) -> str:
@@ -331,10 +332,14 @@ def lower(
         names = PLAIN_STORES if store else PLAIN_LOADS
         plan = plan_plain(cvt, elem_bits, min_interval, plan, eligibility, names)
     elem = local_load_addresses(dst_enc, shared_enc, shape, elem_bits // 8, bases)
-    return _build(plan, cvt, shape, elem_bits, elem, dst_ll, store)
+    order = getattr(dst_enc, "order", None)
+    source_dim = int(order[0]) if store and order else None
+    return _build(plan, cvt, shape, elem_bits, elem, dst_ll, store, source_dim)
 
 
-def _build(plan: Plan, cvt, shape, elem_bits, elem: np.ndarray, dst_ll, store=False) -> Lowering:
+def _build(
+    plan: Plan, cvt, shape, elem_bits, elem: np.ndarray, dst_ll, store=False, source_dim=None
+) -> Lowering:
     """The Lowering of ``plan``; ``elem`` is the byte address of every [warp, lane, register]."""
     full = list(range(cvt.num_bases("register")))
     # permuted position -> index in the (broadcast-free) register list -> register index
@@ -365,4 +370,5 @@ def _build(plan: Plan, cvt, shape, elem_bits, elem: np.ndarray, dst_ll, store=Fa
         broadcast_mask=mask,
         dst_layout=dst_ll,
         store=store,
+        source_dim=source_dim,
     )
