@@ -19,8 +19,6 @@ ACCESS_OPS = ("ttg.local_load", "amdg.local_load_packed_transposed", "ttg.local_
 
 #: The cases whose instructions need an issue-11 item not yet in the lowering.
 PENDING = {
-    "store_load_partitioned_inner128_fp16": "issue 11 item 7: padded inner shape != piece",
-    "store_load_partitioned_inner256_fp16": "issue 11 item 7: padded inner shape != piece",
 }
 
 

@@ -58,6 +58,13 @@ def _apply(view: SharedView, op: str, arg: tuple) -> SharedView:
     return view.trans(arg[0]) if op == "trans" else getattr(view, op)(*arg)
 
 
+def _part_inner(rows: int, order: tuple[int, int]) -> PartitionedSharedLayout:
+    """2 partitions along dim 0 of a 128x64 tensor, the padded inner layout of shape [rows, 64]
+    (not the 64x64 piece: Triton clamps it to the piece)."""
+    inner = PaddedSharedLayout([(512, 16)], order=order, shape=(rows, 64))
+    return PartitionedSharedLayout(2, 1, 0, inner)
+
+
 def _encoding_text(view: SharedView) -> str:
     """A view's layout (a LinearLayout after trans/reshape) as #ttg text: shared_linear, or
     padded_shared with explicit offset bases when its parent was padded."""
@@ -199,6 +206,11 @@ def cases() -> list[Case]:
     swz3 = parse("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [2, 1, 0]}>")
     out += [
         Case("part_index", PART, (2, 128, 64), [("index", (1,))], BLOCKED, "fp16"),
+        *(
+            Case(f"part_inner{m}_{o[0]}{o[1]}", _part_inner(m, o), (128, 64), [], BLOCKED, "fp16")
+            for m in (128, 256)
+            for o in ((1, 0), (0, 1))
+        ),  # fmt: skip
         Case("swz_trans_ours", SWZ, (64, 128), [("trans", ((1, 0),))], BLOCKED, "fp16"),
         Case("pad_trans", PAD, (64, 128), [("trans", ((1, 0),))], BLOCKED, "fp16"),
         Case("swz_reshape", SWZ, (64, 128), [("reshape", ((128, 64),))], BLOCKED, "fp16"),
@@ -255,5 +267,5 @@ def test_addresses_match_triton(triton_modules):
             if t_rows != o_rows:
                 mismatches.append(f"{case.name} warp {w}: first rows {t_rows[:1]} vs {o_rows[:1]}")
                 break
-    assert len(todo) == 45  # 16 ds_transpose loads, 23 views, 6 new encodings
+    assert len(todo) == 49  # 16 ds_transpose loads, 23 views, 10 new encodings / inner shapes
     assert not mismatches, "\n".join(mismatches)

@@ -254,7 +254,6 @@ def test_partitioned_pieces_round_robin():
         (lambda: BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]).to_linear_layout((48, 64)), "power of two"),
         (lambda: BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]).to_linear_layout((64,)), "rank 1, expected 2"),
         (lambda: PartitionedSharedLayout(2, 2, 0, SwizzledSharedLayout(1, 1, 1, [1, 0])).to_linear_layout((2, 8)), "multiple of"),
-        (lambda: PartitionedSharedLayout(2, 1, 0, PaddedSharedLayout([(8, 1)], order=[1, 0], shape=[8, 8])).to_linear_layout((32, 8)), "piece shape [16, 8]"),
         (lambda: DistributedLinearLayout([[0, 1]], [[1]]), "different lengths"),
     ],
 )  # fmt: skip

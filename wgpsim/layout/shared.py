@@ -36,6 +36,7 @@ from wgpsim.layout.distributed import (
     identity_standard_nd,
     require_pow2,
     standard_dims,
+    with_in_dims,
 )
 from wgpsim.layout.linear_layout import LinearLayout
 
@@ -320,17 +321,20 @@ class PartitionedSharedLayout:
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
         piece = self.piece_shape(shape)
         inner = self.partition_layout
-        if isinstance(inner, PaddedSharedLayout) and inner.shape != piece:
-            raise LayoutError(
-                f"partitioned_shared: the padded partition layout's shape {list(inner.shape)} "
-                f"must be the piece shape {list(piece)}"
-            )
         dim = f"dim{self.partition_dim}"
-        return (
-            inner.to_linear_layout(piece)
-            * LinearLayout.identity_1d(self.num_partitions, "partition", dim)
-            * LinearLayout.identity_1d(self.num_groups, "offset", dim)
-        )
+
+        def split(base: LinearLayout) -> LinearLayout:  # Triton: base * partitions * groups
+            base = base * LinearLayout.identity_1d(self.num_partitions, "partition", dim)
+            return base * LinearLayout.identity_1d(self.num_groups, "offset", dim)
+
+        if not isinstance(inner, PaddedSharedLayout) or inner.shape == piece:
+            return split(inner.to_linear_layout(piece))
+        # A padded inner layout of another shape than the piece: Triton 3.9.0 builds its linear
+        # component for its own shape, splits that, and clamps the product to the tensor, so a
+        # larger inner shape pushes the partition bits past the tensor: everything lands in
+        # buffer 0 (checked lane by lane against its lowering).
+        ll = split(with_in_dims(inner.linear_component(), ("offset", "block")))
+        return fit_to_shape(ll, shape, ("offset", "block", "partition"), drop_registers=False)
 
     def pad(self, offset: int | np.ndarray) -> int | np.ndarray:
         """Padding of the inner layout (identity for a swizzled one), within one buffer."""
