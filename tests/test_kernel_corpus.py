@@ -18,8 +18,7 @@ ACCESS_OPS = ("ttg.local_load", "amdg.local_load_packed_transposed", "ttg.local_
               "ttg.local_alloc")  # fmt: skip
 
 #: The cases whose instructions need an issue-11 item not yet in the lowering.
-PENDING = {
-}
+PENDING = {}
 
 
 @pytest.fixture(scope="module")
