@@ -1,0 +1,720 @@
+"""Regenerate the corpus: real Triton 3.9.0 compiles for gfx1250, kept as test fixtures.
+
+How to run (needs the triton extra, ``pip install -e .[triton]``; CPU only, nothing runs on a
+GPU), from the repository root:
+
+    python tests/corpus/regenerate.py                  # every case (about 10 minutes on 1 core)
+    python tests/corpus/regenerate.py gemm_tdm_partitioned_fp16 attention_fwd_d256
+    python tests/corpus/regenerate.py --list           # the case names
+
+Pointer and integer arguments are specialized as divisible by 16, as the JIT does for a launch
+with aligned pointers and sizes that are multiples of 16. Every compile runs in its own subprocess (Triton aborts the process on some inputs), with a
+fresh ``TRITON_CACHE_DIR``. The output is deterministic: absolute paths are rewritten relative to the
+repository, files are written with sorted keys, and nothing records a time or a host.
+
+For each case ``NAME`` (``kernels/*.py``) it writes ``fixtures/NAME/``:
+
+- ``kernel.ttgir``: ``compiled.asm["ttgir"]``, the module as Triton's cache holds it
+  (before allocation);
+- ``kernel.alloc.mlir``: the module right after Triton's ``allocate-shared-memory`` pass, as
+  ``MLIR_ENABLE_DUMP`` would show it: the TTGIR re-parsed and run through the first passes of
+  the AMD backend's ``make_llir`` (``update_async_wait_count``, ``warp_pipeline_conversion``,
+  ``scf_to_cf``, ``inliner``, ``index_to_llvmir``, ``allocate_shared_memory``), so
+  ``allocation.offset`` and ``ttg.shared`` are Triton's own;
+- ``kernel.amdgcn``: ``compiled.asm["amdgcn"]``, the gfx1250 assembly, without its
+  ``.debug_*`` sections (the ``.loc`` lines that name the source line stay);
+- ``expected.json``: ``ttg_shared``, the buffers (op, SSA name, ``allocation.offset`` list,
+  location), the module's LDS ops in module order, the whole kernel's instruction counts and
+  those of each loop body of the assembly.
+
+Per-op counts come from probes: for each distinct (op, memdesc type, tensor type) of the
+corpus, a one-op TTGIR module (``probes/ID.ttgir``: allocate the parent buffer, take the same
+views, do exactly that load or store, move the data to or from global memory through pointers
+built with ``tt.make_range``, which touches no LDS) is compiled for gfx1250 the same way. Its
+``ds_*`` counts, minus those of the same module with the LDS op removed (the harness, normally
+nothing), are the op's instructions per warp as the assembly has them. Each probe also records
+what Triton's LLVM-dialect lowering asks for (``llvm.amdgcn.ds.*`` calls and ``llvm.load`` /
+``llvm.store`` on ``!llvm.ptr<3>`` by width) before LLVM's own passes pair or remove accesses.
+``probes/index.json`` holds every probe's result; ``index.json`` lists the cases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+FIXTURES = HERE / "fixtures"
+PROBES = HERE / "probes"
+INDEX = HERE / "index.json"
+sys.path.insert(0, str(HERE))
+
+import ttgir_text as tt  # noqa: E402
+
+TARGET = ("hip", "gfx1250", 32)
+TIMEOUT = 600
+
+#: Ops whose LDS accesses a probe measures: (kind, memdesc type index, tensor type index).
+ACCESSES = {
+    "ttg.local_load": ("load", 0, 1),
+    "amdg.local_load_packed_transposed": ("load", 0, 1),
+    "ttg.local_store": ("store", 1, 0),
+    "ttg.local_alloc": ("store", 1, 0),  # only with an initial value
+    "ttg.convert_layout": ("convert", 0, 1),  # only where Triton gives it scratch
+}
+#: Other ops that touch LDS or name a part of it; listed in the op list without counts.
+LDS_OPS = {
+    "ttg.local_alloc",
+    "ttg.local_dealloc",
+    "ttg.memdesc_index",
+    "ttg.memdesc_subslice",
+    "ttg.memdesc_trans",
+    "ttg.memdesc_reshape",
+    "ttg.memdesc_reinterpret",
+    "ttg.async_copy_global_to_local",
+    "ttg.async_copy_local_to_global",
+    "ttg.async_commit_group",
+    "ttg.async_wait",
+    "amdg.async_copy_local_to_global",
+    "amdg.buffer_load_to_local",
+    "amdg.async_tdm_copy_global_to_local",
+    "amdg.async_tdm_copy_local_to_global",
+    "amdg.async_tdm_wait",
+    "amdg.async_tdm_intrinsic_wait",
+    "amdg.async_wait",
+    *ACCESSES,
+}
+#: Assembly mnemonics counted besides ``ds_*`` (issue 13's loop reader wants them).
+_COUNTED = re.compile(
+    r"^\s+((?:ds_|tensor_load_to_lds|tensor_store_from_lds|global_load_async|v_wmma_|"
+    r"s_barrier|s_wait_|s_get_shader_cycles|buffer_load|global_load|global_store)\w*)",
+    re.M,
+)
+_DS = re.compile(r"^\s+(ds_\w+)", re.M)
+
+
+# ----------------------------------------------------------------------------- child side
+
+
+def _triton():
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    return triton, GPUTarget(*TARGET)
+
+
+def _relative(text: str) -> str:
+    """Rewrite absolute paths of this checkout (and its real path) to repository-relative."""
+    for root in {str(ROOT), os.path.realpath(ROOT)}:
+        text = text.replace(root + "/", "")
+    return text
+
+
+def _alloc_module(ttgir: str, *, full: bool) -> str:
+    """The TTGIR after ``allocate-shared-memory`` (``full``: with make_llir's earlier passes)."""
+    from triton._C.libtriton import amd, ir, passes
+
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    amd.load_dialects(ctx)
+    with tempfile.NamedTemporaryFile("w", suffix=".ttgir", delete=False) as f:
+        f.write(ttgir)
+    try:
+        mod = ir.parse_mlir_module(f.name, ctx)
+    finally:
+        os.unlink(f.name)
+    mod.context = ctx
+    pm = ir.pass_manager(ctx)
+    arch = TARGET[1]
+    if full:
+        amd.passes.ttgpuir.add_update_async_wait_count(pm, arch)
+        amd.passes.ttgpuir.add_warp_pipeline_conversion(pm, arch)
+        passes.convert.add_scf_to_cf(pm)
+        passes.gluon.add_inliner(pm)
+        passes.convert.add_index_to_llvmir(pm)
+    amd.passes.ttgpuir.add_allocate_shared_memory(pm, arch)
+    pm.run(mod, "corpus")
+    return str(mod)
+
+
+def strip_debug(asm: str) -> str:
+    """Drop the ``.debug_*`` sections (DWARF tables; nothing an instruction depends on)."""
+    out, skipping = [], False
+    for line in asm.splitlines(keepends=True):
+        words = line.split()
+        if words and words[0] in (".section", ".text", ".amdgpu_metadata"):
+            skipping = words[0] == ".section" and words[1].startswith(".debug_")
+        if not skipping:
+            out.append(line)
+    return "".join(out)
+
+
+def child_compile(name: str, out: Path) -> dict:
+    """Compile case ``name``; write kernel.ttgir / kernel.alloc.mlir / kernel.amdgcn."""
+    from kernels import all_cases
+
+    triton, target = _triton()
+    case = next(c for c in all_cases() if c.name == name)
+    if case.language == "gluon":
+        from triton.experimental.gluon._runtime import GluonASTSource as Source
+    else:
+        from triton.compiler import ASTSource as Source
+    # As the JIT specializes a launch with 16-byte aligned pointers and sizes that are
+    # multiples of 16.
+    attrs = {
+        (case.fn.arg_names.index(arg),): [["tt.divisibility", 16]]
+        for arg, ty in case.signature.items()
+        if ty.startswith("*") or ty in ("i32", "i64")
+    }
+    src = Source(case.fn, case.signature, case.constexprs, attrs)
+    compiled = triton.compile(src, target=target, options={"num_warps": case.num_warps})
+    ttgir = _relative(compiled.asm["ttgir"])
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "kernel.ttgir").write_text(ttgir)
+    (out / "kernel.alloc.mlir").write_text(
+        _relative(_alloc_module(compiled.asm["ttgir"], full=True))
+    )
+    (out / "kernel.alloc_scf.mlir").write_text(
+        _relative(_alloc_module(compiled.asm["ttgir"], full=False))
+    )
+    (out / "kernel.amdgcn").write_text(_relative(strip_debug(compiled.asm["amdgcn"])))
+    return {"shared": compiled.metadata.shared, "name": compiled.metadata.name}
+
+
+_TR = re.compile(r'"?llvm\.amdgcn\.ds\.(load\.tr\d+\.b\d+|read\.tr\d+\.b\d+|bpermute|swizzle)')
+_LLVM_ACCESS = re.compile(
+    r"llvm\.(load|store) (?:%\S+, )?%\S+(?: \{[^}]*\})? : "
+    r"(?:!llvm\.ptr<3> -> (?P<lt>\S+)|(?P<st>\S+), !llvm\.ptr<3>)"
+)
+_ELEM_BITS = {"f16": 16, "bf16": 16, "i16": 16, "i8": 8, "f32": 32, "i32": 32, "i64": 64}
+
+
+def _type_bits(text: str) -> int:
+    if m := re.match(r"vector<(\d+)x(\w+)>", text):
+        return int(m[1]) * _type_bits(m[2])
+    if text in _ELEM_BITS:
+        return _ELEM_BITS[text]
+    if m := re.match(r"[if](\d+)$", text):
+        return int(m[1])
+    if text.startswith("f8") or text.startswith("f4"):
+        return 8
+    raise ValueError(f"unknown LLVM type {text!r}")
+
+
+def _plain_name(kind: str, bits: int) -> str:
+    if kind == "load":
+        return {8: "ds_load_u8", 16: "ds_load_u16"}.get(bits, f"ds_load_b{bits}")
+    return f"ds_store_b{bits}"
+
+
+def lowering_counts(ttgir_path: Path) -> dict[str, int]:
+    """What Triton's LLVM-dialect lowering asks for, before LLVM's passes."""
+    from triton._C.libtriton import amd, ir, passes
+
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    amd.load_dialects(ctx)
+    mod = ir.parse_mlir_module(str(ttgir_path), ctx)
+    mod.context = ctx
+    arch = TARGET[1]
+    pm = ir.pass_manager(ctx)
+    amd.passes.ttgpuir.add_update_async_wait_count(pm, arch)
+    passes.convert.add_scf_to_cf(pm)
+    passes.convert.add_index_to_llvmir(pm)
+    amd.passes.ttgpuir.add_allocate_shared_memory(pm, arch)
+    amd.passes.ttgpuir.add_membar(pm, arch)
+    amd.passes.ttgpuir.add_to_llvmir(pm, arch, True)
+    amd.passes.ttgpuir.add_builtin_func_to_llvmir(pm, arch, True)
+    pm.run(mod, "corpus-lowering")
+    text = str(mod)
+    counts: Counter[str] = Counter()
+    for m in _TR.finditer(text):
+        counts["ds_" + m[1].replace(".", "_")] += 1
+    for m in _LLVM_ACCESS.finditer(text):
+        kind = m[1]
+        counts[_plain_name(kind, _type_bits(m["lt"] or m["st"]))] += 1
+    return dict(sorted(counts.items()))
+
+
+def child_probe(path: Path) -> dict:
+    """Compile one probe module (and its harness) to gfx1250 assembly and count ``ds_*``."""
+    triton, target = _triton()
+    result: dict = {}
+    for which, file in (("probe", path), ("harness", path.with_suffix(".harness.ttgir"))):
+        nw = tt.int_attribute(file.read_text(), "ttg.num-warps")
+        compiled = triton.compile(str(file), target=target, options={"num_warps": nw})
+        result[which] = dict(sorted(Counter(_DS.findall(compiled.asm["amdgcn"])).items()))
+    result["lowering"] = lowering_counts(path)
+    return result
+
+
+# ---------------------------------------------------------------------------- probe modules
+
+_ZERO = {"f": "0.000000e+00", "b": "0.000000e+00", "i": "0"}
+
+
+def _range_layouts(encoding: str, rank: int, d: int) -> tuple[str, list[tuple[int, str]]]:
+    """The 1-D layout of dim ``d`` (slices of ``encoding``) and the expand steps back up."""
+    layout, steps = encoding, []
+    for e in reversed(range(rank)):
+        if e == d:
+            continue
+        steps.append((e, layout))
+        layout = f"#ttg.slice<{{dim = {e}, parent = {layout}}}>"
+    return layout, steps
+
+
+def _pointers(ten: tt.Tensor, ptr: str, body: list[str], prefix: str = "") -> str:
+    """Append ops building a tensor of distinct global pointers of ``ten``'s shape/layout
+    (``%{prefix}pp``; the values are named with ``prefix``)."""
+    start = len(body)
+    rank, shape, enc = len(ten.shape), ten.shape, ten.encoding
+    full = f"tensor<{tt._dims(shape, 'i32')}, {enc}>"
+    total = None
+    stride = 1
+    for d in reversed(range(rank)):
+        layout, steps = _range_layouts(enc, rank, d)
+        cur = f"%r{d}"
+        cur_shape = [shape[d]]
+        cur_ty = f"tensor<{shape[d]}xi32, {layout}>"
+        body.append(
+            f"    {cur} = tt.make_range {{end = {shape[d]} : i32, start = 0 : i32}} : {cur_ty}"
+        )
+        for k, (axis, parent) in enumerate(reversed(steps)):
+            cur_shape.insert(axis, 1)
+            new_ty = f"tensor<{tt._dims(cur_shape, 'i32')}, {parent}>"
+            body.append(
+                f"    %e{d}_{k} = tt.expand_dims {cur} {{axis = {axis} : i32}} : {cur_ty} -> {new_ty}"
+            )
+            cur, cur_ty = f"%e{d}_{k}", new_ty
+        if stride != 1:
+            body.append(f"    %s{d} = arith.constant dense<{stride}> : {cur_ty}")
+            body.append(f"    %m{d} = arith.muli {cur}, %s{d} : {cur_ty}")
+            cur = f"%m{d}"
+        if rank > 1:
+            body.append(f"    %b{d} = tt.broadcast {cur} : {cur_ty} -> {full}")
+            cur = f"%b{d}"
+        if total is None:
+            total = cur
+        else:
+            body.append(f"    %o{d} = arith.addi {total}, {cur} : {full}")
+            total = f"%o{d}"
+        stride *= shape[d]
+    ptrs = f"tensor<{tt._dims(shape, f'!tt.ptr<{ten.elem}>')}, {enc}>"
+    body.append(f"    %p = tt.splat {ptr} : !tt.ptr<{ten.elem}> -> {ptrs}")
+    body.append(f"    %pp = tt.addptr %p, {total} : {ptrs}, {full}")
+    if prefix:
+        body[start:] = [re.sub(r"%(?!out\b)(\w)", rf"%{prefix}\1", line) for line in body[start:]]
+    return ptrs
+
+
+def _views(md: tt.MemDesc, offsets: list[int] | None, body: list[str]) -> tuple[str, str]:
+    """Allocate the parent of ``md`` and take views down to ``md``; return (value, type)."""
+    parent = md.alloc_shape or md.shape
+    cur_shape = tuple(parent)
+    cur_ty = md.text(shape=cur_shape, mutable=True, alloc_shape=None)
+    body.append(f"    %buf = ttg.local_alloc : () -> {cur_ty}")
+    cur, k = "%buf", 0
+    while len(cur_shape) > len(md.shape):
+        cur_shape = cur_shape[1:]
+        new_ty = md.text(shape=cur_shape, mutable=True, alloc_shape=None)
+        body.append(f"    %v{k} = ttg.memdesc_index {cur}[%idx] : {cur_ty} -> {new_ty}")
+        cur, cur_ty, k = f"%v{k}", new_ty, k + 1
+    if cur_shape != md.shape:
+        offs = offsets or [0] * len(md.shape)
+        new_ty = md.text(mutable=True, alloc_shape=cur_shape)
+        body.append(
+            f"    %v{k} = ttg.memdesc_subslice {cur}[{', '.join(map(str, offs))}] : {cur_ty} -> {new_ty}"
+        )
+        cur, cur_ty = f"%v{k}", new_ty
+    return cur, cur_ty
+
+
+def probe_modules(
+    op: tt.Op, header: list[str], attrs: str, offsets: list[int] | None
+) -> tuple[str, str]:
+    """The probe module for ``op`` and its harness (the same without the LDS access)."""
+    kind, mi, ti = ACCESSES[op.op]
+    if kind == "convert":
+        return _convert_modules(op, header, attrs)
+    md, ten = tt.memdesc(op.types[mi]), tt.tensor(op.types[ti])
+    texts = []
+    for harness in (False, True):
+        body: list[str] = []
+        if kind == "load":
+            view, view_ty = _views(md, offsets, body)
+            if harness:
+                body.append(f"    %x = arith.constant dense<{_ZERO[ten.elem[0]]}> : {op.types[ti]}")
+            else:
+                body.append(f"    %x = {op.op} {view} : {view_ty} -> {op.types[ti]}")
+            ptrs = _pointers(ten, "%out", body)
+            body.append(f"    tt.store %pp, %x : {ptrs}")
+        else:
+            ptrs = _pointers(ten, "%out", body)
+            body.append(f"    %x = tt.load %pp : {ptrs}")
+            if op.op == "ttg.local_alloc":
+                if not harness:
+                    body.append(f"    %a = ttg.local_alloc %x : ({op.types[ti]}) -> {op.types[mi]}")
+            else:
+                view, view_ty = _views(md, offsets, body)
+                if not harness:
+                    body.append(f"    ttg.local_store %x, {view} : {op.types[ti]} -> {view_ty}")
+        texts.append(_module(header, attrs, ten.elem, body))
+    return texts[0], texts[1]
+
+
+def _module(header: list[str], attrs: str, elem: str, body: list[str]) -> str:
+    return "\n".join(
+        [
+            *header,
+            f"module attributes {attrs} {{",
+            f"  tt.func public @probe(%out: !tt.ptr<{elem}>, %idx: i32) {{",
+            *body,
+            "    tt.return",
+            "  }",
+            "}",
+            "",
+        ]
+    )
+
+
+def _convert_modules(op: tt.Op, header: list[str], attrs: str) -> tuple[str, str]:
+    """A convert_layout probe: load in the source layout, convert, store in the destination
+    layout; the harness stores in the source layout (no conversion)."""
+    src, dst = tt.tensor(op.types[0]), tt.tensor(op.types[1])
+    texts = []
+    for harness in (False, True):
+        body: list[str] = []
+        ptrs = _pointers(src, "%out", body)
+        body.append(f"    %x = tt.load %pp : {ptrs}")
+        if harness:
+            body.append(f"    tt.store %pp, %x : {ptrs}")
+        else:
+            body.append(f"    %y = ttg.convert_layout %x : {op.types[0]} -> {op.types[1]}")
+            dptrs = _pointers(dst, "%out", body, prefix="d")
+            body.append(f"    tt.store %dpp, %y : {dptrs}")
+        texts.append(_module(header, attrs, src.elem, body))
+    return texts[0], texts[1]
+
+
+# ---------------------------------------------------------------------------- parent side
+
+
+def _run_child(args: list[str]) -> tuple[dict | None, str]:
+    env = dict(os.environ)
+    env.update(
+        TRITON_CACHE_DIR=tempfile.mkdtemp(prefix="wgpsim-corpus-"),
+        TRITON_DEFAULT_FP_FUSION="1",
+        PYTHONHASHSEED="0",
+    )
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=env,
+        cwd=ROOT,
+    )
+    if proc.returncode != 0:
+        lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+        errors = [line for line in lines if "error:" in line or "Error" in line]
+        tail = [line for line in lines if "nanobind" not in line and "leaked" not in line]
+        return None, f"exit {proc.returncode}: " + " | ".join((errors or tail)[:3])[-600:]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), ""
+
+
+def _offsets(attr: str) -> list[int] | None:
+    m = re.search(r"allocation\.offset = (\[[^\]]*\]|\d+ : i32)", attr)
+    if not m:
+        return None
+    return [int(v) for v in re.findall(r"(\d+) : i32", m[1])]
+
+
+def _subslice_offsets(ops: list[tt.Op], name: str) -> list[int] | None:
+    for op in ops:
+        if op.result == name and op.op == "ttg.memdesc_subslice":
+            m = re.search(r"\[([\d, ]+)\]", op.attrs)
+            return [int(v) for v in m[1].split(",")] if m else None
+    return None
+
+
+def _view_chain(ops: list[tt.Op], name: str) -> list[str]:
+    """The view ops between a memdesc value and what defines it (nearest first)."""
+    chain: list[str] = []
+    by_result = {o.result: o for o in ops if o.result}
+    while (op := by_result.get(name.split("#")[0])) is not None and op.op in tt._VIEWS:
+        chain.append(op.op)
+        name = op.operands[0]
+    return chain
+
+
+def _loops(asm: str) -> list[dict]:
+    """Loop bodies of the assembly: a label and the last branch back to it."""
+    lines = asm.splitlines()
+    labels = {m[1]: i for i, line in enumerate(lines) if (m := re.match(r"^(\.LBB\w+):", line))}
+    loops = []
+    for label, start in labels.items():
+        back = [
+            i
+            for i, line in enumerate(lines)
+            if i > start and re.match(rf"^\s+s_(?:c)?branch\w* {re.escape(label)}\s*$", line)
+        ]
+        if back:
+            body = "\n".join(lines[start : back[-1] + 1])
+            loops.append(
+                {
+                    "label": label,
+                    "lines": [start + 1, back[-1] + 1],
+                    "ds": dict(sorted(Counter(_DS.findall(body)).items())),
+                    "instructions": dict(sorted(Counter(_COUNTED.findall(body)).items())),
+                }
+            )
+    return loops
+
+
+def _buffers(alloc_text: str) -> list[dict]:
+    out = []
+    for op in tt.ops(alloc_text):
+        offs = _offsets(op.attrs) or _offsets(op.text)
+        if offs is not None:
+            out.append({"op": op.op, "offsets": offs})
+    return out
+
+
+def _probe(op: tt.Op, ops: list[tt.Op], header: list[str], attrs: str, probes: dict) -> str:
+    offsets = _subslice_offsets(
+        ops, op.operands[0] if op.op != "ttg.local_store" else op.operands[1]
+    )
+    text, harness = probe_modules(op, header, attrs, offsets)
+    pid = hashlib.sha1(text.encode()).hexdigest()[:12]
+    if pid not in probes:
+        PROBES.mkdir(exist_ok=True)
+        path = PROBES / f"{pid}.ttgir"
+        path.write_text(text)
+        path.with_suffix(".harness.ttgir").write_text(harness)
+        result, err = _run_child(["probe", str(path)])
+        if result is None:
+            probes[pid] = {"error": err}
+        else:
+            got = Counter(result["probe"])
+            got.subtract(result["harness"])
+            probes[pid] = {
+                "instructions": {k: v for k, v in sorted(got.items()) if v},
+                "harness": result["harness"],
+                "triton_lowering": result["lowering"],
+            }
+        probes[pid]["op"] = op.op
+        probes[pid]["types"] = op.types
+        print(
+            f"    probe {pid} {op.op}: {probes[pid].get('instructions', probes[pid].get('error'))}"
+        )
+    return pid
+
+
+def build_expected(name: str, out: Path, meta: dict, probes: dict) -> dict:
+    ttgir = (out / "kernel.ttgir").read_text()
+    alloc = (out / "kernel.alloc.mlir").read_text()
+    alloc_scf = (out / "kernel.alloc_scf.mlir").read_text()
+    asm = (out / "kernel.amdgcn").read_text()
+    ops = tt.ops(ttgir)
+    header = tt.alias_lines(ttgir)
+    attrs = tt.module_attributes(ttgir)
+    # allocation.offset per op of the TTGIR, from the allocate-only run on the scf form (same op
+    # order as the TTGIR); checked against the full make_llir prefix below.
+    scf_ops = tt.ops(alloc_scf)
+    if [o.op for o in scf_ops] != [o.op for o in ops]:
+        raise RuntimeError(f"{name}: the allocate-only module's ops differ from the TTGIR's")
+    buffers, lds_ops = [], []
+    for op, placed in zip(ops, scf_ops, strict=True):
+        offs = _offsets(placed.attrs) or _offsets(placed.text)
+        if offs is not None:
+            buffers.append(
+                {
+                    "index": op.index,
+                    "op": op.op,
+                    "name": op.result,
+                    "offsets": offs,
+                    "type": op.types[-1] if op.types else None,
+                    "loc": op.loc,
+                }
+            )
+        if op.op not in LDS_OPS and offs is None:
+            continue
+        entry = {
+            "index": len(lds_ops),
+            "line": op.line,
+            "op": op.op,
+            "name": op.result,
+            "operands": op.operands,
+            "types": op.types,
+            "loc": op.loc,
+        }
+        if op.operands and op.op != "ttg.local_alloc":
+            entry["views"] = _view_chain(ops, op.operands[1 if op.op == "ttg.local_store" else 0])
+        access = op.op in ACCESSES and not (op.op == "ttg.local_alloc" and not op.operands)
+        access = access and (op.op != "ttg.convert_layout" or offs is not None)
+        if access:
+            pid = _probe(op, ops, header, attrs, probes)
+            entry["kind"] = ACCESSES[op.op][0]
+            entry["probe"] = pid
+            entry["instructions"] = probes[pid].get("instructions")
+            entry["triton_lowering"] = probes[pid].get("triton_lowering")
+            if "error" in probes[pid]:
+                entry["probe_error"] = probes[pid]["error"]
+        lds_ops.append(entry)
+    full = sorted(map(tuple, (b["offsets"] for b in _buffers(alloc))))
+    ours = sorted(tuple(b["offsets"]) for b in buffers)
+    shared = tt.int_attribute(alloc, "ttg.shared")
+    return {
+        "name": name,
+        "kernel": meta["name"],
+        "num_warps": tt.int_attribute(ttgir, "ttg.num-warps"),
+        "ttg_shared": shared,
+        "metadata_shared": meta["shared"],
+        "alloc_orders_agree": full == ours and shared == tt.int_attribute(alloc_scf, "ttg.shared"),
+        "buffers": buffers,
+        "ops": lds_ops,
+        "assembly": {
+            "ds": dict(sorted(Counter(_DS.findall(asm)).items())),
+            "instructions": dict(sorted(Counter(_COUNTED.findall(asm)).items())),
+            "loops": _loops(asm),
+        },
+    }
+
+
+def _write_json(path: Path, data) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def detect_items(expected: dict, ttgir: str) -> list[str]:
+    """The issue-11 items a compiled case exercises, read from its artefacts."""
+    items = set()
+    probed = [o for o in expected["ops"] if o.get("instructions")]
+    if any("2addr" in k for o in probed for k in o["instructions"]):
+        items.add("1")
+    for o in probed:
+        low, asm = o.get("triton_lowering") or {}, o["instructions"]
+        if any(k.startswith("ds_load_tr") and asm.get(k, 0) < v for k, v in low.items()):
+            items.add("2")
+    if any("tr4" in k for o in probed for k in o["instructions"]):
+        items.add("3")
+    if "#ttg.shared_linear" in ttgir:
+        items.add("4-shared_linear")
+    if any(
+        o["kind"] == "load" and tt.tensor(o["types"][1]).encoding.startswith("#ttg.slice")
+        for o in probed
+    ):
+        items.add("4-slice")
+    if re.search(r"#ttg\.amd_wmma<\{[^\n]*rank = 3|tensor<\d+x\d+x\d+x\w+, #mma", ttgir):
+        items.add("4-rank3")
+    if any(o["op"].startswith("ttg.memdesc_") for o in expected["ops"]):
+        items.add("5")
+    if re.search(r"padded_shared<\[[^\]]*:\+4\b|padded_shared<\[[^\]]*:\+8\]", ttgir):
+        items.add("6")
+    if "partitioned_shared" in ttgir and "padded_shared" in ttgir:
+        items.add("7")
+    if any(
+        o["op"] in ("ttg.local_store", "ttg.local_alloc") and o.get("kind") for o in expected["ops"]
+    ):
+        items.add("10")
+    return sorted(items)
+
+
+def regenerate(names: list[str]) -> int:
+    from kernels import all_cases
+
+    cases = all_cases()
+    known = {c.name for c in cases}
+    for n in names:
+        if n not in known:
+            print(f"unknown case {n!r}; --list shows the cases", file=sys.stderr)
+            return 2
+    selected = [c for c in cases if not names or c.name in names]
+    probes_path = PROBES / "index.json"
+    probes = json.loads(probes_path.read_text()) if probes_path.exists() and names else {}
+    index = json.loads(INDEX.read_text()) if INDEX.exists() and names else {"cases": {}}
+    failures = 0
+    for case in selected:
+        print(f"{case.name} ({case.language}, {case.num_warps} warps)", flush=True)
+        out = FIXTURES / case.name
+        meta, err = _run_child(["compile", case.name, str(out)])
+        if meta is None:
+            print(f"  compile failed: {err}")
+            index["cases"][case.name] = {"error": err, "language": case.language}
+            failures += 1
+            continue
+        try:
+            expected = build_expected(case.name, out, meta, probes)
+        except Exception as exc:  # one bad case must not lose the run
+            print(f"  reading the artefacts failed: {exc!r}")
+            index["cases"][case.name] = {"error": repr(exc), "language": case.language}
+            failures += 1
+            continue
+        finally:
+            (out / "kernel.alloc_scf.mlir").unlink(missing_ok=True)
+            _write_json(probes_path, dict(sorted(probes.items())))
+        _write_json(out / "expected.json", expected)
+        ttgir = (out / "kernel.ttgir").read_text()
+        index["cases"][case.name] = {
+            "language": case.language,
+            "num_warps": case.num_warps,
+            "source": str(Path(case.fn.fn.__code__.co_filename).resolve().relative_to(ROOT)),
+            "function": case.fn.__name__,
+            "constexprs": {k: repr(v) for k, v in case.constexprs.items()},
+            "note": case.note,
+            "covers": sorted(set(case.covers) | set(detect_items(expected, ttgir))),
+            "files": ["kernel.ttgir", "kernel.alloc.mlir", "kernel.amdgcn", "expected.json"],
+            "ops": len(expected["ops"]),
+            "accesses": sum(o.get("kind") in ("load", "store") for o in expected["ops"]),
+        }
+    used = {
+        o["probe"]
+        for d in FIXTURES.iterdir()
+        if (d / "expected.json").exists()
+        for o in json.loads((d / "expected.json").read_text())["ops"]
+        if "probe" in o
+    }
+    _write_json(probes_path, {k: v for k, v in sorted(probes.items()) if k in used})
+    for stale in PROBES.glob("*.ttgir"):
+        if stale.name.split(".")[0] not in used:
+            stale.unlink()
+    index["cases"] = dict(sorted(index["cases"].items()))
+    _write_json(INDEX, index)
+    print(f"{len(selected) - failures} of {len(selected)} cases compiled")
+    return 1 if failures else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="cases to regenerate (default: all)")
+    parser.add_argument("--list", action="store_true", help="print the case names")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        what, *rest = args.child
+        if what == "compile":
+            print(json.dumps(child_compile(rest[0], Path(rest[1]))))
+        else:
+            print(json.dumps(child_probe(Path(rest[0]))))
+        return 0
+    if args.list:
+        from kernels import all_cases
+
+        for c in all_cases():
+            print(c.name)
+        return 0
+    return regenerate(args.names)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
