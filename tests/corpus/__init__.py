@@ -93,10 +93,20 @@ class Access:
     instructions: dict[str, int] | None
     triton_lowering: dict[str, int] | None
     probe: str
+    views: tuple[dict[str, Any], ...] = ()
+    root: int | None = None
 
     @property
     def id(self) -> str:
         return f"{self.case}[{self.index}]{self.name or ''}"
+
+    @property
+    def root_type(self) -> str | None:
+        """The memdesc type of the local_alloc the access's views start from (None when the
+        memdesc is a loop-carried value)."""
+        if self.root is None:
+            return None
+        return next(b["type"] for b in cases()[self.case].buffers if b["index"] == self.root)
 
     @property
     def probe_path(self) -> Path:
@@ -156,7 +166,7 @@ class Case:
 
     @property
     def accesses(self) -> list[Access]:
-        return [self._access(op) for op in self.ops if op.get("kind")]
+        return [self._access(op) for op in self.ops if op.get("kind") in ("load", "store")]
 
     def _access(self, op: dict[str, Any]) -> Access:
         mi, ti = (0, 1) if op["kind"] == "load" else (1, 0)
@@ -180,6 +190,8 @@ class Case:
             op.get("instructions"),
             op.get("triton_lowering"),
             op["probe"],
+            tuple(op.get("views", ())),
+            op.get("root"),
         )
 
 

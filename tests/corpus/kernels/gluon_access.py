@@ -463,3 +463,63 @@ CASES += [
         "MX fp8 WMMA with e8m0 scales from LDS",
     )
 ]
+
+
+@gluon.jit
+def _offsets3(B: gl.constexpr, M: gl.constexpr, N: gl.constexpr, layout: gl.constexpr):
+    bs = gl.arange(0, B, layout=gl.SliceLayout(1, gl.SliceLayout(2, layout)))
+    rows = gl.arange(0, M, layout=gl.SliceLayout(0, gl.SliceLayout(2, layout)))
+    cols = gl.arange(0, N, layout=gl.SliceLayout(0, gl.SliceLayout(1, layout)))
+    return bs[:, None, None] * M * N + rows[None, :, None] * N + cols[None, None, :]
+
+
+@gluon.jit
+def batched_operands(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    B: gl.constexpr,
+    M: gl.constexpr,
+    N: gl.constexpr,
+    K: gl.constexpr,
+    SRC: gl.constexpr,
+    SHARED: gl.constexpr,
+    WMMA: gl.constexpr,
+):
+    """A batched (rank-3) WMMA: both operands stored to LDS and read as rank-3 dot operands.
+    (Triton 3.9.0 cannot re-parse the rank-3 #ttg.amd_wmma it prints, so the plain Triton
+    batched matmul's loads cannot be probed from TTGIR text; this kernel builds the same
+    accesses from Gluon.)"""
+    a = gl.allocate_shared_memory(
+        a_ptr.dtype.element_ty, [B, M, K], SHARED, gl.load(a_ptr + _offsets3(B, M, K, SRC))
+    )
+    b = gl.allocate_shared_memory(
+        b_ptr.dtype.element_ty, [B, K, N], SHARED, gl.load(b_ptr + _offsets3(B, K, N, SRC))
+    )
+    acc = gl.zeros([B, M, N], gl.float32, WMMA)
+    acc = gfx1250.wmma(
+        a.load(gl.DotOperandLayout(0, WMMA, 8)), b.load(gl.DotOperandLayout(1, WMMA, 8)), acc
+    )
+    gl.store(c_ptr + _offsets3(B, M, N, WMMA), acc)
+
+
+_B3 = dict(
+    B=4,
+    M=32,
+    N=32,
+    K=32,
+    SRC=gl.BlockedLayout([1, 1, 8], [1, 8, 4], [4, 1, 1], [2, 1, 0]),
+    SHARED=gl.SwizzledSharedLayout(8, 1, 8, [2, 1, 0]),
+    WMMA=gl.amd.AMDWMMALayout(3, True, [[1, 0, 0], [2, 0, 0]], [], [16, 16, 32], rank=3),
+)
+CASES += [
+    Case(
+        "batched_operands_fp16",
+        batched_operands,
+        signature("a_ptr:*fp16 b_ptr:*fp16 c_ptr:*fp32", _B3),
+        _B3,
+        4,
+        ("4-rank3", "10"),
+        "rank-3 dot operands from LDS",
+    )
+]
