@@ -158,3 +158,30 @@ def test_gemm_candidates_with_stages_equal_the_compiled_gluon_gemm():
     )
     sizes = res.tables["allocation"].groupby("candidate")["end"].max()
     assert [int(sizes["plain"]), int(sizes["gluon"])] == real
+
+
+@pytest.mark.slow
+def test_the_blog_tile_search():
+    """The AMD blog's Part II tile over the whole space (configs/layout_search.yaml): the first
+    candidate has no lock-step partition stall and no bank conflict, needs no more TDM
+    instructions than the blog's coarse layout and ties or beats it on LDS cycles; the blog's
+    hand-made candidates rank where their cycles put them (the plain ones behind every
+    separated one)."""
+    from wgpsim.experiments import run_experiment
+
+    root = Path(__file__).parent.parent
+    res = run_experiment(root / "configs" / "layout_search.yaml", overrides=["top=100000"])
+    rows = res.records()
+    best, by_name = rows[0], {r["candidate"]: r for r in rows}
+    coarse = by_name["coarse"]
+    assert best["partition_stall_cycles"] == 0 and best["bank_conflict_cycles"] == 0
+    assert best["lockstep_overlaps"] == 0
+    assert best["tdm_instructions"] <= coarse["tdm_instructions"] == 2
+    assert best["cycles"] <= coarse["cycles"]
+    assert coarse["rank"] < by_name["swizzled_partitioned"]["rank"]  # 2 TDM vs 3, same cycles
+    assert by_name["swizzled_partitioned"]["cycles"] == coarse["cycles"]
+    for plain in ("standard", "swizzled"):
+        assert by_name[plain]["cycles"] > coarse["cycles"]
+        assert by_name[plain]["partition_stall_cycles"] > 0
+    counts = res.tables["counts"].iloc[0]
+    assert counts["pruned"] > 0.9 * counts["candidates"]

@@ -694,6 +694,7 @@ def search(
 
     simulate_all(refs)
     kept += refs
+    counts.points += len(refs)
     wrap = progress or (lambda items, **_: items)
     chunks = [infos[i : i + batch] for i in range(0, len(infos), batch)]
     for chunk in wrap(chunks, total=len(chunks), desc="search: ctaLayouts"):
@@ -775,6 +776,29 @@ def _score_cta(scorer, parts, choices, problem, prune, best, fixed, counts) -> l
     return out
 
 
+def add_drift(
+    result: SearchResult,
+    hw: HardwareConfig,
+    *,
+    top: int = 3,
+    jitter_cycles: int = 8,
+    seeds: int = 8,
+    engine: str = "fast",
+) -> None:
+    """The partition-conflict rate under drift (stall cycles per pass, uniform issue jitter of
+    0..``jitter_cycles``, ``seeds`` runs) of the first ``top`` candidates of the ranking, as
+    ``conflict_rate_jitterJ`` (+ ``_ci_low``, ``_ci_high``) in their rows: only survivors,
+    since every run is a simulation (``wgpsim.analysis.drift``)."""
+    from wgpsim.analysis.drift import conflict_rate
+
+    for c in result.ranked[:top]:
+        est = conflict_rate(c.trace(), hw, jitter_cycles=jitter_cycles, seeds=seeds, engine=engine)
+        name = f"conflict_rate_jitter{jitter_cycles}"
+        c.extra[name] = round(float(est.conflict_rate.mean), 4)
+        c.extra[f"{name}_ci_low"] = round(float(est.conflict_rate.low), 4)
+        c.extra[f"{name}_ci_high"] = round(float(est.conflict_rate.high), 4)
+
+
 def _tdm(c: Candidate) -> int:
     return c.ops[0].pieces.tdm_instructions + c.ops[1].pieces.tdm_instructions
 
@@ -785,6 +809,7 @@ __all__ = [
     "Scorer",
     "SearchProblem",
     "SearchResult",
+    "add_drift",
     "fixed_cycles",
     "search",
     "sim_point",

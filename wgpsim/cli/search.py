@@ -93,17 +93,18 @@ def handle(args: argparse.Namespace) -> int:
     else:
         result = run_experiment(raw, overrides=args.overrides, progress=progress)
     winners = result.tables["winners"]
+    counts = result.tables["counts"].to_dict(orient="records")[0]
     if args.json:
         print_json(
             {
-                "notes": list(result.notes),
+                "counts": counts,
                 "ranking": result.records(),
                 "pareto": result.tables["pareto"].to_dict(orient="records"),
                 "winners": winners.to_dict(orient="records"),
             }
         )
         return 0
-    _print(result)
+    _print(result, counts)
     return 0
 
 
@@ -113,12 +114,15 @@ def _progress_bar(items, *, total: int, desc: str = ""):
     return tqdm(items, total=total, desc=desc, file=sys.stderr, leave=False)
 
 
-def _print(result: Any) -> None:
+def _print(result: Any, counts: dict[str, int]) -> None:
     from rich.console import Console
 
     console = Console(highlight=False)
-    for note in result.notes:
-        console.print(note)
+    console.print(
+        f"{counts['candidates']} candidates: {counts['cannot_be_built']} cannot be built, "
+        f"{counts['pruned']} pruned by the static bounds, {counts['simulated']} simulated "
+        f"({counts['distinct_simulations']} distinct simulations)"
+    )
     for row in result.records():
         console.print(
             f"{row['rank']:>3}. {row['cycles']} cycles, {row['lds_bytes']} B LDS, "

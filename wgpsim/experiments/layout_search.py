@@ -4,7 +4,8 @@ The space, the static bounds that prune it and the scoring are in
 :mod:`wgpsim.analysis.search` (``docs/DESIGN.md``, "Layout search"). This kind validates the
 config, runs the search through the executor, and writes ``results.csv`` (the ranking's first
 ``top`` rows, each with its reason), ``pareto.csv`` (cycles, LDS bytes, TDM instructions) and
-``winners.csv`` (the ``#ttg`` text and the Gluon code of the first ``top`` candidates).
+``winners.csv`` (the ``#ttg`` text and the Gluon code of the first ``top`` candidates) and
+``counts.csv`` (candidates scored, not buildable, pruned, simulated).
 
 A fixed ctaLayout (the AMD blog's coarse one) and a fixed A layout leave only B to choose:
 
@@ -27,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from wgpsim.analysis.candidates import Gemm
-from wgpsim.analysis.search import SearchProblem, SearchResult, search
+from wgpsim.analysis.search import SearchProblem, SearchResult, add_drift, search
 from wgpsim.analysis.search_gluon import winner_code
 from wgpsim.analysis.search_space import CtaLayout, SharedChoice
 from wgpsim.engine import ENGINES
@@ -65,7 +66,17 @@ FIELDS = (
     Field("references", dict, default=None, doc="hand-made candidates: name -> {cta_layout, a, b}"),
     Field("top", int, default=10, doc="rows of results.csv and winners.csv"),
     Field("prune", bool, default=True),
+    Field(
+        "drift", dict, default=None, doc="{top, jitter_cycles, seeds}: conflict rate of the first"
+    ),
     Field("engine", str, default="fast", choices=ENGINES),
+)
+
+
+DRIFT_FIELDS = (
+    Field("top", int, default=3, doc="candidates of the ranking to run under drift"),
+    Field("jitter_cycles", int, default=8),
+    Field("seeds", int, default=8),
 )
 
 
@@ -75,6 +86,7 @@ class LayoutSearchSummary:
 
     problem: SearchProblem
     result: SearchResult
+    hw: Any = None
 
 
 def parse_problem(raw: dict[str, Any], source: ConfigSource) -> tuple[SearchProblem, Any, dict]:
@@ -209,19 +221,26 @@ def run(
     )
     if not result.ranking:
         raise source.error("block", "no candidate of the space can be built and fits")
+    drift = check_fields(cfg["drift"] or {}, DRIFT_FIELDS, source, prefix="drift.")
+    add_drift(result, hw, engine=cfg["engine"], **drift)
     out = tables(result, cfg["top"])
-    notes = (
-        f"{result.scored} candidates: {result.invalid} cannot be built, {result.pruned} pruned "
-        f"by the static bounds, {result.simulated} simulated ({result.simulations} distinct "
-        "simulations)",
+    out["counts"] = pd.DataFrame(
+        [
+            {
+                "candidates": result.scored,
+                "cannot_be_built": result.invalid,
+                "pruned": result.pruned,
+                "simulated": result.simulated,
+                "distinct_simulations": result.simulations,
+            }
+        ]
     )
     return ExperimentResult(
         kind="layout_search",
         name=Path(source.name).stem,
         tables=out,
-        summary=LayoutSearchSummary(problem, result),
+        summary=LayoutSearchSummary(problem, result, hw),
         display=out["results"][["rank", "cycles", "lds_bytes", "tdm_instructions", "candidate"]],
-        notes=notes,
     )
 
 
