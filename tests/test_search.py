@@ -184,4 +184,4 @@ def test_the_blog_tile_search():
         assert by_name[plain]["cycles"] > coarse["cycles"]
         assert by_name[plain]["partition_stall_cycles"] > 0
     counts = res.tables["counts"].iloc[0]
-    assert counts["pruned"] > 0.9 * counts["candidates"]
+    assert counts["pruned"] > 0.95 * (counts["candidates"] - counts["cannot_be_built"])
