@@ -230,5 +230,8 @@ class SharedView:
         return self.base + self._pad(offset)
 
     def alloc_bytes(self, shape: Sequence[int], elem_bytes: int) -> int:
-        """The parent allocation's bytes (a view allocates nothing of its own)."""
+        """The parent allocation's bytes (a view allocates nothing of its own; ``shape`` is
+        ignored); size the ``local_alloc`` itself, before any trans or reshape."""
+        if isinstance(self.layout, LinearLayout):
+            raise LayoutError("shared view: size the local_alloc, not a transposed/reshaped view")
         return self.layout.alloc_bytes(self.alloc_shape, elem_bytes)
