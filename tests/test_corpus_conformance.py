@@ -37,10 +37,6 @@ from wgpsim.trace.lowering_packed import lower_packed_transposed
 #: below know every item ("1", "2", "3", "4-shared_linear", "4-slice", "4-rank3", "5", "6", "7",
 #: "7-alloc", "9", "10", "10-d16_hi", "scratch"); put one back here if it regresses.
 GAPS = {
-    "7": "issue 11 item 7: a partitioned layout whose padded inner layout has a shape other "
-    "than the piece's is refused (LayoutError) by the layout, so its loads cannot be lowered",
-    "10-d16_hi": "issue 11 item 10: LLVM stores the high half of a 32-bit register with "
-    "ds_store_b16_d16_hi / ds_store_b8_d16_hi; wgpsim counts them as ds_store_b16 / b8",
     "scratch": "issue 12: scratch buffers (convert_layout, reductions) are not sized by wgpsim",
 }
 
