@@ -130,12 +130,14 @@ def _print(result: Any, counts: dict[str, int]) -> None:
         )
         console.print(f"     {row['reason']}", style="dim")
     pareto = result.tables["pareto"]
-    console.print(f"Pareto front (cycles, LDS bytes, TDM instructions): {len(pareto)} candidates")
-    for row in pareto.to_dict(orient="records"):
-        console.print(
-            f"  {row['cycles']} cycles, {row['lds_bytes']} B, {row['tdm_instructions']} TDM: "
-            f"{row['candidate']}"
-        )
+    points = pareto.groupby(["cycles", "lds_bytes", "tdm_instructions"], sort=True)
+    console.print(
+        f"Pareto front (cycles, LDS bytes, TDM instructions): {len(points)} points, "
+        f"{len(pareto)} candidates"
+    )
+    for (cycles, lds, tdm), group in points:
+        more = f" (and {len(group) - 1} more)" if len(group) > 1 else ""
+        console.print(f"  {cycles} cycles, {lds} B, {tdm} TDM: {group.iloc[0]['candidate']}{more}")
     first = result.tables["winners"].iloc[0]
     console.print("Winner, #ttg:")
     for key in ("ttg_wmma", "ttg_a", "ttg_b"):
