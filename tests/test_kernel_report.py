@@ -170,3 +170,13 @@ def test_bad_modules_one_line_exit_2(tmp_path, capsys, name, mutate, want):
 def test_empty_directory_is_one_line(tmp_path, capsys):
     assert main(["kernel", str(tmp_path)]) == 2
     assert "no *.ttgir" in capsys.readouterr().err
+
+
+def test_report_sets_its_instructions_beside_the_assembly():
+    rep = kernel_report(EXAMPLES / "gemm_tdm_partitioned")
+    asm = rep.extras["assembly"]
+    assert asm["matching_lines"] == len(asm["lines"]) == 8
+    assert asm["totals"] == rep.instruction_totals()
+    moved = kernel_report(EXAMPLES / "matmul").extras["assembly"]  # LLVM moved a load's line
+    assert moved["matching_lines"] < len(moved["lines"])
+    assert kernel_report(EXAMPLES / "matmul").instruction_totals() == moved["totals"]

@@ -10,7 +10,8 @@ the AMD blog's lock-step model: all warps issue the op's instructions together a
 timed from a clock read to the clock read after ``s_wait_dscnt 0`` (the slowest warp), with the
 partition-conflict stall cycles of that run. For every buffer: offsets, bytes, partitions, live
 range. For the kernel: wgpsim's LDS bytes beside ``ttg.shared`` (a difference is flagged),
-instruction totals, and the ops by LDS cycles, worst first.
+instruction totals, the ops by LDS cycles, worst first, and, when the kernel's assembly is at
+hand, wgpsim's instructions per source line beside the assembly's.
 
 TDM copies (``amdg.async_tdm_copy_*``) are listed with their ``tensor_load_to_lds`` /
 ``tensor_store_from_lds`` count per warp (Triton's split of the pieces over the warps,
@@ -26,6 +27,7 @@ TDM copies (``amdg.async_tdm_copy_*``) are listed with their ``tensor_load_to_ld
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,7 @@ from wgpsim.analysis.kernel_lowering import (
 from wgpsim.analysis.metrics import lds_metrics
 from wgpsim.analysis.pieces import piece_info
 from wgpsim.errors import WgpsimError
+from wgpsim.frontend.amdgcn import instructions
 from wgpsim.frontend.model import Kernel, LdsOp
 from wgpsim.hw.alloc_stages import footprint
 from wgpsim.hw.config import HardwareConfig, load_hardware
@@ -207,6 +210,33 @@ def _op_row(kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str) ->
     return row
 
 
+def _against_assembly(kernel: Kernel, ops: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """wgpsim's instructions per source line beside the assembly's (None without assembly).
+
+    Lines are the ops' (file base name, line); a line of several ops sums them. Lines LLVM
+    moved (an epilogue's loads put on another line or line 0) show as differences there."""
+    if not kernel.assembly:
+        return None
+    asm: dict[tuple[str | None, int | None], Counter] = {}
+    for src, line, name in instructions(kernel.assembly):
+        asm.setdefault((src, line), Counter())[name] += 1
+    mine: dict[tuple[str | None, int | None], Counter] = {}
+    for op, row in zip(kernel.ops, ops, strict=True):
+        if op.loc is not None and row["instructions"]:
+            key = (op.loc.file.rsplit("/", 1)[-1], op.loc.line)
+            mine.setdefault(key, Counter()).update(row["instructions"])
+    lines = [
+        {"loc": f"{f}:{n}", "wgpsim": dict(sorted(c.items())),
+         "assembly": dict(sorted(asm.get((f, n), Counter()).items()))}
+        for (f, n), c in sorted(mine.items(), key=lambda kv: (str(kv[0][0]), kv[0][1] or 0))
+    ]  # fmt: skip
+    return {
+        "lines": lines,
+        "matching_lines": sum(r["wgpsim"] == r["assembly"] for r in lines),
+        "totals": dict(sorted(sum(asm.values(), Counter()).items())),
+    }
+
+
 def _buffer_rows(kernel: Kernel, alloc: KernelAllocation, hw: HardwareConfig) -> list[dict]:
     rows = []
     for b in kernel.buffers:
@@ -265,6 +295,7 @@ def kernel_report(
     ]
     meta = dict(kernel.metadata)
     extras = {
+        "assembly": _against_assembly(kernel, ops),
         "target": kernel.target,
         "source": kernel.source,
         "offsets_from": alloc.source,

@@ -132,6 +132,18 @@ def format_report(report) -> str:
                 for op in worst
             )
         )
+    asm = report.extras.get("assembly")
+    if asm and asm["lines"]:
+        differ = [r for r in asm["lines"] if r["wgpsim"] != r["assembly"]]
+        text = (
+            f"assembly: wgpsim's instructions equal the assembly's on {asm['matching_lines']} "
+            f"of {len(asm['lines'])} source lines"
+        )
+        if differ:
+            r = differ[0]
+            text += f" (differs at {r['loc']}: assembly {r['assembly'] or 'none'})"
+        same = report.instruction_totals() == asm["totals"]
+        lines.append(text + ("; totals equal" if same else "; totals differ"))
     for n in report.not_modelled:
         lines.append(f"not modelled: {n['op']} at {_cell(n['loc'])}: {n['reason']}")
     return "\n".join(lines)

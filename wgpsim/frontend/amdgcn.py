@@ -34,8 +34,12 @@ _INSTR = re.compile(r"^\s*((?:ds|tensor)_[a-z0-9_]+)\b")
 COUNTED = ("ds_", "tensor_load_to_lds", "tensor_store_from_lds")
 
 
-def _instructions(asm: str):
-    """(file base name, line, instruction) of every counted instruction."""
+def instructions(asm: str):
+    r"""(file base name, source line, instruction) of every counted instruction, in order.
+
+    >>> list(instructions('.file 1 "/src" "k.py"\n.loc 1 5 0\nds_load_b64 v1, v2'))
+    [('k.py', 5, 'ds_load_b64')]
+    """
     files: dict[str, str] = {}
     where: tuple[str | None, int | None] = (None, None)
     for raw in asm.splitlines():
@@ -54,7 +58,7 @@ def counts_by_line(asm: str, file: str | None = None) -> dict[int | None, dict[s
     ``file`` (a base name), only the lines of that file (an inlined Triton library function,
     ``tl.sum``, keeps its own file's lines)."""
     out: dict[int | None, Counter] = {}
-    for src, line, name in _instructions(asm):
+    for src, line, name in instructions(asm):
         if file is not None and src != file:
             continue
         out.setdefault(line, Counter())[name] += 1
@@ -63,4 +67,4 @@ def counts_by_line(asm: str, file: str | None = None) -> dict[int | None, dict[s
 
 def totals(asm: str) -> dict[str, int]:
     """Instruction name -> count over the whole listing."""
-    return dict(sorted(Counter(name for _, _, name in _instructions(asm)).items()))
+    return dict(sorted(Counter(name for _, _, name in instructions(asm)).items()))
