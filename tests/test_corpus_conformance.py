@@ -227,6 +227,20 @@ def test_allocation_matches_triton(case):
     assert (got, placed.size) == (want, case.ttg_shared)
 
 
+REJECTED = corpus.rejected()
+
+
+@pytest.mark.parametrize("name", sorted(REJECTED))
+def test_refused_allocation_is_a_clear_error(name):
+    """An allocation Triton refuses to compile (issue 11 item 7) is a domain error in wgpsim,
+    not an allocation."""
+    info = REJECTED[name]
+    assert info["rejected"], f"Triton 3.9.0 compiled {name} (expected: {info['expects']})"
+    shape, dtype, encoding = info["alloc"]
+    with pytest.raises(WgpsimError):
+        allocate(tensor_buffers("t", parse(encoding), shape, dtype_bytes(dtype)), capacity=None)
+
+
 # ------------------------------------------------------------------------------- encodings
 
 
@@ -350,6 +364,7 @@ def test_summary(capsys):
         ],
         "trace_builds": [alignment_gap(a) for a in MEASURED if access_gap(a) is None],
         "allocation_matches_triton": [allocation_gap(c) for c in CASES.values()],
+        "refused_allocation_is_a_clear_error": [None for _ in REJECTED],
         "encoding_parses": [encoding_gap(t) for t in ENCODINGS],
         "printed_text_parses_in_triton": [print_gap(t) for t in PRINTED],
     }

@@ -18,7 +18,6 @@ one LDS load or store of a case with the instructions per warp that its assembly
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -41,6 +40,7 @@ ITEMS = {
     "5": "views into a larger buffer",
     "6": "8-byte aligned accesses",
     "7": "allocator: partitioned padded inner shape",
+    "7-rejected": "allocator: shapes Triton refuses are a clear error",
     "10": "stores",
 }
 
@@ -55,21 +55,7 @@ DTYPES = {
     "f8E4M3FN": "fp8e4m3",
     "f8E5M2": "fp8e5m2",
 }
-_ALIAS_REF = re.compile(r"#(?!ttg\.|amdg\.|loc)[\w$-]+")
-
-
-def resolve(text: str, aliases: dict[str, str]) -> str:
-    """``text`` with every ``#alias`` replaced by its definition (recursively).
-
-    >>> resolve("#ttg.dot_op<{opIdx = 0, parent = #mma}>", {"#mma": "#ttg.amd_wmma<{x}>"})
-    '#ttg.dot_op<{opIdx = 0, parent = #ttg.amd_wmma<{x}>}>'
-    """
-    for _ in range(20):
-        new = _ALIAS_REF.sub(lambda m: aliases.get(m[0], m[0]), text)
-        if new == text:
-            return text
-        text = new
-    raise ValueError(f"alias cycle in {text!r}")
+resolve = ttgir_text.resolve
 
 
 @dataclass(frozen=True)
@@ -207,9 +193,15 @@ def cases() -> dict[str, Case]:
     out = {}
     for name, info in index()["cases"].items():
         path = FIXTURES / name / "expected.json"
-        if "error" not in info and path.exists():
+        if "error" not in info and "rejected" not in info and path.exists():
             out[name] = Case(name, info, json.loads(path.read_text()))
     return out
+
+
+def rejected() -> dict[str, dict[str, Any]]:
+    """Cases Triton 3.9.0 refuses to compile: their error (``rejected``; ``None`` if it compiled
+    after all) and the refused allocation ``alloc`` = [shape, dtype, #ttg encoding]."""
+    return {n: i for n, i in index()["cases"].items() if "rejected" in i}
 
 
 def accesses() -> list[Access]:

@@ -111,6 +111,44 @@ def aliases(text: str) -> dict[str, str]:
     return {m[1]: m[2] for line in text.splitlines() if (m := _ALIAS.match(line))}
 
 
+_ALIAS_REF = re.compile(r"#(?!ttg\.|amdg\.|loc)[\w$-]+")
+
+
+def resolve(text: str, aliases: dict[str, str]) -> str:
+    """``text`` with every ``#alias`` replaced by its definition (recursively).
+
+    >>> resolve("#ttg.dot_op<{opIdx = 0, parent = #mma}>", {"#mma": "#ttg.amd_wmma<{x}>"})
+    '#ttg.dot_op<{opIdx = 0, parent = #ttg.amd_wmma<{x}>}>'
+    """
+    for _ in range(20):
+        new = _ALIAS_REF.sub(lambda m: aliases.get(m[0], m[0]), text)
+        if new == text:
+            return text
+        text = new
+    raise ValueError(f"alias cycle in {text!r}")
+
+
+def piece_shape_differs(encoding: str, shape: tuple[int, ...]) -> bool:
+    """A ``#ttg.partitioned_shared`` (resolved text) whose padded inner layout carries a shape
+    other than the piece's (``shape`` cut along the partition dim into all its pieces).
+
+    >>> piece_shape_differs("#ttg.partitioned_shared<{numPartitions = 2, numGroups = 1, "
+    ...     "partitionDim = 0, partitionLayout = #ttg.padded_shared<[512:+16] {order = [1, 0], "
+    ...     "shape = [128, 64]}>}>", (128, 64))
+    True
+    """
+    m = re.search(
+        r"numPartitions = (\d+), numGroups = (\d+), partitionDim = (\d+), partitionLayout = "
+        r"#ttg\.padded_shared<[^>]*shape = \[([\d, ]+)\]",
+        encoding,
+    )
+    if not m:
+        return False
+    piece = list(shape)
+    piece[int(m[3])] //= int(m[1]) * int(m[2])
+    return [int(v) for v in m[4].split(",")] != piece
+
+
 def alias_lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if _ALIAS.match(line)]
 

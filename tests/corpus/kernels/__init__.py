@@ -36,6 +36,10 @@ class Case:
     num_warps: int = 4
     covers: tuple[str, ...] = ()
     note: str = ""
+    #: For a case Triton must refuse: a piece of the error it gives, and the refused
+    #: allocation as (shape, dtype, #ttg encoding) for the tests.
+    rejects: str = ""
+    rejected_alloc: tuple[tuple[int, ...], str, str] | None = None
 
     @property
     def language(self) -> str:

@@ -417,6 +417,13 @@ def _views_case(name, dtype, m, k, shared, warps=4):
 CASES += [
     _views_case("views_swizzled_fp16", "fp16", 128, 64, _SW8),
     _views_case("views_plain_bf16_w8", "bf16", 128, 64, _PLAIN, warps=8),
+    _views_case(
+        "views_padded_fp16",
+        "fp16",
+        128,
+        64,
+        gl.PaddedSharedLayout.with_identity_for([[64, 8]], [128, 64], [1, 0]),
+    ),
 ]
 
 
@@ -521,5 +528,36 @@ CASES += [
         4,
         ("4-rank3", "10"),
         "rank-3 dot operands from LDS",
+    )
+]
+
+
+@gluon.jit
+def oversize_alloc(out_ptr, M: gl.constexpr, N: gl.constexpr, SHARED: gl.constexpr):
+    """A swizzled allocation with a dim that is not a power of two, which Triton refuses."""
+    smem = gl.allocate_shared_memory(gl.int8, [M, N], SHARED)
+    layout: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [4, 1], [1, 0])
+    x = smem.slice(0, 512).load(layout)
+    rows = gl.arange(0, 512, layout=gl.SliceLayout(1, layout))
+    cols = gl.arange(0, N, layout=gl.SliceLayout(0, layout))
+    gl.store(out_ptr + rows[:, None] * N + cols[None, :], x)
+
+
+_REJECT = dict(M=625, N=64, SHARED=gl.SwizzledSharedLayout(16, 1, 4, [1, 0]))
+CASES += [
+    Case(
+        "rejected_swizzled_625x64_i8",
+        oversize_alloc,
+        signature("out_ptr:*i8", _REJECT),
+        _REJECT,
+        4,
+        ("7-rejected",),
+        "625x64 i8 in a swizzled layout: Triton refuses the shape",
+        rejects="shape must have power-of-2",
+        rejected_alloc=(
+            (625, 64),
+            "i8",
+            "#ttg.swizzled_shared<{vec = 16, perPhase = 1, maxPhase = 4, order = [1, 0]}>",
+        ),
     )
 ]
