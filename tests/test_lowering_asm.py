@@ -144,6 +144,15 @@ def test_cli_shows_assembly_and_dialect(capsys):
     assert "16 x ds_load_b64 in Triton's LLVM dialect; 8 pairs merged" in out
 
 
+def test_cli_lowers_and_times_a_store(capsys):
+    case = CASES["f32_blocked_rows_store"]
+    argv = ["lower", "--store", "--shared", case["shared"], "--dst", case["dst"]]
+    assert main([*argv, "--shape", "64x64", "--dtype", "fp32", "--json", "--simulate"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["op"] == "local_store" and out["counts_per_warp"] == {"ds_store_2addr_b32": 16}
+    assert out["simulation"]["bytes"] == 64 * 64 * 4 and out["simulation"]["passes"] == 64
+
+
 @pytest.mark.triton
 @pytest.mark.parametrize("name", ["f32_dot_a_store", "f16_block_k16_a"])
 def test_fixture_is_what_triton_compiles(name):

@@ -54,6 +54,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--no-transpose", action="store_true", help="disable transposed loads (ds_load_tr)"
     )
+    parser.add_argument(
+        "--store",
+        action="store_true",
+        help="lower a local_store of a --dst tensor into --shared instead (ds_store_b*)",
+    )
     parser.add_argument("--simulate", action="store_true", help="time the load with the engine")
     parser.add_argument(
         "--engine",
@@ -133,6 +138,7 @@ def handle(args: argparse.Namespace) -> int:
         num_warps=args.warps,
         bases=bases if len(bases) > 1 else bases[0],
         allow_transpose=not args.no_transpose,
+        store=args.store,
     )
     payload = low.to_dict() | {"bases": bases}
     if args.simulate:
@@ -155,7 +161,7 @@ def _print_text(
 ) -> None:
     shape = "x".join(map(str, low.shape))
     warps = "1 warp" if low.num_warps == 1 else f"{low.num_warps} warps"
-    print(f"local_load tensor<{shape}x{args.dtype}>, {warps}")
+    print(f"{'local_store' if low.store else 'local_load'} tensor<{shape}x{args.dtype}>, {warps}")
     for name, text in zip(("shared", "dst"), texts, strict=True):
         print(f"  {name + ':':8}{text}")
     print(f"  {'bases:':8}{', '.join(map(str, payload['bases']))}")

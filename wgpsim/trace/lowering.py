@@ -318,7 +318,7 @@ def lower(
     min_interval = _min_interval(shared_enc)
     eligibility = "invalid"
     if store:
-        plan: Plan | str = "a local_store"
+        plan: Plan | str = "a local_store takes lowerLdSt's vector path (no transposed store)"
         eligibility = "store"
     elif not allow_transpose:
         plan = "transposed loads disabled"
