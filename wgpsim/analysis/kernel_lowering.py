@@ -272,13 +272,3 @@ def _partitions(low: Lowering, hw: HardwareConfig) -> list[list[set[int]]]:
         ]
         for w in range(first.shape[0])
     ]
-
-
-def address_ranges(low: Lowering) -> np.ndarray:
-    """Sorted distinct byte addresses the op's lanes start at (for the LDS map)."""
-    addr = low.addresses
-    return np.unique(addr[addr >= 0])
-
-
-def describe(value: Any) -> str:  # pragma: no cover - used by the CLI's text table
-    return "-" if value is None else str(value)
