@@ -49,6 +49,49 @@ MAX_INT_DIGITS = 20
 """Most digits of an integer: no field takes a value beyond int64 (19 digits)."""
 
 
+def available_memory() -> int | None:
+    """Bytes this process may still allocate: the smaller of the machine's available memory
+    (``MemAvailable``) and what the address-space limit (``ulimit -v``) leaves; None if the
+    platform says neither."""
+    limits = []
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    limits.append(int(line.split()[1]) * 1024)
+    except OSError:
+        pass
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            with open("/proc/self/statm") as f:
+                used = int(f.read().split()[0]) * resource.getpagesize()
+            limits.append(max(0, soft - used))
+    except (ImportError, OSError, ValueError):
+        pass
+    return min(limits) if limits else None
+
+
+def check_affordable(nbytes: int, what: str, error: type[Exception] = ConfigError) -> None:
+    """Refuse, before allocating it, an input that needs more memory than is available:
+    ``what`` names it ("t.parquet: 10,000,000 rows").
+
+    >>> check_affordable(1 << 10, "a small trace")
+    >>> check_affordable(1 << 62, "t.parquet: 2^56 rows", ValueError)
+    Traceback (most recent call last):
+    ...
+    ValueError: t.parquet: 2^56 rows needs 4,398,046,511,104 MiB, more than the ... MiB this process can still allocate
+    """
+    free = available_memory()
+    if free is not None and nbytes > free:
+        raise error(
+            f"{what} needs {nbytes >> 20:,} MiB, more than the {free >> 20:,} MiB this process "
+            "can still allocate"
+        )
+
+
 def read_text(path: str | Path, what: str, error: type[Exception] = ConfigError) -> str:
     """The UTF-8 text of ``path`` (``what`` names it in errors: "hardware config"), read up to
     :data:`MAX_TEXT_BYTES`. A missing file stays a ``FileNotFoundError`` (the CLI names it)."""
@@ -135,7 +178,10 @@ def _expanded_size(node: Any, sizes: dict[int, int], active: set[int]) -> int:
 def load_yaml(text: str, where: str, error: type[Exception] = ConfigError) -> Any:
     """``text`` parsed as one YAML document (safe: plain values only), within the limits of the
     module docstring; a syntax error or a limit is one ``error`` naming ``where`` and the line."""
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)  # its reader refuses control characters at once
+    except yaml.YAMLError as err:
+        raise error(f"{where}: not valid YAML ({yaml_problem(err)})") from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -152,6 +198,8 @@ def load_yaml(text: str, where: str, error: type[Exception] = ConfigError) -> An
 
 def yaml_problem(err: yaml.YAMLError) -> str:
     """One line for a YAML syntax error: the problem and its line (PyYAML's text spans lines)."""
+    if isinstance(err, yaml.reader.ReaderError):  # a character YAML does not allow
+        return f"character {err.character!r} at offset {err.position} is not allowed in YAML"
     problem = getattr(err, "problem", None) or type(err).__name__
     mark = getattr(err, "problem_mark", None)
     return f"{problem} at line {mark.line + 1}" if mark is not None else problem
@@ -192,6 +240,8 @@ __all__ = [
     "MAX_INT_DIGITS",
     "MAX_NODES",
     "MAX_TEXT_BYTES",
+    "available_memory",
+    "check_affordable",
     "json_value",
     "load_yaml",
     "read_text",

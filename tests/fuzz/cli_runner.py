@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from wgpsim.cli import main
 
@@ -34,6 +36,30 @@ class Outcome:
         assert self.err.count("\n") == 1, self.err[-2000:]
         for fragment in fragments:
             assert fragment in self.err, self.err
+
+
+COUNT = {"inputs": 0, "errors": 0}
+"""Inputs run by :func:`fuzz` this session (printed at the end by the fuzz conftest)."""
+
+TIME_LIMIT = 30.0
+"""Seconds one fuzz input may take (most take milliseconds; a shared machine is slow)."""
+
+
+def fuzz(*argv: object, out: Path | None = None) -> Outcome:
+    """Run one generated input and hold it to the contract: success or one line and exit 2,
+    within :data:`TIME_LIMIT`, and (``out``: a directory it may write) no file left half
+    written (``wgpsim.files.atomic_write``'s temporaries start with a dot)."""
+    start = time.perf_counter()
+    outcome = run_cli(*argv)
+    took = time.perf_counter() - start
+    COUNT["inputs"] += 1
+    COUNT["errors"] += outcome.code != 0
+    outcome.assert_ok_or_one_line()
+    assert took < TIME_LIMIT, f"{took:.1f} s for {argv}"
+    if out is not None and out.exists():
+        left = [p.name for p in out.rglob(".*")]
+        assert not left, f"temporary files left: {left}"
+    return outcome
 
 
 def run_cli(*argv: object) -> Outcome:

@@ -11,6 +11,7 @@ other ``OSError``) become one line on stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import pkgutil
 import sys
@@ -37,35 +38,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@functools.cache
+def _parser() -> argparse.ArgumentParser:
+    """The parser, built once per process (18 ms; every call of :func:`main` in one process,
+    as the tests and the fuzz suite make, reuses it: parsing keeps no state in it)."""
+    return build_parser()
+
+
 def main(argv: list[str] | None = None) -> int:
     if sys.stdout is None:  # started with stdout closed (`wgpsim ... >&-`): refuse before any work
-        if sys.stderr is not None:
-            print(
-                "wgpsim: error: stdout is closed; redirect it (>/dev/null) instead", file=sys.stderr
-            )
-        return 2
-    parser = build_parser()
-    args = parser.parse_args(argv)
+        return _error("stdout is closed; redirect it (>/dev/null) instead")
+    args = _parser().parse_args(argv)
     try:
         code = int(args.handler(args) or 0)
         sys.stdout.flush()  # inside the try: a reader that left is seen here, not at exit
         return code
     except WgpsimError as err:
-        print(f"wgpsim: error: {err}", file=sys.stderr)
-        return 2
+        return _error(str(err))
     except BrokenPipeError:  # `wgpsim ... --json | head`: the reader left; not an error
         _silence_stdout()
         return 0
     except FileNotFoundError as err:
-        print(f"wgpsim: error: {err.filename}: no such file or directory", file=sys.stderr)
-        return 2
+        return _error(f"{err.filename}: no such file or directory")
     except OSError as err:  # a directory where a file was expected, no permission, disk full
         where = f"{err.filename}: " if err.filename else ""
-        print(f"wgpsim: error: {where}{err.strerror or err}", file=sys.stderr)
-        return 2
+        return _error(f"{where}{err.strerror or err}")
     except KeyboardInterrupt:
         print("wgpsim: interrupted", file=sys.stderr)
         return 130
+
+
+def _error(message: str) -> int:
+    """Print ``message`` as the one error line (a quoted value's line breaks escaped); 2."""
+    if sys.stderr is not None:
+        one_line = message.replace("\r", "\\r").replace("\n", "\\n")
+        print(f"wgpsim: error: {one_line}", file=sys.stderr)
+    return 2
 
 
 def _silence_stdout() -> None:

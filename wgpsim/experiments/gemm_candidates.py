@@ -51,7 +51,7 @@ from wgpsim.analysis.candidates import (
 from wgpsim.analysis.drift import drift_point
 from wgpsim.analysis.gemm import CandidateAnalysis, CandidateSpec, analyse
 from wgpsim.engine import ENGINES
-from wgpsim.errors import AllocationError, LayoutError, TraceError
+from wgpsim.errors import AllocationError, LayoutError, TraceError, shown
 from wgpsim.experiments import ExperimentResult, register_kind
 from wgpsim.experiments._drift import DriftSection, drift_tables, parse_drift
 from wgpsim.experiments._gemm_tables import (
@@ -198,9 +198,22 @@ def _candidate(name: str, raw: Any, source: ConfigSource) -> CandidateSpec:
                 f"expected warps_per_cta, or warp (and register) bases; got keys {sorted(cta)}",
             )
         warp, register = cta["warp"], cta.get("register") or ()
+        for key, bases in (("warp", warp), ("register", register)):
+            if not _is_bases(bases):
+                raise source.error(
+                    f"{where}.cta_layout.{key}",
+                    f"expected a list of [m, n] bases (integers), got {shown(bases)}",
+                )
     shared = tuple(_shared_spec(cfg[op], f"{where}.{op}", source) for op in OPERANDS)
     return CandidateSpec(
         name, tuple(map(tuple, warp)), tuple(map(tuple, register)), shared, cfg["note"]
+    )
+
+
+def _is_bases(value: Any) -> bool:
+    """A list (or tuple) of bases, each a list of integers."""
+    return isinstance(value, list | tuple) and all(
+        isinstance(b, list | tuple) and all(type(v) is int for v in b) for b in value
     )
 
 

@@ -312,7 +312,7 @@ class _Reader:
                 "(the first grouping must list every instruction)"
             )
         choice = d["lane_grouping"]
-        if choice not in groupings:
+        if not isinstance(choice, str) or choice not in groupings:
             raise self.fail("passes.lane_grouping", f"one of {', '.join(groupings)}", choice)
         return Passes(choice, tuple(tables))
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
-from wgpsim.errors import LayoutError
+from wgpsim.errors import LayoutError, shown
 from wgpsim.layout.bits import is_pow2
 from wgpsim.layout.linear_layout import LinearLayout
 
@@ -311,7 +311,12 @@ class AMDWMMALayout:
         >>> AMDWMMALayout.from_warps_per_cta([2, 2]).warp_bases
         ((0, 1), (1, 0))
         """
-        wpc = [int(w) for w in warps_per_cta]
+        try:
+            wpc = [int(w) for w in warps_per_cta]
+        except (TypeError, ValueError):
+            raise LayoutError(
+                f"amd_wmma: field 'warpsPerCTA' must be 2 integers, got {shown(warps_per_cta)}"
+            ) from None
         if len(wpc) != 2:
             raise LayoutError(f"amd_wmma: field 'warpsPerCTA' {wpc} must have 2 entries")
         for w in wpc:

@@ -35,6 +35,7 @@ True
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +44,7 @@ import pyarrow.parquet as pq
 
 from wgpsim.errors import TraceError
 from wgpsim.files import atomic_write
-from wgpsim.inputs import json_value
+from wgpsim.inputs import check_affordable, json_value
 from wgpsim.trace.instructions import (
     BARRIER,
     CLOCK,
@@ -142,6 +143,11 @@ def _numbered_lines(f, path: Path):
         ) from None
 
 
+_JSONL_COST = 8
+"""Bytes of memory one byte of a JSON Lines trace may take while it is read (its records as
+Python values, then the columns): the estimate checked before reading."""
+
+
 def read_jsonl(
     path: str | Path, lds_bytes: int = DEFAULT_LDS_BYTES, *, check: bool = True
 ) -> Trace:
@@ -151,6 +157,10 @@ def read_jsonl(
     labels: dict[str, int] = {}
     lines, warps, codes, args, addr_rows = [], [], [], [], []
     with _open_text(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        check_affordable(
+            size * _JSONL_COST, f"{path.name}: {size:,} bytes of JSON Lines", TraceError
+        )
         for number, text in _numbered_lines(f, path):
             text = text.strip()
             if not text or text.startswith("#"):
@@ -349,6 +359,8 @@ def read_parquet(
 
 
 _COLUMNS = ("warp", "op", "arg", "addr")
+_ROW_BYTES = 4 + 2 + 8 + 4 * LANES
+"""Bytes one trace row takes in memory (warp, op, arg, 32 lane addresses)."""
 _BATCH_ROWS = 8192
 """Rows decoded at a time by ``read_parquet`` (1 MiB of addresses)."""
 
@@ -380,6 +392,7 @@ def _read_columns(
     """(warp int32, op codes int16, arg int64, addr int32 [rows, 32]), batch by batch; null
     lanes read as -1."""
     n = file.metadata.num_rows
+    check_affordable(n * _ROW_BYTES, f"{source}: {n:,} rows", TraceError)
     warp, codes, arg = np.empty(n, np.int32), np.empty(n, np.int16), np.empty(n, np.int64)
     addr = np.empty((n, LANES), dtype=np.int32)
     start = 0
