@@ -204,9 +204,14 @@ def _op_row(kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str) ->
         "pair_partitions": {},
         "co_located": None,
         "co_located_instructions": None,
+        "suggestion": None,
     }
     if low.modelled:
         row |= _timing(low, hw, engine)
+        conflicted = row["bank_conflict_cycles"] or row["partition_stall_cycles"]
+        stage_only = all(v[0] == "ttg.memdesc_index" for v in op.view_chain)
+        if conflicted and op.op == "ttg.local_load" and stage_only:
+            row["suggestion"] = _suggestion(kernel, low, hw, engine)
     return row
 
 
@@ -235,6 +240,22 @@ def _against_assembly(kernel: Kernel, ops: list[dict[str, Any]]) -> dict[str, An
         "matching_lines": sum(r["wgpsim"] == r["assembly"] for r in lines),
         "totals": dict(sorted(sum(asm.values(), Counter()).items())),
     }
+
+
+def _suggestion(kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str):
+    """A layout without the op's conflicts (``wgpsim.analysis.search_suggest``), or None."""
+    from wgpsim.analysis.search_suggest import suggest_layout
+
+    md = kernel.buffer(low.op.buffer).memdesc
+    return suggest_layout(
+        md.encoding,
+        low.op.tensor.encoding,
+        tuple(low.op.memdesc.shape),
+        md.elem_bits,
+        hw,
+        engine=engine,
+        alloc_shape=tuple(md.shape),
+    )
 
 
 def _buffer_rows(kernel: Kernel, alloc: KernelAllocation, hw: HardwareConfig) -> list[dict]:

@@ -104,6 +104,17 @@ def format_report(report) -> str:
             )
         )
     lines += _table(head, rows)
+    for op in report.ops:
+        sug = op.get("suggestion")
+        if sug and sug["layout"] is None:
+            lines.append(f"suggestion for #{op['index']} {_cell(op['loc'])}: {sug['reason']}")
+        elif sug:
+            lines.append(
+                f"suggestion for #{op['index']} {_cell(op['loc'])} ({op['bank_conflict_cycles']} "
+                f"bank-conflict, {op['partition_stall_cycles']} partition-stall cycles, "
+                f"{op['lds_cycles']} cycles): {sug['layout']} -> {sug['lds_cycles']} cycles, "
+                f"no conflicts (simulated; Gluon: {sug['gluon']})"
+            )
     lines.append("")
     bhead = ("buffer", "shape", "encoding", "offsets", "bytes", "partitions", "live")
     brows = [

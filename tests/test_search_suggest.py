@@ -1,0 +1,40 @@
+"""Kernel-report suggestions: a conflicted dot-operand load gets the shared layout that removes
+its conflicts, checked here by lowering and simulating the suggested layout again."""
+
+from pathlib import Path
+
+from wgpsim.analysis.kernel_lowering import op_trace
+from wgpsim.analysis.kernel_report import kernel_report
+from wgpsim.engine import simulate
+from wgpsim.hw import load_hardware
+from wgpsim.hw.alloc import allocate_on, tensor_buffers
+from wgpsim.layout.notation import parse
+from wgpsim.trace.lowering import lower
+
+HW = load_hardware()
+KERNELS = Path(__file__).parent.parent / "examples" / "kernels"
+
+
+def test_attention_load_with_partition_stalls_gets_a_layout_without_them():
+    report = kernel_report(KERNELS / "attention", HW)
+    (op,) = [o for o in report.ops if o["suggestion"] and o["suggestion"]["layout"]]
+    assert op["partition_stall_cycles"] > 0
+    sug = op["suggestion"]
+    low = next(lw for lw in report.lowerings if lw.op.index == op["index"])
+    shared = parse(sug["layout"])
+    shape = tuple(low.op.memdesc.shape)
+    alloc = allocate_on(HW, tensor_buffers("X", shared, shape, 2))
+    again = lower(shared, low.op.tensor.encoding, shape, 16, bases=alloc.offsets_of("X"))
+    result = simulate(op_trace(again), HW)
+    assert sum(result.partition_stall_cycles.values()) == 0 and result.bank_conflict_cycles == 0
+    assert int(result.measurements().max()) == sug["lds_cycles"] < op["lds_cycles"]
+
+
+def test_co_located_gemm_loads_get_the_reason_instead():
+    """warpsPerCTA = [2, 2]: the pairs read the same A bytes, no shared layout helps A."""
+    report = kernel_report(KERNELS / "gemm_tdm_standard", HW)
+    a_loads = [o for o in report.ops if o["partition_stall_cycles"] and "opIdx=0" in o["dst"]]
+    assert a_loads
+    for op in a_loads:
+        assert op["suggestion"]["layout"] is None
+        assert "ctaLayout" in op["suggestion"]["reason"]

@@ -1,0 +1,120 @@
+"""A layout suggestion for one conflicted ``local_load`` of a kernel (``wgpsim kernel``).
+
+For a dot-operand load from LDS with bank conflicts or partition stalls, try the layout
+search's shared layouts for that operand (same shape, order and destination layout; the
+``partitioned: auto`` ones derived from the op's WMMA ctaLayout), each placed alone by the
+allocator (with the buffer's stages; the load reads stage 0), lowered and simulated in lock step like the report's own op; return the fastest that
+has neither bank conflicts nor partition stalls, fewest LDS bytes on ties, or None.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from wgpsim.analysis.candidates import Gemm, auto_partition, instruction_tiles, issue_rounds
+from wgpsim.analysis.gemm import build_shared
+from wgpsim.analysis.kernel_lowering import op_trace
+from wgpsim.analysis.search_space import shared_choices
+from wgpsim.engine import simulate
+from wgpsim.errors import WgpsimError
+from wgpsim.hw import HardwareConfig
+from wgpsim.hw.alloc import allocate_on, tensor_buffers
+from wgpsim.layout.distributed import AMDWMMALayout, DotOperandLayout
+from wgpsim.layout.gluon import to_gluon_code
+from wgpsim.layout.notation import to_text
+from wgpsim.trace.lowering import lower
+
+
+def _gemm_of(dst: DotOperandLayout, shape: tuple[int, int], order: tuple[int, ...]) -> Gemm:
+    """A GEMM block the operand belongs to (the other non-K extent: what the ctaLayout covers)."""
+    wmma: AMDWMMALayout = dst.parent
+    rows, cols = wmma.tile_shape
+    other = 1 - dst.op_idx
+    cover = 1
+    for b in (*wmma.warp_bases, *wmma.reg_bases):
+        cover = max(cover, b[other] + 1)
+    extent = (1 << (cover - 1).bit_length()) * (rows, cols)[other]
+    if dst.op_idx == 0:
+        (m, k), n = shape, extent
+        k_contiguous = order[0] == 1
+    else:
+        (k, n), m = shape, extent
+        k_contiguous = order[0] == 0
+    # 16-bit elements only (the dtype sets the element size here, fp16 and bf16 alike)
+    return Gemm(
+        (m, n, k),
+        "fp16",
+        2 ** len(wmma.warp_bases),
+        tuple(wmma.instr_shape),
+        dst.k_width,
+        a_k_contiguous=k_contiguous if dst.op_idx == 0 else True,
+        b_k_contiguous=k_contiguous if dst.op_idx == 1 else False,
+        transposed=wmma.transposed,
+    )
+
+
+def suggest_layout(
+    shared: Any,
+    dst: Any,
+    shape: tuple[int, ...],
+    elem_bits: int,
+    hw: HardwareConfig,
+    *,
+    engine: str = "fast",
+    alloc_shape: tuple[int, ...] | None = None,
+) -> dict[str, Any] | None:
+    """The best conflict-free shared layout for this load, verified by simulation; ``layout``
+    None (with the reason) when there is none; None when the load is not a 16-bit dot operand
+    of a WMMA layout."""
+    if not isinstance(dst, DotOperandLayout) or not isinstance(dst.parent, AMDWMMALayout):
+        return None
+    if len(shape) != 2 or elem_bits != 16:
+        return None
+    order = tuple(getattr(getattr(shared, "partition_layout", shared), "order", (1, 0)))
+    gemm = _gemm_of(dst, tuple(shape), order)
+    op = dst.op_idx
+    pairs = [hw.pair_of_warp(w) for w in range(gemm.num_warps)]
+    rounds = issue_rounds(gemm.num_warps, hw.wgp.simds)
+
+    def auto():
+        tiles = instruction_tiles(dst.parent, gemm.block_mn)
+        return auto_partition(gemm, tiles, op, pairs, rounds)
+
+    best = None
+    extent = shape[order[0]]
+    for choice in shared_choices(extent, elem_bits // 8):
+        try:
+            layout, _ = build_shared(choice.spec, tuple(shape), order, auto)
+            full = alloc_shape or shape  # [stages, *shape] for a multi-buffered local_alloc
+            alloc = allocate_on(hw, tensor_buffers("X", layout, full, elem_bits // 8))
+            bases = alloc.offsets_of("X")
+            low = lower(layout, dst, shape, elem_bits, bases=bases if len(bases) > 1 else bases[0])
+            result = simulate(op_trace(low), hw, engine=engine)
+        except WgpsimError:
+            continue
+        stalls = int(sum(result.partition_stall_cycles.values()))
+        if result.bank_conflict_cycles or stalls:
+            continue
+        key = (int(np.max(result.measurements())), alloc.size)
+        if best is None or key < best[0]:
+            best = (key, layout, low)
+    if best is None:
+        return {
+            "layout": None,
+            "reason": "none of the search's shared layouts removes the conflicts with this "
+            "ctaLayout (co-located SIMD pairs read the same bytes: change the ctaLayout, see "
+            "wgpsim search)",
+        }
+    (cycles, size), layout, low = best
+    return {
+        "layout": to_text(layout),
+        "gluon": to_gluon_code(layout),
+        "lds_cycles": cycles,
+        "lds_bytes": size,
+        "instructions": dict(low.counts),
+    }
+
+
+__all__ = ["suggest_layout"]
