@@ -33,12 +33,14 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = (
     "tests/test_hw_rules.py",
     "tests/test_engine_fast_rules.py",
+    "tests/test_engine_limits.py",
     "tests/test_engine_des.py",
     "tests/test_engine_differential.py",
 )
 """The test files run against a mutant of the plain rules, fastest to fail first (``-x``)."""
 TESTS_FAST = (
     "tests/test_engine_fast_rules.py",
+    "tests/test_engine_limits.py",
     "tests/test_engine_differential.py",
     "tests/test_engine_des.py",
 )
@@ -46,7 +48,7 @@ TESTS_FAST = (
 COPIED = ("wgpsim", "tests", "configs", "pyproject.toml")
 INLINED = {"_fast_grant", "_fast_state", "_fast_loop"}
 """Modules of compiled code that ``_fast_loop.run_loop`` inlines (its cache goes stale)."""
-TIMEOUT = 900
+TIMEOUT = 600
 """Seconds one mutant's tests may take; a mutant that hangs them counts as caught."""
 
 
@@ -295,8 +297,8 @@ MUTANTS = (
     Mutant(
         "fast.queue_depth",
         LOOP,
-        (("if start < end and pair.len >= depth:", "if start < end and pair.len > depth:"),),
-        "a pair's queue holds one instruction more",
+        (("if start < end and pair.len >= depth:", "if start < end and pair.len >= depth - 1:"),),
+        "a pair's queue holds one instruction fewer",
     ),
 )
 

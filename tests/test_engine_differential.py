@@ -58,6 +58,24 @@ def assert_same(a, b) -> None:
         pd.testing.assert_frame_equal(a.event_log, b.event_log)
 
 
+@pytest.mark.parametrize("variant", ["default", "queue_1", "issue_3"])
+def test_fast_equals_des_on_full_queues(variant):
+    """Four warps streaming 12 loads each into two pairs sharing a partition: queues full,
+    SIMDs taking turns, every grant serialized (a quick first check; the random traces
+    below explore)."""
+    b = TraceBuilder(4)
+    for w in range(4):
+        b.clock(w, "start")
+        b.loads(w, "ds_load_b128", w * 4096 + 512 * np.arange(12)[:, None] + 16 * LANE)
+        b.wait_ds(w, 0)
+        b.clock(w, "end")
+    hw = VARIANTS[variant]
+    assert_same(
+        simulate(b.build(), hw, engine="des", record_events=True),
+        simulate(b.build(), hw, engine="fast", record_events=True),
+    )
+
+
 # -- random traces -----------------------------------------------------------------------------
 
 addresses = st.tuples(
