@@ -142,16 +142,7 @@ def parse_config(
             raise source.error(name, f"{cfg[name]} must have {n} entries")
     if cfg["cacheline_bytes"] < 1:
         raise source.error("cacheline_bytes", f"{cfg['cacheline_bytes']} must be >= 1")
-    gemm = Gemm(
-        tuple(cfg["block"]),
-        cfg["dtype"],
-        cfg["warps"],
-        tuple(cfg["instr_shape"]),
-        cfg["k_width"],
-        cfg["a_k_contiguous"],
-        cfg["b_k_contiguous"],
-        cfg["transposed"],
-    )
+    gemm = gemm_of(cfg)
     if not cfg["candidates"]:
         raise source.error("candidates", "no candidates; name at least one")
     check_names(cfg["candidates"], "candidates", source)
@@ -172,6 +163,21 @@ def parse_config(
         cfg["seed"],
         drift,
         cfg["stages"],
+    )
+
+
+def gemm_of(cfg: dict[str, Any]) -> Gemm:
+    """The GEMM block of a checked config's block, dtype, warps, instr_shape, k_width,
+    contiguity and transposed fields (``gemm_candidates`` and ``layout_search``)."""
+    return Gemm(
+        tuple(cfg["block"]),
+        cfg["dtype"],
+        cfg["warps"],
+        tuple(cfg["instr_shape"]),
+        cfg["k_width"],
+        cfg["a_k_contiguous"],
+        cfg["b_k_contiguous"],
+        cfg["transposed"],
     )
 
 

@@ -27,7 +27,6 @@ from typing import Any
 
 import pandas as pd
 
-from wgpsim.analysis.candidates import Gemm
 from wgpsim.analysis.search import SearchProblem, SearchResult, add_drift, search
 from wgpsim.analysis.search_gluon import winner_code
 from wgpsim.analysis.search_space import CtaLayout, SharedChoice
@@ -42,7 +41,7 @@ from wgpsim.experiments.config import (
     load_hardware_for,
 )
 from wgpsim.experiments.executor import Execution
-from wgpsim.experiments.gemm_candidates import _candidate, _shared_spec
+from wgpsim.experiments.gemm_candidates import _candidate, _shared_spec, gemm_of
 from wgpsim.layout.dtypes import DTYPE_BITS
 
 FIELDS = (
@@ -101,16 +100,7 @@ def parse_problem(raw: dict[str, Any], source: ConfigSource) -> tuple[SearchProb
             raise source.error(name, f"{cfg[name]} must be >= {low}")
     if not cfg["b_transposed_loads"]:
         raise source.error("b_transposed_loads", "give at least one of true, false")
-    gemm = Gemm(
-        tuple(cfg["block"]),
-        cfg["dtype"],
-        cfg["warps"],
-        tuple(cfg["instr_shape"]),
-        cfg["k_width"],
-        cfg["a_k_contiguous"],
-        cfg["b_k_contiguous"],
-        cfg["transposed"],
-    )
+    gemm = gemm_of(cfg)
     cta = None
     if cfg["cta_layout"] is not None:
         raw_cta = cfg["cta_layout"]
