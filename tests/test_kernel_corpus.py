@@ -2,8 +2,7 @@
 every case through the kernel report, from the cache .ttgir (wgpsim allocates from the
 module's liveness) and from the post-allocation dump (the module's offsets). Per op, the
 instructions per warp equal what the assembly of the op's probe holds; every buffer lies at
-Triton's offsets; lds_bytes equals ttg.shared. Cases whose ops need an issue-11 item that is
-not in yet are strict xfails naming the item."""
+Triton's offsets; lds_bytes equals ttg.shared."""
 
 from __future__ import annotations
 
@@ -16,9 +15,6 @@ from wgpsim.analysis.kernel_report import kernel_report  # noqa: E402
 CASES = corpus.cases() if hasattr(corpus, "cases") else {}
 ACCESS_OPS = ("ttg.local_load", "amdg.local_load_packed_transposed", "ttg.local_store",
               "ttg.local_alloc")  # fmt: skip
-
-#: The cases whose instructions need an issue-11 item not yet in the lowering.
-PENDING = {}
 
 
 @pytest.fixture(scope="module")
@@ -35,22 +31,25 @@ def test_corpus_is_there():
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_allocation_equals_triton(name, reports):
+    """Explicit buffers at Triton's offsets from the cache .ttgir alone (wgpsim allocates);
+    with the post-allocation module's scratch sizes, every buffer (scratch included)."""
     cache, allocated = reports[name]
     case = CASES[name]
     want = {b["name"]: b["offsets"] for b in case.buffers}
-    assert {
-        b["name"]: b["wgpsim_offsets"] for b in cache.buffers if b["kind"] == "explicit"
-    } == want
-    assert {b["name"]: b["offsets"] for b in allocated.buffers if b["kind"] == "explicit"} == want
+    explicit = {b["name"] for b in cache.buffers if b["kind"] == "explicit"}
+    mine = {b["name"]: b["wgpsim_offsets"] for b in cache.buffers if b["kind"] == "explicit"}
+    assert mine == {k: v for k, v in want.items() if k in explicit}
+    merged = {b["name"].removeprefix("scratch:"): b["wgpsim_offsets"] for b in allocated.buffers}
+    # (expected.json misses the scratch of a tt.reduce, whose allocation.offset Triton prints
+    # on the closing line of its region; wgpsim reads it, so it may hold more buffers)
+    assert {k: merged.get(k) for k in want} == want
     assert allocated.lds_bytes == allocated.ttg_shared == case.ttg_shared
     if not any(b["kind"] == "scratch" for b in cache.buffers):
         assert cache.lds_bytes == case.ttg_shared
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_instructions_per_op_equal_the_assembly(name, reports, request):
-    if name in PENDING:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=PENDING[name]))
+def test_instructions_per_op_equal_the_assembly(name, reports):
     _, rep = reports[name]
     mine = [op for op in rep.ops if op["op"] in ACCESS_OPS]
     theirs = CASES[name].accesses
@@ -61,7 +60,7 @@ def test_instructions_per_op_equal_the_assembly(name, reports, request):
 
 
 def test_how_many_ops_are_checked(reports):
-    """The ops held against their probes' assembly, and how many of them match today."""
+    """The ops held against their probes' assembly: all 164 of the 66 compiles match."""
     checked = matched = 0
     for name, (_, rep) in reports.items():
         mine = [op for op in rep.ops if op["op"] in ACCESS_OPS]
@@ -69,4 +68,4 @@ def test_how_many_ops_are_checked(reports):
             if a.instructions:
                 checked += 1
                 matched += op["instructions"] == a.instructions
-    assert checked >= 154 and matched >= 146
+    assert checked >= 164 and matched == checked
