@@ -188,10 +188,12 @@ def test_writes_are_atomic(tmp_path, suffix, monkeypatch):
     def boom(*args, **kwargs):
         raise Boom
 
+    import pyarrow.parquet as pq
+
     import wgpsim.trace.io as trace_io
 
     monkeypatch.setattr(trace_io, "_jsonl_lines", boom)
-    monkeypatch.setattr(trace_io.pq, "write_table", boom)
+    monkeypatch.setattr(pq, "write_table", boom)  # trace.io imports pyarrow when it writes
     with pytest.raises(Boom):
         write_trace(random_trace(np.random.default_rng(4)), path)
     monkeypatch.undo()

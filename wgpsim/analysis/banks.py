@@ -20,12 +20,16 @@ rocprof-compute's LDS counters: ``bank_cycles`` sums to SQ_LDS_IDX_ACTIVE's anal
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from wgpsim.hw.config import HardwareConfig, load_hardware
 from wgpsim.hw.rules import pass_table
 from wgpsim.trace.instructions import NUM_LDS_OPS, OPS
+
+if TYPE_CHECKING:  # imported where a table is built, so the CLI's parser stays light
+    import pandas as pd
 
 COLUMNS = (
     "row",
@@ -43,6 +47,8 @@ COLUMNS = (
 def bank_table(trace, hw: HardwareConfig | None = None, *, per_pass: bool = False) -> pd.DataFrame:
     """One row per LDS instruction (or per pass with ``per_pass``): its passes, bytes, bank
     cycles, conflict cycles, slowest pass and the partitions it touches (bitmask)."""
+    import pandas as pd
+
     hw = load_hardware() if hw is None else hw
     lds_rows = np.flatnonzero(trace.op < NUM_LDS_OPS)
     table = pass_table(trace.op[lds_rows], trace.addr[lds_rows], hw, trace.arg[lds_rows])
@@ -78,6 +84,8 @@ def bank_table(trace, hw: HardwareConfig | None = None, *, per_pass: bool = Fals
 
 def bank_summary(trace, hw: HardwareConfig | None = None) -> pd.Series:
     """Totals over the trace, with rocprof's Conflicts/Access = BC / (IDX - BC)."""
+    import pandas as pd
+
     t = bank_table(trace, hw)
     idx, bc = int(t["bank_cycles"].sum()), int(t["bank_conflict_cycles"].sum())
     return pd.Series(

@@ -67,15 +67,17 @@ ds_load_b128                 1                  2                     0         
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from wgpsim.analysis.banks import bank_table
 from wgpsim.engine.result import Result
 from wgpsim.hw.config import HardwareConfig
 from wgpsim.trace.instructions import INSTRUCTIONS
+
+if TYPE_CHECKING:  # imported where a table is built, so the CLI's parser stays light
+    import pandas as pd
 
 __all__ = ["NAMES", "LdsMetrics", "conflict_rate", "instruction_metrics", "lds_metrics"]
 
@@ -144,6 +146,8 @@ def instruction_metrics(trace, hw: HardwareConfig | None = None) -> pd.DataFrame
     """Per LDS instruction name: count, ``SQ_LDS_IDX_ACTIVE``, ``SQ_LDS_BANK_CONFLICT``, Bank
     Conflict Rate and Conflicts/Access, from the static bank table (no timing), in first-use
     order."""
+    import pandas as pd
+
     banks = bank_table(trace, hw)
     columns = ["instruction", *(NAMES[k] for k in list(NAMES)[:5])]
     if not len(banks):

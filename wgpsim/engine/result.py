@@ -23,12 +23,14 @@ warp, maxed over warps.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from wgpsim.errors import TraceError
+
+if TYPE_CHECKING:  # pandas is imported where a table is built, so `import wgpsim.engine` is light
+    import pandas as pd
 
 CLOCK_COLUMNS = ("warp", "label", "cycle")
 EVENT_COLUMNS = (
@@ -74,6 +76,8 @@ class Result:
         Warps that read only one of the two labels are left out.
         """
         warp, first, last = self._spans(start, end)
+        import pandas as pd
+
         return pd.Series(last - first, index=pd.Index(warp, name="warp"), name="cycles")
 
     def _spans(self, start: str, end: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -167,4 +171,6 @@ class Result:
                 flat.update({f"{key}_{i}": v for i, v in enumerate(value)})
             else:
                 flat[key] = value
+        import pandas as pd
+
         return pd.Series(flat, dtype=object, name="result")

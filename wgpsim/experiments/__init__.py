@@ -40,9 +40,7 @@ import pkgutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from wgpsim.errors import ConfigError, shown
 from wgpsim.experiments.config import (
@@ -55,6 +53,9 @@ from wgpsim.experiments.config import (
 )
 from wgpsim.experiments.executor import SCHEDULER_ENV, Checkpoint, Execution
 from wgpsim.files import atomic_write, is_safe_stem
+
+if TYPE_CHECKING:  # imported by the experiments that build tables; `wgpsim --help` stays light
+    import pandas as pd
 
 Runner = Callable[..., "ExperimentResult"]
 

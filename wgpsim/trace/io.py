@@ -37,10 +37,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from wgpsim.errors import TraceError
 from wgpsim.files import atomic_write
@@ -57,6 +56,10 @@ from wgpsim.trace.instructions import (
 )
 from wgpsim.trace.trace import Trace, affine_rows
 from wgpsim.trace.validate import DEFAULT_LDS_BYTES, validate
+
+if TYPE_CHECKING:  # imported by the Parquet functions, so JSON Lines and `--help` stay light
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
 _INT32_MAX = int(np.iinfo(np.int32).max)
 _INT64_MAX = int(np.iinfo(np.int64).max)
@@ -302,6 +305,9 @@ def write_jsonl(trace: Trace, path: str | Path) -> Path:
 
 def write_parquet(trace: Trace, path: str | Path) -> Path:
     """Write ``trace`` as Parquet (schema in the module docstring), atomically."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     addr = pa.FixedSizeListArray.from_arrays(pa.array(trace.addr.ravel(), pa.int32()), LANES)
     table = pa.table(
         {
@@ -328,6 +334,9 @@ def read_parquet(
     ``Trace`` dtypes, so reading adds little beyond the trace itself (the whole nested
     ``addr`` column in Arrow, then in numpy, would hold it three times over).
     """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = Path(path)
     if path.is_dir():
         raise TraceError(f"{path}: is a directory, expected a trace file")
@@ -367,6 +376,8 @@ _BATCH_ROWS = 8192
 
 def _check_types(schema: pa.Schema, source: str) -> None:
     """The column types a trace needs: integers, op names, 32 integer lane addresses."""
+    import pyarrow as pa
+
     for name in ("warp", "arg"):
         kind = schema.field(name).type
         if not pa.types.is_integer(kind):
@@ -438,6 +449,8 @@ def _put(out: np.ndarray, values: np.ndarray, name: str, source: str) -> None:
 
 def _op_codes(op: pa.Array, start: int, source: str) -> np.ndarray:
     """Op names (strings, or a dictionary of strings) of rows ``start``... -> op codes."""
+    import pyarrow as pa
+
     if not pa.types.is_dictionary(op.type):
         op = op.dictionary_encode()
     _no_nulls(op, "op", start, source, f" (valid: {', '.join(OPS)})")

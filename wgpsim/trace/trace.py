@@ -31,9 +31,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from wgpsim.errors import TraceError
 from wgpsim.trace.instructions import (
@@ -49,6 +49,9 @@ from wgpsim.trace.instructions import (
     op_code,
 )
 from wgpsim.trace.validate import DEFAULT_LDS_BYTES, validate
+
+if TYPE_CHECKING:  # imported by to_frame(), so `import wgpsim.trace` stays light
+    import pandas as pd
 
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -185,6 +188,8 @@ class Trace:
 
         With ``lanes=True`` the 32 lane addresses are added as integer columns ``lane0``...
         """
+        import pandas as pd
+
         mask, base, stride = affine_rows(self.addr)
         lds = self.lds_mask()
         text = np.full(len(self), "", dtype=object)
