@@ -314,3 +314,17 @@ def test_lower_plot_is_written_atomically(tmp_path, monkeypatch):
     )
     assert outcome.code == 130
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_parquet_trace_under_a_memory_cap(tmp_path, monkeypatch):
+    import wgpsim.inputs as inputs
+    from wgpsim.trace.generate import streaming_trace
+    from wgpsim.trace.io import write_trace
+
+    path = write_trace(streaming_trace(4, 2000, "ds_load_b128", [0, 8192, 16384, 24576], 16, step=0),
+                       tmp_path / "big.parquet")  # fmt: skip
+    monkeypatch.setattr(inputs, "available_memory", lambda: 1 << 20)  # as under `ulimit -v`
+    run_cli("replay", path).assert_one_line("big.parquet", "rows needs", "MiB")
+    jsonl = write_trace(streaming_trace(4, 2000, "ds_load_b128", [0, 8192, 16384, 24576], 16, step=0),
+                        tmp_path / "big.jsonl")  # fmt: skip
+    run_cli("replay", jsonl).assert_one_line("big.jsonl", "MiB")
