@@ -54,7 +54,9 @@ def programs(draw) -> list[str]:
         elif kind == "wait":
             lines.append(json.dumps({"warp": warp, "op": "wait_ds", "n": draw(st.integers(0, 3))}))
         elif kind == "delay":
-            cycles = draw(st.one_of(st.integers(0, 100), st.integers(0, budget[warp])))
+            cycles = draw(
+                st.one_of(st.integers(0, min(100, budget[warp])), st.integers(0, budget[warp]))
+            )
             budget[warp] -= cycles
             lines.append(json.dumps({"warp": warp, "op": "delay", "cycles": cycles}))
         elif kind == "clock":
