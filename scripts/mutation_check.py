@@ -315,7 +315,9 @@ def apply(mutant: Mutant, text: str) -> str:
     return text
 
 
-def run_tests(copy: Path, cache: Path, tests: tuple[str, ...]) -> tuple[int, float]:
+def run_tests(
+    copy: Path, cache: Path, tests: tuple[str, ...], show_failure: bool = False
+) -> tuple[int, float]:
     """``pytest -x tests`` in the copy: (return code, seconds); -1 on timeout."""
     env = {**os.environ, "PYTHONPATH": str(copy), "CI": "1", "NUMBA_CACHE_DIR": str(cache)}
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
@@ -329,11 +331,13 @@ def run_tests(copy: Path, cache: Path, tests: tuple[str, ...]) -> tuple[int, flo
         start_new_session=True,
     ) as proc:
         try:
-            proc.communicate(timeout=TIMEOUT)
+            out, _ = proc.communicate(timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)
             proc.communicate()
             return -1, time.perf_counter() - start
+    if show_failure and proc.returncode:
+        print(out.decode(errors="replace")[-3000:])
     return proc.returncode, time.perf_counter() - start
 
 
@@ -405,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
             warm_ups = [
                 pool.submit(warm_up, c, w) for c, w in zip(copies[1:], caches[1:], strict=True)
             ]
-            code, seconds = run_tests(copies[0], caches[0], TESTS)
+            code, seconds = run_tests(copies[0], caches[0], TESTS, show_failure=True)
             print(
                 f"unmutated: {'pass' if code == 0 else f'FAIL (pytest {code})'} ({seconds:.0f} s)"
             )
