@@ -73,3 +73,14 @@ def test_lower_text_shows_the_bank_table(capsys):
     assert main(SEED_TOY) == 0
     out = capsys.readouterr().out
     assert "(fast engine)" in out and "Bank Conflict Rate (%)" in out and "ds_load_tr16" in out
+
+
+@pytest.mark.parametrize("columns", ["80", "200"])
+def test_counter_names_stay_whole_at_any_width(capsys, monkeypatch, columns):
+    """rocprof-compute's counter names are what a user greps for: never broken across lines."""
+    monkeypatch.setenv("COLUMNS", columns)
+    assert main(["replay", str(PAIRS)]) == 0
+    table = capsys.readouterr().out.split("per instruction")[1]
+    for name in ("SQ_LDS_IDX_ACTIVE", "SQ_LDS_BANK_CONFLICT", "Bank Conflicts/Access"):
+        assert name in table
+    assert max(len(line) for line in table.splitlines()) <= int(columns)

@@ -81,16 +81,31 @@ def print_metric_tables(
         table.add_row(name, _cell(value))
     console.print(table)
     console.print("per instruction (bank conflicts, static, no timing):", soft_wrap=True)
-    banks = Table()
-    columns = list(per_instruction[0]) if per_instruction else ["instruction"]
-    for i, column in enumerate(columns):
-        if i == 0:  # instruction names stay whole; long counter names fold
-            banks.add_column(str(column), no_wrap=True)
-        else:
-            banks.add_column(str(column), justify="right", overflow="fold")
-    for row in per_instruction:
-        banks.add_row(*(_cell(row[c]) for c in columns))
-    console.print(banks)
+    console.print(_per_instruction_table(per_instruction, console.width))
+
+
+def _per_instruction_table(rows: list[dict[str, Any]], width: int) -> Any:
+    """One row per instruction when every counter name fits whole in ``width`` columns;
+    otherwise one row per counter and a column per instruction, so that names such as
+    ``SQ_LDS_BANK_CONFLICT`` are never broken (they are what a user greps for)."""
+    from rich.table import Table
+
+    columns = list(rows[0]) if rows else ["instruction"]
+    cells = [[_cell(row[c]) for c in columns] for row in rows]
+    widths = [max(len(str(c)), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    table = Table()
+    if sum(w + 3 for w in widths) + 1 <= width:
+        for i, column in enumerate(columns):
+            table.add_column(str(column), justify="left" if i == 0 else "right", no_wrap=True)
+        for row in cells:
+            table.add_row(*row)
+        return table
+    table.add_column(str(columns[0]), no_wrap=True)
+    for row in cells:
+        table.add_column(row[0], justify="right", no_wrap=True)
+    for i, column in enumerate(columns[1:], start=1):
+        table.add_row(str(column), *(row[i] for row in cells))
+    return table
 
 
 def result_metrics(result: Any) -> dict[str, Any]:
