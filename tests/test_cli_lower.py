@@ -169,3 +169,16 @@ def test_set_changes_the_simulated_hardware(capsys):
     _, slow, _ = _run(capsys, *argv, "--simulate", "--set", "timing.lds_latency=80")
     before, after = json.loads(out)["simulation"], json.loads(slow)["simulation"]
     assert after["lds_cycles_max"] - before["lds_cycles_max"] == 80 - 56
+
+
+@pytest.mark.parametrize(
+    "flag, argv",
+    [
+        ("--shared", ["--shared", SHARED_M[:40], "--dst", TOY]),
+        ("--dst", ["--shared", SHARED_M, "--dst", "bogus"]),
+    ],
+)
+def test_an_unreadable_layout_names_its_flag(capsys, flag, argv):
+    assert main(["lower", *argv, "--shape", "32x8", "--dtype", "bf16"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"wgpsim: error: {flag}: notation: ")

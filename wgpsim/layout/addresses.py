@@ -36,6 +36,14 @@ def _kind(layout: Any) -> str:
     return "LinearLayout" if isinstance(layout, LinearLayout) else kind_of(layout)
 
 
+def _named(read: Any, value: Any, name: str) -> Any:
+    """``read(value)``, a LayoutError naming the argument it came from (``--shared: ...``)."""
+    try:
+        return read(value)
+    except LayoutError as err:
+        raise LayoutError(f"{name}: {err}") from None
+
+
 def local_load_encodings(
     dst: Any, shared: Any, names: tuple[str, str] = ("dst", "shared")
 ) -> tuple[Any, Any]:
@@ -50,8 +58,9 @@ def local_load_encodings(
     ...
     wgpsim.errors.LayoutError: --dst must be a distributed (register) layout, got swizzled_shared (are --dst and --shared swapped?)
     """
-    dst = dst if isinstance(dst, LinearLayout) else parse_any(dst)
-    shared = shared if isinstance(shared, LinearLayout | SharedView) else parse_any(shared)
+    dst = dst if isinstance(dst, LinearLayout) else _named(parse_any, dst, names[0])
+    if not isinstance(shared, LinearLayout | SharedView):
+        shared = _named(parse_any, shared, names[1])
     dst_ok = (
         dst.has_in_dim("lane")
         if isinstance(dst, LinearLayout)
