@@ -88,7 +88,7 @@ SET_VALUES = st.one_of(
 )
 
 
-@examples(1500)
+@examples(1000)
 @given(st.lists(st.tuples(SET_KEYS, SET_VALUES), min_size=1, max_size=3))
 @example([("timing.lds_latency", "1000000000")])
 @example([("timing.queue_depth", "1000000000")])
@@ -101,7 +101,7 @@ def _experiment(doc) -> st.SearchStrategy[str]:
     return st.one_of(edited(doc).map(_dump), edited_text(_dump(doc)))
 
 
-@examples(150)
+@examples(100)
 @given(_experiment(LDS) | _experiment(GEMM))
 @example(_dump({**LDS, "kind": ["a"]}))  # a list where a name is expected
 @example(_dump({**LDS, "execution": {"scheduler": "tcp://127.0.0.1:8786"}}))

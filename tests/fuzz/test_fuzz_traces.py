@@ -60,7 +60,7 @@ LINES = st.one_of(
 )  # fmt: skip
 
 
-@examples(2500)
+@examples(1500)
 @given(st.lists(LINES, min_size=1, max_size=6))
 @example(['{"warp": 0, "op": "ds_load_b128", "addr": ' + "[" * 5000 + "]" * 5000 + "}"])
 @example(['{"warp": 0, "op": "delay", "cycles": 9223372036854775000}'])
@@ -132,7 +132,7 @@ def parquet_tables(draw) -> pa.Table:
     return pa.table(columns or {"x": pa.array([], pa.int8())}).replace_schema_metadata(meta)
 
 
-@examples(800)
+@examples(500)
 @given(parquet_tables())
 def test_odd_parquet_tables(workdir, table):
     path = workdir / "odd.parquet"

@@ -328,3 +328,19 @@ def test_a_parquet_trace_under_a_memory_cap(tmp_path, monkeypatch):
     jsonl = write_trace(streaming_trace(4, 2000, "ds_load_b128", [0, 8192, 16384, 24576], 16, step=0),
                         tmp_path / "big.jsonl")  # fmt: skip
     run_cli("replay", jsonl).assert_one_line("big.jsonl", "MiB")
+
+
+def test_parquet_with_damaged_names_is_one_line(tmp_path):
+    """Found by the fuzz suite: a flipped byte in a column name or the schema metadata made
+    pyarrow raise UnicodeDecodeError."""
+    from wgpsim.trace.generate import streaming_trace
+    from wgpsim.trace.io import write_trace
+
+    path = write_trace(streaming_trace(2, 6, "ds_load_b128", [0, 8192], 16), tmp_path / "t.parquet")
+    data = path.read_bytes()
+    for name in (b"warp", b"wgpsim.labels", b"ARROW:schema"):
+        at = data.rfind(name)
+        if at >= 0:
+            damaged = data[:at] + b"\x80" + data[at + 1 :]
+            (tmp_path / "d.parquet").write_bytes(damaged)
+            run_cli("replay", tmp_path / "d.parquet").assert_ok_or_one_line()

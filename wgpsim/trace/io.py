@@ -354,7 +354,7 @@ def read_parquet(
         pa.default_memory_pool().release_unused()  # Arrow's freed decoding buffers, ~30 MB
     except FileNotFoundError:
         raise
-    except (OSError, pa.ArrowException) as e:
+    except (OSError, pa.ArrowException, UnicodeDecodeError) as e:  # damaged names, metadata
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise TraceError(f"{path.name}: not a readable Parquet file ({reason})") from None
     num_warps, labels = _metadata(schema, warp, path.name)
@@ -469,7 +469,10 @@ def _op_codes(op: pa.Array, start: int, source: str) -> np.ndarray:
 
 def _metadata(schema: pa.Schema, warp: np.ndarray, source: str) -> tuple[int, tuple[str, ...]]:
     """``wgpsim.num_warps`` and ``wgpsim.labels`` of the schema (defaults when absent)."""
-    meta = {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
+    meta = {
+        k.decode(errors="replace"): v.decode(errors="replace")
+        for k, v in (schema.metadata or {}).items()
+    }
     num_warps = max(int(warp.max(initial=-1)) + 1, 1)
     if "wgpsim.num_warps" in meta:
         text = meta["wgpsim.num_warps"]
