@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from wgpsim import overrides
-from wgpsim.errors import ConfigError
+from wgpsim.errors import SHOWN_CHARS, ConfigError
 from wgpsim.hw.config_schema import (
     Arbiter,
     Banks,
@@ -224,15 +224,27 @@ def apply_overrides(hw: HardwareConfig, items: list[str] | tuple[str, ...]) -> H
         return hw
     raw = hw.to_dict()
     for item in items:
-        raw = overrides.apply(raw, [item], f"--set {item}")
+        raw = overrides.apply(raw, [item], f"--set {_item(item)}")
     marker = "\0"
     try:
         changed = HardwareConfig.from_dict(raw, source=marker)
     except ConfigError as err:
         problem = str(err).removeprefix(f"{marker}: ")
         named = [i for i in items if f"'{i.partition('=')[0].strip()}" in problem]
-        raise ConfigError(f"--set {(named or items)[-1]}: {problem}") from None
+        raise ConfigError(f"--set {_item((named or items)[-1])}: {problem}") from None
     return replace(changed, source=hw.source)
+
+
+def _item(item: str) -> str:
+    """A ``--set`` item as messages quote it: whole if short, else its key and the value's size.
+
+    >>> _item("timing.lds_latency=40"), _item("timing.lds_latency=" + "9" * 100)
+    ('timing.lds_latency=40', 'timing.lds_latency=<100 characters>')
+    """
+    key, _, value = item.partition("=")
+    return (
+        item if len(item) <= SHOWN_CHARS + 20 else f"{key[:SHOWN_CHARS]}=<{len(value)} characters>"
+    )
 
 
 def _display(path: Path) -> str:
