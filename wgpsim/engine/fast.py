@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from wgpsim.engine import _fast_grant, _fast_loop, _fast_state
+from wgpsim.engine import _compile_notice, _fast_grant, _fast_loop, _fast_state
 from wgpsim.engine._fast_grant import policy_of
 from wgpsim.engine._fast_loop import run_loop
 from wgpsim.engine._fast_passes import loop_passes
@@ -56,6 +56,7 @@ def _drop_stale_loop_cache() -> None:
 
 
 _drop_stale_loop_cache()
+_compile_notice.install()  # one line on stderr while numba compiles the engine (cold cache)
 
 
 def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False) -> Result:
