@@ -3,6 +3,7 @@ instructions and counts of the assembly, buffers at Triton's offsets, lds_bytes 
 from the cache .ttgir (wgpsim allocates) and from the post-allocation dump (the module's)."""
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -147,6 +148,26 @@ def test_text_csv_and_plot(tmp_path, capsys):
     assert "LDS 65536 B (wgpsim) vs ttg.shared 65536 B" in out and "32 x ds_load_b128" in out
     assert png.stat().st_size > 0
     assert csv.read_text().splitlines()[0].startswith("index,op,name,loc")
+
+
+def test_narrow_terminal_keeps_every_column(capsys, monkeypatch):
+    """At ``COLUMNS=80`` the op and buffer tables split into column groups (the ``#`` / buffer
+    column repeated); every column and every cell of the whole-row form stays, whole."""
+    d = str(EXAMPLES / "gemm_tdm_standard")
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert main(["kernel", d]) == 0
+    wide = capsys.readouterr().out.splitlines()
+    heads = [line for line in wide if line.startswith(("#  line", "buffer  "))]
+    assert len(heads) == 2 and max(map(len, wide)) > 80  # the whole-row form does not fit
+    columns = [c for line in heads for c in re.split(r" {2,}", line)]
+    cells = {c for line in wide if re.match(r"\d+  |%", line) for c in re.split(r" {2,}", line)}
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["kernel", d]) == 0
+    narrow = capsys.readouterr().out.splitlines()
+    assert max(map(len, narrow)) <= 80
+    shown = {c for line in narrow for c in re.split(r" {2,}", line)}
+    assert set(columns) <= shown and "src -> dst" in columns and "stall" in columns
+    assert cells <= shown and "#shared1 -> dot_op(opIdx=1, parent=#mma, kWidth=8)" in cells
 
 
 BAD = [

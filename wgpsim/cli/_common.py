@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,15 @@ from wgpsim.files import atomic_write
 if TYPE_CHECKING:
     from wgpsim.hw.config import HardwareConfig
 
-__all__ = ["add_hw_args", "atomic_write", "hardware_from_args", "print_json", "print_lds_metrics"]
+__all__ = [
+    "add_hw_args",
+    "atomic_write",
+    "column_groups",
+    "hardware_from_args",
+    "output_width",
+    "print_json",
+    "print_lds_metrics",
+]
 
 
 def add_hw_args(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +46,42 @@ def hardware_from_args(args: argparse.Namespace) -> HardwareConfig:
     from wgpsim.hw.config import apply_overrides, load_hardware
 
     return apply_overrides(load_hardware(args.hw), args.overrides)
+
+
+def output_width() -> int:
+    """The width a table may take: the terminal's (or ``COLUMNS``); a file or pipe without
+    ``COLUMNS`` gets whole rows (10,000 characters)."""
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        return 10_000
+    return console.width
+
+
+def column_groups(table: Any, width: int) -> list[list[str]]:
+    """Columns of ``table`` in groups whose boxed table fits ``width`` characters, the first
+    (key) column in every group; one group when everything fits.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"layout": ["plain"], "cycles": ["323"], "LDS": ["64 KiB"]})
+    >>> column_groups(t, 80), column_groups(t, 20)
+    ([['layout', 'cycles', 'LDS']], [['layout', 'cycles'], ['layout', 'LDS']])
+    """
+
+    def cost(column: str) -> int:  # cell + padding + border
+        return max(len(str(column)), *(len(_cell(v)) for v in table[column])) + 3
+
+    key, *rest = list(table.columns)
+    groups: list[list[str]] = [[key]]
+    used = 1 + cost(key)
+    for column in rest:
+        if used + cost(column) > width and len(groups[-1]) > 1:
+            groups.append([key])
+            used = 1 + cost(key)
+        groups[-1].append(column)
+        used += cost(column)
+    return groups
 
 
 def _default(obj: Any) -> Any:

@@ -17,9 +17,17 @@ read is one line naming ``file:line:column`` and exit code 2.
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 
-from wgpsim.cli._common import add_hw_args, atomic_write, hardware_from_args, print_json
+from wgpsim.cli._common import (
+    add_hw_args,
+    atomic_write,
+    column_groups,
+    hardware_from_args,
+    output_width,
+    print_json,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -56,7 +64,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report.to_json() | ({"written": written} if written else {}))
         return 0
-    print(format_report(report))
+    print(format_report(report, output_width()))
     for path in written:
         print(f"wrote {path}")
     return 0
@@ -66,9 +74,10 @@ def _cell(value) -> str:
     return "-" if value is None else str(value)
 
 
-def format_report(report) -> str:
+def format_report(report, width: int = 10_000) -> str:
     """The report as the terminal shows it: a header, the ops, the buffers, what is not
-    modelled, and the worst ops."""
+    modelled, and the worst ops. A table wider than ``width`` is printed as several tables of
+    the columns that fit, each repeating the first (key) column; prose lines wrap at ``width``."""
     lines = []
     shared = report.ttg_shared
     flag = ""
@@ -103,7 +112,7 @@ def format_report(report) -> str:
                 _cell(op["partition_stall_cycles"]),
             )
         )
-    lines += _table(head, rows)
+    lines += _table(head, rows, width)
     for op in report.ops:
         sug = op.get("suggestion")
         if sug and sug["layout"] is None:
@@ -129,7 +138,7 @@ def format_report(report) -> str:
         )
         for b in report.buffers
     ]
-    lines += _table(bhead, brows)
+    lines += _table(bhead, brows, width)
     totals = ", ".join(f"{n} x {k}" for k, n in report.instruction_totals().items())
     lines.append(f"\ninstructions per warp, all ops: {totals or 'none'}")
     worst = report.worst_ops(3)
@@ -157,12 +166,28 @@ def format_report(report) -> str:
         lines.append(text + ("; totals equal" if same else "; totals differ"))
     for n in report.not_modelled:
         lines.append(f"not modelled: {n['op']} at {_cell(n['loc'])}: {n['reason']}")
-    return "\n".join(lines)
+    return "\n".join(_wrap(line, width) for line in lines)
 
 
-def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
-    widths = [
-        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)
-    ]
-    fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
-    return [fmt(head), *(fmt(r) for r in rows)]
+def _wrap(line: str, width: int) -> str:
+    return line if len(line) <= width else textwrap.fill(line, width, subsequent_indent="    ")
+
+
+def _table(head: tuple[str, ...], rows: list[tuple[str, ...]], width: int) -> list[str]:
+    """Aligned columns; wider than ``width``, one such table per group of ``column_groups``
+    (the key column in each), separated by a blank line."""
+    import pandas as pd
+
+    if not rows:
+        return ["  ".join(head)]
+    table = pd.DataFrame(rows, columns=list(head), dtype=object)
+    out: list[str] = []
+    for group in column_groups(table, width):
+        index = [head.index(c) for c in group]
+        widths = [max(len(head[i]), *(len(r[i]) for r in rows)) for i in index]
+        lines = [
+            "  ".join(r[i].ljust(w) for i, w in zip(index, widths, strict=True)).rstrip()
+            for r in (head, *rows)
+        ]
+        out += ([""] if out else []) + lines
+    return out

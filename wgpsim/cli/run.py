@@ -33,7 +33,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from wgpsim.cli._common import print_json
+from wgpsim.cli._common import column_groups, output_width, print_json
 from wgpsim.errors import ConfigError
 from wgpsim.experiments import ExperimentResult, run_experiment
 from wgpsim.experiments.executor import SCHEDULER_ENV, Checkpoint
@@ -151,8 +151,6 @@ def _print_table(result: ExperimentResult, written: list[Path]) -> None:
     A table wider than the terminal (or than ``COLUMNS``) is printed as several tables of the
     columns that fit, each repeating the first (key) column: no column is ever squeezed away.
     """
-    import os
-
     from rich.console import Console
 
     shown = result.display if result.display is not None else result.table
@@ -161,10 +159,8 @@ def _print_table(result: ExperimentResult, written: list[Path]) -> None:
     if result.overrides:
         title += f" ({'; '.join(result.overrides)})"
     cells = shown.drop(columns=prose)
-    console = Console(highlight=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(width=10_000, highlight=False)  # a file or pipe: whole rows
-    width = console.width
+    width = output_width()
+    console = Console(width=width, highlight=False)
     if len(title) > width:
         title = textwrap.fill(title, width)
     for part in column_groups(cells, width):
@@ -178,31 +174,6 @@ def _print_table(result: ExperimentResult, written: list[Path]) -> None:
         console.print(textwrap.fill(f"warning: {note}", width), style="yellow")
     for path in written:
         console.print(f"wrote {path}", style="dim", soft_wrap=True)  # a path stays whole
-
-
-def column_groups(table: Any, width: int) -> list[list[str]]:
-    """Columns of ``table`` in groups whose boxed table fits ``width`` characters, the first
-    (key) column in every group; one group when everything fits.
-
-    >>> import pandas as pd
-    >>> t = pd.DataFrame({"layout": ["plain"], "cycles": ["323"], "LDS": ["64 KiB"]})
-    >>> column_groups(t, 80), column_groups(t, 20)
-    ([['layout', 'cycles', 'LDS']], [['layout', 'cycles'], ['layout', 'LDS']])
-    """
-
-    def cost(column: str) -> int:  # cell + padding + border
-        return max(len(str(column)), *(len(_cell(v)) for v in table[column])) + 3
-
-    key, *rest = list(table.columns)
-    groups: list[list[str]] = [[key]]
-    used = 1 + cost(key)
-    for column in rest:
-        if used + cost(column) > width and len(groups[-1]) > 1:
-            groups.append([key])
-            used = 1 + cost(key)
-        groups[-1].append(column)
-        used += cost(column)
-    return groups
 
 
 def _rich_table(cells: Any, title: str | None) -> Any:
