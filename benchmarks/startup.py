@@ -21,6 +21,15 @@ running tests; best of 5, CPU seconds) measured on main at 3bc10e2, before lazy 
 * ``import wgpsim``: 0.05
 * ``wgpsim --help``: 0.79 (pandas and pyarrow imported, through ``wgpsim.engine.result``)
 * warm ``wgpsim run configs/lds_bandwidth.yaml``: 2.87
+
+After lazy imports (same day and machine, equally loaded; best of 3): ``import wgpsim`` 0.06,
+``wgpsim --help`` 0.34 (no pandas, pyarrow, numba, matplotlib, scipy, simpy or dask; most of what
+is left is numpy), warm ``run`` 2.84 (unchanged: a run builds tables and loads the engine).
+
+The first run's compile (an empty ``NUMBA_CACHE_DIR``, the first ``simulate()`` of the seed's
+microbenchmark): 19.3 CPU-s with every helper forced inline (``inline="always"``); 14.0 CPU-s
+with none, but the compiled engine is then 3.6x slower (8.4 M -> 2.3 M passes per CPU-s on 8 warps
+x 20,000 b128 loads, separate partitions; 6.7 M -> 1.6 M on one partition), so the inlining stays.
 """
 
 from __future__ import annotations
