@@ -69,7 +69,7 @@ HW_FILES = st.one_of(
 )
 
 
-@examples(1000)
+@examples(300)
 @given(HW_FILES)
 @example("timing:\n  lds_latency: 1000000000\n")
 @example(HW_TEXT.replace("queue_depth: 4", "queue_depth: 999999999"))
@@ -88,7 +88,7 @@ SET_VALUES = st.one_of(
 )
 
 
-@examples(1000)
+@examples(400)
 @given(st.lists(st.tuples(SET_KEYS, SET_VALUES), min_size=1, max_size=3))
 @example([("timing.lds_latency", "1000000000")])
 @example([("timing.queue_depth", "1000000000")])
@@ -101,7 +101,7 @@ def _experiment(doc) -> st.SearchStrategy[str]:
     return st.one_of(edited(doc).map(_dump), edited_text(_dump(doc)))
 
 
-@examples(100)
+@examples(25)
 @given(_experiment(LDS) | _experiment(GEMM))
 @example(_dump({**LDS, "kind": ["a"]}))  # a list where a name is expected
 @example(_dump({**LDS, "execution": {"scheduler": "tcp://127.0.0.1:8786"}}))
@@ -119,7 +119,7 @@ EXPERIMENT_KEYS = st.sampled_from(
 ) | st.text(alphabet="abdeghilnorstuwy._", max_size=16)  # fmt: skip
 
 
-@examples(150)
+@examples(100)
 @given(st.lists(st.tuples(EXPERIMENT_KEYS, SET_VALUES | SCALARS.map(str)), min_size=1,
                 max_size=3))  # fmt: skip
 @example([("distributed", LDS["distributed"])])  # '#' begins a value, not a comment

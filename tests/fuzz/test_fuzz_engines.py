@@ -69,7 +69,7 @@ def programs(draw) -> list[str]:
 TIMING = ("issue_interval", "queue_depth", "lds_latency", "clock_latency", "barrier_latency")
 
 
-@examples(150)
+@examples(50)
 @given(
     programs(),
     st.fixed_dictionaries({}, optional={f"timing.{k}": _edge(f"timing.{k}") for k in TIMING}),

@@ -132,7 +132,7 @@ def parquet_tables(draw) -> pa.Table:
     return pa.table(columns or {"x": pa.array([], pa.int8())}).replace_schema_metadata(meta)
 
 
-@examples(500)
+@examples(250)
 @given(parquet_tables())
 def test_odd_parquet_tables(workdir, table):
     path = workdir / "odd.parquet"
