@@ -1,6 +1,7 @@
 """From kernel source to the report in one call, compiling for gfx1250 on the CPU (Triton
 3.9.0): the AMD blog's attention example and its LDS bandwidth microbenchmark as Gluon."""
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -9,11 +10,21 @@ import pytest
 pytest.importorskip("triton")
 pytestmark = [pytest.mark.triton, pytest.mark.slow]
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "kernels"))
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "kernels" / "kernels.py"
+
+
+def _examples():
+    """examples/kernels/kernels.py, loaded by path: `tests/corpus/kernels` is a package of the
+    same name that another test may have imported first."""
+    spec = importlib.util.spec_from_file_location("wgpsim_example_kernels", EXAMPLES)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_attention_reports_128_transposed_v_loads_per_iteration():
-    from kernels import ATTENTION
+    ATTENTION = _examples().ATTENTION
 
     from wgpsim.kernel import report
 
@@ -26,7 +37,7 @@ def test_attention_reports_128_transposed_v_loads_per_iteration():
 
 
 def test_bandwidth_microbenchmark_sizes_and_co_location():
-    from kernels import CASES
+    CASES = _examples().CASES
 
     from wgpsim.kernel import report
 
@@ -44,7 +55,8 @@ def test_bandwidth_microbenchmark_sizes_and_co_location():
 
 def test_an_already_compiled_kernel():
     import triton
-    from kernels import CASES
+
+    CASES = _examples().CASES
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
