@@ -3,6 +3,7 @@ the same commit gives the same examples. Locally it explores new examples every 
 
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
@@ -22,3 +23,21 @@ def pytest_sessionstart(session):
     b.clock(0, "start")
     b.clock(0, "end")
     simulate(b.build(), load_hardware(), engine="fast")
+
+
+@pytest.fixture(scope="session")
+def bandwidth_cycles():
+    """What the packaged microbenchmark config gives at bursts 8 and 32, run through the Python
+    API: the figure the CLI paths (init, a copied config, ``--set``) must reproduce. The AMD
+    blog's table itself is checked once, in ``test_engine_des`` and ``test_lds_bandwidth``."""
+    from pathlib import Path
+
+    from wgpsim.experiments import run_experiment
+
+    config = Path(__file__).resolve().parents[1] / "configs" / "lds_bandwidth.yaml"
+    result = run_experiment(config, overrides=[BANDWIDTH_BURSTS])
+    return result.table.set_index("layout")["cycles"].to_dict()
+
+
+#: The short sweep the CLI tests run (the fit needs two bursts).
+BANDWIDTH_BURSTS = "burst_lengths=[8, 32]"

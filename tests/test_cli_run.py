@@ -6,6 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from test_lds_bandwidth import SEED
 
 from wgpsim.cli import main
 
@@ -58,8 +59,8 @@ def test_json_rows_match_the_seed(full_run):
     }
     plain, part = rows
     for row, (cycles, lds, raw, steady, peak) in [
-        (plain, (323, 65536, 202.9, 255.4, 256)),
-        (part, (196, 98304, 334.4, 509.8, 512)),
+        (plain, SEED["plain"]),
+        (part, SEED["partitioned"]),
     ]:
         assert row["cycles"] == pytest.approx(cycles, rel=0.01)
         assert row["lds_bytes"] == lds
