@@ -61,3 +61,19 @@ def test_gluon_objects_are_taken_wherever_a_layout_is():
     assert [b.size for b in tensor_buffers("a", part, (128, 64), 2)] == [
         b.size for b in tensor_buffers("a", PartitionedSharedLayout(2, 1, 0, PADDED), (128, 64), 2)
     ]
+
+
+def test_gluon_objects_in_the_piece_analysis():
+    """The AMD blog's B operand (N-contiguous fp16, K = 128, 4 warps): eight [K, 16] pieces take
+    2 TDM instructions and fill a quarter of each 128-byte line, given as Gluon objects too."""
+    from wgpsim.analysis.pieces import band_pieces, element_addresses, piece_info
+
+    inner = ttgl.SwizzledSharedLayout(1, 1, 1, [1, 0])
+    part = ttgl.amd.cdna5.PartitionedSharedLayout(2, 4, 1, inner)
+    info = piece_info(part, (128, 128), 1, 2, 4, 128)
+    assert (info.num_pieces, info.piece_shape, info.tdm_instructions) == (8, (128, 16), 2)
+    assert info.cacheline_use == 0.25
+    # row-major, unpadded: element (1, 0) sits one 4-element row (8 bytes) after (0, 0)
+    assert element_addresses(inner, (2, 4), 2, 64).tolist() == [[64, 66, 68, 70], [72, 74, 76, 78]]
+    # bands of 16 columns along dim 1 are pieces 0..7 in order
+    assert band_pieces(part, (128, 128), 1, 16) == [(j,) for j in range(8)]

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from wgpsim.errors import LayoutError
+from wgpsim.layout.notation import parse_any
 from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout
 
 
@@ -85,12 +86,13 @@ def piece_info(
     num_warps: int,
     line_bytes: int,
 ) -> PieceInfo:
-    """Pieces, TDM instructions and cacheline use of an operand of ``shape`` in ``shared``.
+    """Pieces, TDM instructions and cacheline use of an operand of ``shape`` in ``shared`` (an
+    encoding, its ``#ttg`` text or dict, or a Gluon layout object).
 
     A piece row is the piece's extent along the contiguous dim, in bytes (what one strided
     TDM row reads from global memory).
     """
-    shape = tuple(int(s) for s in shape)
+    shape, shared = tuple(int(s) for s in shape), parse_any(shared)
     if isinstance(shared, PartitionedSharedLayout):
         piece = shared.piece_shape(shape)
         parts, groups, dim = shared.num_partitions, shared.num_groups, shared.partition_dim
@@ -122,7 +124,7 @@ def element_addresses(
     >>> element_addresses(SwizzledSharedLayout(1, 1, 1, (1, 0)), (2, 4), 2, 64).tolist()
     [[64, 66, 68, 70], [72, 74, 76, 78]]
     """
-    shape = tuple(int(s) for s in shape)
+    shape, shared = tuple(int(s) for s in shape), parse_any(shared)
     ll = shared.to_linear_layout(shape)
     offset = np.arange(ll.in_dim_size("offset"))[:, None]
     parts = ll.in_dim_size("partition") if ll.has_in_dim("partition") else 1
@@ -166,7 +168,7 @@ def band_partitions(
 def band_pieces(shared: Any, shape: Sequence[int], dim: int, extent: int) -> list[tuple[int, ...]]:
     """Logical pieces (``j``: partition ``j % num_partitions``, group ``j // num_partitions``)
     each band of ``extent`` along ``dim`` lies in; a plain layout is piece 0."""
-    num_bands = shape[dim] // extent
+    num_bands, shared = shape[dim] // extent, parse_any(shared)
     if not isinstance(shared, PartitionedSharedLayout):
         return [(0,)] * num_bands
     pdim, piece = shared.partition_dim, shared.piece_shape(shape)[shared.partition_dim]
