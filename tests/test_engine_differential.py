@@ -56,6 +56,9 @@ def assert_same(a, b) -> None:
     assert (a.event_log is None) == (b.event_log is None)
     if a.event_log is not None:
         pd.testing.assert_frame_equal(a.event_log, b.event_log)
+    assert (a.op_log is None) == (b.op_log is None)
+    if a.op_log is not None:  # every row's cycles (record_ops)
+        np.testing.assert_array_equal(a.op_log, b.op_log)
 
 
 @pytest.mark.parametrize("variant", ["default", "queue_1", "issue_3"])
@@ -71,8 +74,8 @@ def test_fast_equals_des_on_full_queues(variant):
         b.clock(w, "end")
     hw = VARIANTS[variant]
     assert_same(
-        simulate(b.build(), hw, engine="des", record_events=True),
-        simulate(b.build(), hw, engine="fast", record_events=True),
+        simulate(b.build(), hw, engine="des", record_events=True, record_ops=True),
+        simulate(b.build(), hw, engine="fast", record_events=True, record_ops=True),
     )
 
 
@@ -146,8 +149,8 @@ def traces(draw, max_ops: int = 8):
 def test_fast_equals_des_on_random_traces(trace, variant):
     hw = VARIANTS[variant]
     assert_same(
-        simulate(trace, hw, engine="des", record_events=True),
-        simulate(trace, hw, engine="fast", record_events=True),
+        simulate(trace, hw, engine="des", record_events=True, record_ops=True),
+        simulate(trace, hw, engine="fast", record_events=True, record_ops=True),
     )
 
 
@@ -156,7 +159,8 @@ def test_fast_equals_des_on_random_traces(trace, variant):
 def test_fast_equals_des_with_drift(trace, jitter, seed):
     hw = DRIFT[jitter]
     assert_same(
-        simulate(trace, hw, engine="des", seed=seed), simulate(trace, hw, engine="fast", seed=seed)
+        simulate(trace, hw, engine="des", seed=seed, record_ops=True),
+        simulate(trace, hw, engine="fast", seed=seed, record_ops=True),
     )
 
 
@@ -176,8 +180,8 @@ def test_fast_equals_des_on_streams(warps, loads, same_partition):
         b.clock(w, "end")
     trace = b.build()
     assert_same(
-        simulate(trace, HW, engine="des", record_events=True),
-        simulate(trace, HW, engine="fast", record_events=True),
+        simulate(trace, HW, engine="des", record_events=True, record_ops=True),
+        simulate(trace, HW, engine="fast", record_events=True, record_ops=True),
     )
 
 
@@ -219,6 +223,6 @@ def test_empty_instruction_and_empty_trace():
     b.clock(1, "end")
     for trace in (b.build(), TraceBuilder(2).build()):
         assert_same(
-            simulate(trace, HW, engine="des", record_events=True),
-            simulate(trace, HW, engine="fast", record_events=True),
+            simulate(trace, HW, engine="des", record_events=True, record_ops=True),
+            simulate(trace, HW, engine="fast", record_events=True, record_ops=True),
         )

@@ -1,7 +1,8 @@
-"""Timing engines. One signature: ``simulate(trace, hw, *, engine, seed, record_events) -> Result``.
+"""Timing engines. One signature: ``simulate(trace, hw, *, engine, seed, record_events,
+record_ops) -> Result``.
 
 An engine is a module ``wgpsim.engine.<name>`` with a function ``run(trace, hw, *, seed,
-record_events) -> Result``; ``des`` (simpy) is the reference that faster engines must match cycle
+record_events, record_ops=False) -> Result``; ``des`` (simpy) is the reference that faster engines must match cycle
 for cycle.
 
 >>> from wgpsim.trace.trace import TraceBuilder
@@ -43,11 +44,18 @@ def simulate(
     engine: str = DEFAULT_ENGINE,
     seed: int = 0,
     record_events: bool = False,
+    record_ops: bool = False,
 ) -> Result:
-    """Validate ``trace`` against ``hw`` (default: ``configs/mi450.yaml``) and simulate it."""
+    """Validate ``trace`` against ``hw`` (default: ``configs/mi450.yaml``) and simulate it.
+
+    ``record_events``: the arbiter's per-cycle log (``Result.events()``); ``record_ops``: every
+    row's cycles (``Result.ops(trace)``, columns ``wgpsim.engine.result.OP_TIMES``)."""
     hw = load_hardware() if hw is None else hw
     validate(trace, hw.partitions.lds_bytes)
-    return _engine(engine).run(trace, hw, seed=seed, record_events=record_events)
+    run = _engine(engine).run
+    if record_ops:
+        return run(trace, hw, seed=seed, record_events=record_events, record_ops=True)
+    return run(trace, hw, seed=seed, record_events=record_events)
 
 
 def _engine(name: str):

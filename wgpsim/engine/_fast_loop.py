@@ -18,8 +18,15 @@ from numba import njit
 
 from wgpsim.engine._fast_grant import grant
 from wgpsim.engine._fast_state import (
+    ARRIVE,
     BARRIER_DONE,
+    COMPLETE,
+    FIRST_GRANT,
     GRANTED,
+    ISSUE,
+    LEAVE,
+    SERVED,
+    STALL_CYCLES,
     KIND,
     NEVER,
     NONE,
@@ -134,9 +141,16 @@ def _next_lds_cycle(now, st, hw):
 def _run_warp(w, now, st, tr, hw):
     """Run warp ``w``'s ops from its program counter until one blocks (des ``warp_process``)."""
     c, warp = st.counters[0], st.warps[w]
+    times = len(st.times) > 0
+    if times and warp.pc > tr.warp_first[w]:  # resumed: the op it blocked in ends now
+        last = tr.warp_rows[warp.pc - 1]
+        if st.times[last, LEAVE] < 0:
+            st.times[last, LEAVE] = now
     while warp.pc < tr.warp_first[w + 1]:
         row = tr.warp_rows[warp.pc]
         op = tr.ops[row]
+        if times and not warp.jittered:
+            st.times[row, ARRIVE] = now
         if op < hw.num_lds_ops:
             if len(tr.jitter) and tr.jitter[row] > 0 and not warp.jittered:
                 warp.jittered = 1
@@ -168,6 +182,8 @@ def _run_warp(w, now, st, tr, hw):
         elif op == hw.delay and tr.args[row] > 0:
             push(st, now + tr.args[row], WAKE, w)
             return
+        if times:  # did not block
+            st.times[row, LEAVE] = now
     warp.finished = 1
 
 
@@ -219,6 +235,11 @@ def _issue(now, st, tr, hw):
                     pair.len += 1
                 else:  # no active lane: nothing to serve, completes after the latency
                     complete(st, w, now + hw.lds_latency)
+                    if len(st.times):
+                        st.times[row, SERVED] = now
+                        st.times[row, COMPLETE] = now + hw.lds_latency
+                if len(st.times):
+                    st.times[row, ISSUE] = now
                 warp.outstanding += 1
                 warp.request = -1
                 c.waiting -= 1
@@ -261,14 +282,22 @@ def _grant(now, st, tr, hw, record, log):
         port.busy += cycles
         if record:
             _log(log, c, now, p, pt, head.warp, head.row, k, GRANTED)
+        times = len(st.times) > 0
+        if times and k == tr.pass_start[head.row]:
+            st.times[head.row, FIRST_GRANT] = now
         head.next += 1
         if head.next == head.end:
             pair.head = wrap(pair.head + 1, hw.queue_depth)
             pair.len -= 1
             complete(st, head.warp, now + cycles + hw.lds_latency)
+            if times:
+                st.times[head.row, SERVED] = now + cycles
+                st.times[head.row, COMPLETE] = now + cycles + hw.lds_latency
     for i in range(stalled):
         p = st.decision[1, i]
         st.pairs[p].stalls += 1
+        if len(st.times):
+            st.times[st.queue[p, st.pairs[p].head].row, STALL_CYCLES] += 1
         if record:
             head = st.queue[p, st.pairs[p].head]
             _log(log, c, now, p, NONE, head.warp, head.row, head.next, STALLED)

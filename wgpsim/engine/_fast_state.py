@@ -38,6 +38,8 @@ GRANTED, STALLED = np.int64(0), np.int64(1)
 """``status`` of an event-log row (rows: cycle, pair, port, warp, row, pass, status)."""
 TIME, ORDER, KIND, WARP = range(4)
 """Columns of the heaps ``st.events`` and ``st.done`` (which leaves ``KIND`` 0)."""
+ARRIVE, ISSUE, FIRST_GRANT, SERVED, COMPLETE, LEAVE, STALL_CYCLES = range(7)
+"""Columns of ``st.times`` (``wgpsim.engine.result.OP_TIMES``, in that order)."""
 MAX_CYCLE = np.int64(2**62)
 """``wgpsim.engine.limits.MAX_CYCLE``: scheduling anything later sets ``counters.overflow``."""
 
@@ -142,6 +144,7 @@ class LoopState(NamedTuple):
     ports_free: np.ndarray  # grant scratch
     order: np.ndarray  # grant scratch
     decision: np.ndarray  # grant scratch: grants and stalls
+    times: np.ndarray  # per trace row its cycles [rows, ARRIVE..STALL_CYCLES]; [0, 7]: not kept
 
 
 @njit(cache=True)
@@ -160,8 +163,9 @@ def warp_order(warp, nwarps, rows):
     return first
 
 
-def new_state(tr: LoopTrace, hw: LoopHardware) -> LoopState:
-    """The loop's state before cycle 0; every warp is due to start at cycle 0."""
+def new_state(tr: LoopTrace, hw: LoopHardware, times: bool = False) -> LoopState:
+    """The loop's state before cycle 0; every warp is due to start at cycle 0. ``times``:
+    keep every row's cycles (``record_ops``)."""
     nwarps, nsimds, npairs = len(tr.warp_first) - 1, len(hw.simd_nwarps), len(hw.pair_nsimds)
     counters = np.zeros(1, COUNTERS)
     counters["last_tick"] = -1
@@ -187,7 +191,10 @@ def new_state(tr: LoopTrace, hw: LoopHardware) -> LoopState:
         ports_free=np.zeros(hw.nports, np.bool_),
         order=np.zeros(npairs, np.int64),
         decision=np.zeros((2, 2 * npairs), np.int64),
+        times=np.full((len(tr.ops) if times else 0, STALL_CYCLES + 1), -1, np.int64),
     )
+    if times:
+        st.times[:, STALL_CYCLES] = 0
     _start_warps(st, nwarps)
     return st
 

@@ -27,7 +27,7 @@ import simpy
 from simpy.events import Event
 
 from wgpsim.engine.limits import MAX_CYCLE, check_inputs, overflow
-from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, Result
+from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, OP_TIMES, Result
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
 from wgpsim.hw.rules import ArbiterState, Head, grant, pass_table
@@ -105,8 +105,13 @@ class Lds:
     (``next_cycle``) and sleeps when nothing is pending.
     """
 
-    def __init__(self, env: simpy.Environment, trace, hw: HardwareConfig, record: bool) -> None:
+    def __init__(
+        self, env: simpy.Environment, trace, hw: HardwareConfig, record: bool, times: bool
+    ) -> None:
         self.env, self.hw, self.record = env, hw, record
+        # per row, the OP_TIMES columns (record_ops): cycles -1 where they do not apply
+        blank = {**dict.fromkeys(OP_TIMES, -1), "stall_cycles": 0}
+        self.times = [dict(blank) for _ in range(len(trace))] if times else None
         t = hw.timing
         self.latency, self.depth, self.interval, self.dscnt_max = (
             t.lds_latency,
@@ -254,6 +259,8 @@ class Lds:
                 pair.queue.append(_Instr(row, warp.id, now, start, end))
             else:  # no active lane: nothing to serve, completes after the latency
                 self.complete(warp.id, now + self.latency)
+                self.note(row, served=now, complete=now + self.latency)
+            self.note(row, issue=now)
             warp.outstanding += 1
             warp.request = None
             self.waiting -= 1
@@ -262,6 +269,11 @@ class Lds:
             issued.succeed()
             return True
         return False
+
+    def note(self, row: int, **cycles: int) -> None:
+        """Record cycles of trace row ``row`` (``record_ops``)."""
+        if self.times is not None:
+            self.times[row].update(cycles)
 
     def complete(self, wid: int, cycle: int) -> None:
         if cycle > MAX_CYCLE:
@@ -292,14 +304,19 @@ class Lds:
             pair.busy_until = self.port_free_at[port] = now + cycles
             pair.held, pair.port = self.pass_parts[k], port
             self.port_busy[port] += cycles
+            if k == self.pass_start[instr.row]:
+                self.note(instr.row, granted=now)
             if self.record:
                 self.log.append((now, index, port, instr, k, "granted"))
             instr.next += 1
             if instr.next == instr.end:
                 pair.queue.popleft()
                 self.complete(instr.warp, now + cycles + self.latency)
+                self.note(instr.row, served=now + cycles, complete=now + cycles + self.latency)
         for index in decision.stalled:
             self.stalls[index] += 1
+            if self.times is not None:
+                self.times[self.pairs[index].queue[0].row]["stall_cycles"] += 1
             if self.record:
                 instr = self.pairs[index].queue[0]
                 self.log.append((now, index, -1, instr, instr.next, "stalled"))
@@ -324,11 +341,18 @@ class Lds:
         return pd.DataFrame(rows, columns=list(EVENT_COLUMNS))
 
 
-def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False) -> Result:
+def run(
+    trace,
+    hw: HardwareConfig,
+    *,
+    seed: int = 0,
+    record_events: bool = False,
+    record_ops: bool = False,
+) -> Result:
     """Simulate ``trace`` (already validated) on ``hw``; see ``wgpsim.engine.simulate``."""
     check_inputs(trace, hw)
     env = simpy.Environment()
-    lds = Lds(env, trace, hw, record_events)
+    lds = Lds(env, trace, hw, record_events, record_ops)
     barrier = _Barrier(env, trace.num_warps, hw.timing.barrier_latency)
     drift = jitter(len(trace), hw, seed)
     delays = None if drift is None else drift.tolist()
@@ -340,6 +364,7 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
     def warp_process(warp: _Warp):
         for row in rows_of[warp.id]:
             op = ops[row]
+            lds.note(row, arrive=int(env.now))
             if op < NUM_LDS_OPS:
                 if delays is not None and delays[row]:
                     yield env.timeout(later(env.now, delays[row]))
@@ -355,6 +380,7 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
                 yield env.timeout(later(env.now, hw.timing.clock_latency))
             elif op == DELAY and args[row]:
                 yield env.timeout(later(env.now, args[row]))
+            lds.note(row, leave=int(env.now))
         finished[warp.id] = True
 
     for warp in lds.warps:
@@ -366,6 +392,15 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
             f"warps {stuck} never finished (a barrier or wait_ds that cannot complete)"
         )
     return _result(trace, hw, lds, clocks, int(env.now), seed, record_events)
+
+
+def _op_log(times: list[dict[str, int]] | None) -> np.ndarray | None:
+    """The recorded per-row cycles as ``Result.op_log`` (int64 [rows, OP_TIMES])."""
+    if times is None:
+        return None
+    return np.array([[t[c] for c in OP_TIMES] for t in times], dtype=np.int64).reshape(
+        -1, len(OP_TIMES)
+    )
 
 
 def later(now: float, cycles: int) -> int:
@@ -419,4 +454,5 @@ def _result(trace, hw, lds: Lds, clocks, now: int, seed: int, record: bool) -> R
         seed=seed,
         hardware=hw.name,
         event_log=lds.events() if record else None,
+        op_log=_op_log(lds.times),
     )

@@ -59,7 +59,14 @@ _drop_stale_loop_cache()
 _compile_notice.install()  # one line on stderr while numba compiles the engine (cold cache)
 
 
-def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False) -> Result:
+def run(
+    trace,
+    hw: HardwareConfig,
+    *,
+    seed: int = 0,
+    record_events: bool = False,
+    record_ops: bool = False,
+) -> Result:
     """Simulate ``trace`` (already validated) on ``hw``; see ``wgpsim.engine.simulate``."""
     check_inputs(trace, hw)
     table = loop_passes(trace.op, trace.addr, hw, index=record_events, distance=trace.arg)
@@ -77,7 +84,7 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
         jitter=np.zeros(0, dtype=np.int64) if delays is None else delays,
     )
     loop_hw = loop_hardware(hw, trace.num_warps)
-    st = new_state(tr, loop_hw)
+    st = new_state(tr, loop_hw, times=record_ops)
     # a row per granted pass, and per stall (a few: the loop stops when full and resumes)
     log = np.zeros((len(table) + len(hw.pair_names) if record_events else 0, 7), np.int64)
     while not run_loop(tr, loop_hw, st, log, record_events):
@@ -105,6 +112,7 @@ def run(trace, hw: HardwareConfig, *, seed: int = 0, record_events: bool = False
         seed=seed,
         hardware=hw.name,
         event_log=_events(log[: counters["logged"]], trace, table, hw) if record_events else None,
+        op_log=st.times if record_ops else None,
     )
 
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wgpsim.errors import TraceError
+from wgpsim.trace.instructions import OPS
 
 if TYPE_CHECKING:  # pandas is imported where a table is built, so `import wgpsim.engine` is light
     import pandas as pd
@@ -45,6 +46,15 @@ EVENT_COLUMNS = (
     "bank_cycles",
     "status",
 )
+OP_TIMES = ("arrive", "issue", "granted", "served", "complete", "leave", "stall_cycles")
+"""Per trace row, when asked (``simulate(..., record_ops=True)``; -1 where a column does not
+apply): ``arrive`` the cycle the warp reached the row (before any drift jitter); LDS rows:
+``issue`` the cycle it entered its pair's queue, ``granted`` the cycle its first pass was
+granted, ``served`` the cycle its last pass's bank cycles end (no pass: ``issue``),
+``complete`` the cycle it leaves the DS counter (``served + lds_latency``); every row:
+``leave`` the cycle the warp moved past it (an LDS row: its issue; ``wait_ds``/``barrier``:
+when it resumed); ``stall_cycles`` partition-conflict stall cycles of the row's passes."""
+OP_COLUMNS = ("row", "warp", "op", *OP_TIMES)
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,6 +74,8 @@ class Result:
     seed: int = 0
     hardware: str = "mi450"
     event_log: pd.DataFrame | None = field(default=None, repr=False)
+    op_log: np.ndarray | None = field(default=None, repr=False)
+    """int64 [rows, len(OP_TIMES)] (``record_ops``); read it with ``ops()``."""
 
     @property
     def bank_conflict_cycles(self) -> int:
@@ -135,6 +147,23 @@ class Result:
             log.columns.get_loc("partitions") + 1, "partition_list", [names[m] for m in masks]
         )
         return log
+
+    def ops(self, trace=None) -> pd.DataFrame:
+        """One row per trace row: ``row``, ``warp``, ``op`` (with ``trace``; else -1 and "")
+        and the ``OP_TIMES`` columns (only if recorded: ``simulate(..., record_ops=True)``)."""
+        if self.op_log is None:
+            raise TraceError("no per-op times: run simulate(..., record_ops=True)")
+        import pandas as pd
+
+        n = len(self.op_log)
+        frame = {"row": np.arange(n, dtype=np.int64)}
+        if trace is not None:
+            frame["warp"] = trace.warp.astype(np.int64)
+            frame["op"] = np.array(OPS, dtype=object)[trace.op]
+        else:
+            frame["warp"], frame["op"] = np.full(n, -1, np.int64), np.full(n, "", object)
+        frame.update(zip(OP_TIMES, self.op_log.T, strict=True))
+        return pd.DataFrame(frame, columns=list(OP_COLUMNS))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able counters (snake_case keys); clocks as a list of records."""
