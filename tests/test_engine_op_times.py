@@ -7,13 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from test_engine_differential import VARIANTS, traces  # noqa: E402 (tests/ is on sys.path)
 
 from wgpsim.engine import simulate
 from wgpsim.errors import TraceError
 from wgpsim.hw import load_hardware
 from wgpsim.trace.trace import TraceBuilder
-
-from test_engine_differential import VARIANTS, traces  # noqa: E402 (tests/ is on sys.path)
 
 HW = load_hardware()
 LAT = HW.timing.lds_latency  # 56
