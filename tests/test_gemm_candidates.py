@@ -71,7 +71,7 @@ def test_swizzle_separates_a_but_one_partition_still_conflicts(run):
     # in every lock-step A load the two pairs still read a common partition.
     assert swz["a_same_partition"] is True
     assert len(swz["a_offsets"]) == 1 and swz["a_pieces"] == 1
-    assert swz["a_lockstep_conflict_loads"] == swz["a_loads_per_warp"]
+    assert swz["a_lockstep_conflict_loads"] == swz["a_dialect_loads_per_warp"]
     assert swz["partition_conflict_cycles"] > 0
 
 
@@ -133,7 +133,7 @@ def test_files_and_figures_are_written(run):
     ops = pd.read_csv(out / "operands.csv")
     assert set(ops["load"]) == {"ds_load_b128", "ds_load_tr16_b128"}
     loads = pd.read_csv(out / "loads.csv")
-    assert len(loads) == 4 * ops["loads_per_warp"].sum()  # every load of every warp
+    assert len(loads) == 4 * ops["dialect_loads_per_warp"].sum()  # every load of every warp
     per = loads.groupby(["candidate", "operand"])["lockstep_conflict"].any()
     assert per["swizzled", "a"] and not per["swizzled_partitioned", "a"]
 
@@ -321,3 +321,15 @@ def test_an_infeasible_candidate_is_ranked_not_fatal():
     assert result.records()[0]["cycles"] == 316  # an int, for --json
     row = result.display.set_index("candidate").loc["too_big"]
     assert row["cycles"] == "-" and row["why"].startswith("infeasible")
+
+
+def test_loads_are_counted_as_the_assembly_holds_them(tmp_path):
+    """fp8 A with kWidth 8: Triton's dialect asks for ds_load_b64s; LLVM pairs each two into one
+    ds_load_2addr_b64 (the corpus's fp8 GEMM compiles: 8 x 2addr_b64 where the dialect has 16
+    b64). The table reports what runs, and keeps the dialect's count beside it."""
+    standard = yaml.safe_load(CONFIG.read_text())["candidates"]["standard"]
+    path = _with(tmp_path, dtype="fp8", instr_shape=[16, 16, 64], candidates={"standard": standard})
+    row = run_experiment(path).records()[0]
+    assert (row["a_dialect_load"], row["a_load"]) == ("ds_load_b64", "ds_load_2addr_b64")
+    assert row["a_loads_per_warp"] * 2 == row["a_dialect_loads_per_warp"]
+    assert row["b_load"] == row["b_dialect_load"] == "ds_load_tr8_b64"  # nothing to pair

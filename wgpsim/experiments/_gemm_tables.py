@@ -55,8 +55,12 @@ def operand_row(c: CandidateAnalysis, o: OperandAnalysis) -> dict[str, Any]:
         "piece_row_bytes": p.row_bytes,
         "cacheline_use": p.cacheline_use,
         "offsets": list(o.bases),
-        "load": o.lowering.instruction,
-        "loads_per_warp": o.lowering.num_instructions,
+        # as the assembly holds them (pairs merged, duplicates removed), as the timing runs them
+        "load": "+".join(o.lowering.counts),
+        "loads_per_warp": len(o.lowering.issued),
+        # as Triton's LLVM-dialect lowering asks for them (one row each in the ``loads`` table)
+        "dialect_load": o.lowering.instruction,
+        "dialect_loads_per_warp": o.lowering.num_instructions,
         "load_eligibility": o.lowering.eligibility,
         **_cycles(o.result),
     }
