@@ -33,6 +33,7 @@ from wgpsim.errors import SHOWN_CHARS, ConfigError
 from wgpsim.hw.config_schema import (
     Arbiter,
     Banks,
+    Costs,
     Drift,
     Partitions,
     Passes,
@@ -47,6 +48,7 @@ from wgpsim.packaged import hardware_path
 __all__ = [
     "Arbiter",
     "Banks",
+    "Costs",
     "Drift",
     "HardwareConfig",
     "Partitions",
@@ -74,6 +76,7 @@ class HardwareConfig:
     timing: Timing
     arbiter: Arbiter
     drift: Drift
+    costs: Costs
     source: str = field(default="<dict>", compare=False)
 
     # -- construction -------------------------------------------------------------------------
@@ -123,6 +126,7 @@ class HardwareConfig:
             "timing": dict(vars(self.timing)),
             "arbiter": dict(vars(self.arbiter)),
             "drift": dict(vars(self.drift)),
+            "costs": dict(vars(self.costs)),
         }
 
     def with_overrides(self, **changes: Any) -> HardwareConfig:

@@ -18,7 +18,18 @@ from wgpsim.errors import ConfigError, did_you_mean, shown
 from wgpsim.layout.bits import log2
 from wgpsim.trace.instructions import INSTRUCTIONS, LANES
 
-SECTIONS = ("name", "wgp", "ports", "partitions", "banks", "passes", "timing", "arbiter", "drift")
+SECTIONS = (
+    "name",
+    "wgp",
+    "ports",
+    "partitions",
+    "banks",
+    "passes",
+    "timing",
+    "arbiter",
+    "drift",
+    "costs",
+)
 """Top-level fields of the hardware YAML, in file order."""
 
 
@@ -96,6 +107,27 @@ class Drift:
     jitter_cycles: int
 
 
+@dataclass(frozen=True)
+class Costs:
+    """Issue cycles of the work between LDS instructions that a compiled kernel's loop runs
+    (``wgpsim.analysis.kernel_loop``): how long a warp spends on one instruction of each class
+    before its next one issues. ``wmma_xdl_2pass`` / ``_4pass`` / ``wmma_valu_4pass`` are
+    LLVM's GFX1250 classes (``WriteXDL2PassWMMA`` ...), chosen per mnemonic as its ``InstRW``
+    patterns do."""
+
+    wmma_xdl_2pass: int
+    wmma_xdl_4pass: int
+    wmma_valu_4pass: int
+    valu: int
+    salu: int
+    global_issue: int
+    smem_issue: int
+    tdm_issue: int
+    async_issue: int
+    branch: int
+    memory_wait: int
+
+
 _CHOICES = {
     "arbiter.grant_policy": ("oldest_first", "round_robin", "fixed_priority"),
     "arbiter.tie_break": ("alternate", "lowest_pair"),
@@ -118,6 +150,7 @@ RANGES: dict[str, tuple[int, int]] = {
     "timing.clock_latency": (1, 1 << 16),
     "timing.barrier_latency": (1, 1 << 16),
     "timing.dscnt_max": (1, 63),
+    **{f"costs.{name}": (0, 1 << 16) for name in Costs.__dataclass_fields__},
     "drift.jitter_cycles": (0, 1 << 16),
 }
 """The valid range of every numeric field, inclusive: the one place a bound is declared.
@@ -212,6 +245,7 @@ class _Reader:
             "timing": self.timing(top["timing"]),
             "arbiter": Arbiter(**{k: self.choice(v, f"arbiter.{k}") for k, v in arbiter.items()}),
             "drift": self.drift(top["drift"]),
+            "costs": self.costs(top["costs"]),
         }
 
     def wgp(self, data: Any) -> Wgp:
@@ -334,6 +368,11 @@ class _Reader:
             self.choice(d["model"], "drift.model"),
             self.number(d["jitter_cycles"], "drift.jitter_cycles"),
         )
+
+    def costs(self, data: Any) -> Costs:
+        names = tuple(Costs.__dataclass_fields__)
+        d = self.section(data, "costs", names)
+        return Costs(**{k: self.number(d[k], f"costs.{k}") for k in names})
 
 
 def _join(path: str, key: str) -> str:

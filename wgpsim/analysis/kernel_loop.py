@@ -1,0 +1,709 @@
+"""A compiled kernel's loop as the hardware runs it: the assembly's instruction stream joined to
+the TTGIR's LDS ops, and the per-warp traces of N iterations.
+
+`loop_program(kernel, asm)` reads the loop body of the assembly (`wgpsim.frontend.amdgcn_loops`)
+into `Step`\\ s, one per trace row: every ``ds_*`` becomes an LDS row whose lane addresses come
+from the layouts (the op's `wgpsim.analysis.kernel_lowering.lower_op`), the waits and barriers
+become ``wait_ds`` / ``barrier`` rows, a clock read a ``clock`` row, and the other work ``delay``
+rows of the issue cycles in ``costs:`` of `configs/mi450.yaml` (a ``v_wmma_*`` one row each,
+runs of VALU/SALU/memory instructions one row per run). Instructions that cost nothing (hints
+such as ``s_wait_alu``, ``s_barrier_signal``, the memory waits) ride on the next row, so every
+instruction of the body is counted by exactly one step. A kernel without a loop is one
+"iteration" of its whole body. Without assembly the body is built from the TTGIR order
+(`ttgir_program`, a documented rule for the waits). `loop_trace(program, iterations)` repeats the
+body for every warp and keeps, per row, the iteration and the step (so the TTGIR op, its
+location and the assembly mnemonic).
+
+The matching (docs/DESIGN.md, "The loop, from the assembly"): a ``ds_*`` instruction under
+``.loc FILE:LINE`` belongs to a TTGIR LDS op of that line (in the loop the assembly's loop maps
+to: the ``scf.for`` on the back-branch's line); several ops on one line are served in program
+order, each up to the instructions of that mnemonic its lowering issues. Within one op, the
+assembly's instructions are matched to the lowering's by their immediate offsets (one base
+register per group: the offsets must be the lowering's address differences); where they are not,
+in the lowering's order, and the program says so. A ``ds_*`` that no op of its line can take is
+``unmatched``: a one-line note, timed as one cycle of issue, never given another op's addresses.
+
+The AMD blog's microbenchmark (its Gluon kernel, compiled for gfx1250): barrier, clock, 32
+``ds_load_b128``, wait, barrier, clock; the body is the whole kernel:
+
+>>> from wgpsim.frontend.sources import read_kernel
+>>> k = read_kernel("tests/corpus/fixtures/lds_bandwidth_plain/kernel.ttgir")
+>>> prog = loop_program(k, open("tests/corpus/fixtures/lds_bandwidth_plain/kernel.amdgcn").read())
+>>> prog.label, prog.source, prog.unmatched
+('lds_bandwidth', 'assembly', ())
+>>> [s.op for s in prog.steps if s.op != "delay"][:4], prog.counts()["ds_load_b128"]
+(['barrier', 'clock', 'ds_load_b128', 'ds_load_b128'], 32)
+>>> lt = loop_trace(prog)
+>>> lt.iterations, lt.trace.num_warps, lt.trace.count_by_op()["ds_load_b128"]
+(1, 4, 128)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from wgpsim.analysis.kernel_lowering import (
+    LOADS,
+    STORES,
+    KernelAllocation,
+    OpLowering,
+    allocate_kernel,
+    lower_op,
+)
+from wgpsim.errors import TraceError
+from wgpsim.frontend.amdgcn_loops import AsmBody, AsmInstr, loops, straight
+from wgpsim.frontend.model import Kernel, LdsOp
+from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.trace.instructions import INSTRUCTIONS
+from wgpsim.trace.trace import Trace, TraceBuilder
+
+__all__ = [
+    "DEFAULT_ITERATIONS",
+    "KernelLoopTrace",
+    "LoopProgram",
+    "Step",
+    "loop_program",
+    "loop_trace",
+    "ttgir_program",
+    "wmma_cost",
+]
+
+DEFAULT_ITERATIONS = 4
+"""Iterations timed when the loop's bounds are not constants and none are given (a choice:
+enough for the warps to settle into a steady state; the output says so)."""
+
+TDM_NOTE = "tensor_load_to_lds / tensor_store_from_lds: issue cycles only, not timed as LDS writes"
+ASYNC_NOTE = "global_load_async_to_lds: issue cycles only, not timed as LDS writes"
+_OTHER = ("valu", "salu", "global", "smem", "branch")
+_LOOPS = ("scf.for", "scf.while", "cf.loop")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One trace row of the body: ``op`` is the trace op (an LDS instruction, ``wait_ds``,
+    ``barrier``, ``clock`` or ``delay``), ``arg`` its operand (wait count, delay cycles; for
+    a clock its index among the body's clocks); ``asm`` the assembly mnemonics it stands for
+    (its own last, the free ones before it first); ``what`` the class of its work (``lds``,
+    ``wmma``, ``alu``, ``tdm``, ``unmatched`` ...); ``op_index`` / ``name`` / ``loc`` the TTGIR
+    op of an LDS row (None otherwise); ``issued`` the row's instruction in that op's lowering;
+    ``line`` the assembly line of its own instruction."""
+
+    op: str
+    arg: int
+    asm: tuple[str, ...]
+    what: str
+    loc: str = "?"
+    line: int = 0
+    op_index: int | None = None
+    name: str | None = None
+    issued: int | None = None
+
+
+@dataclass(frozen=True)
+class LoopProgram:
+    """The body of one loop (or of a straight-line kernel), ready to be traced."""
+
+    kernel: str
+    num_warps: int
+    label: str
+    source: str  # "assembly" or "ttgir"
+    steps: tuple[Step, ...]
+    iterations: int | None
+    notes: tuple[str, ...] = ()
+    unmatched: tuple[str, ...] = ()
+    asm_counts: dict[str, int] = field(default_factory=dict)
+    lowerings: dict[int, OpLowering] = field(default_factory=dict, repr=False, compare=False)
+
+    def counts(self) -> dict[str, int]:
+        """Assembly mnemonic -> count over the steps (equals ``asm_counts`` by construction of
+        the assembly path: every instruction rides on exactly one step)."""
+        return dict(sorted(Counter(m for s in self.steps for m in s.asm).items()))
+
+
+@dataclass(frozen=True, eq=False)
+class KernelLoopTrace:
+    """Every warp's trace over ``iterations`` of the body, with per-row provenance: ``iteration``
+    and ``step`` (index into ``program.steps``) for each row of ``trace``."""
+
+    program: LoopProgram
+    trace: Trace
+    iterations: int
+    iteration: np.ndarray = field(repr=False)
+    step: np.ndarray = field(repr=False)
+
+    def _per_step(self, attr: str) -> np.ndarray:
+        values = np.array([getattr(s, attr) for s in self.program.steps] + [None], dtype=object)
+        return values[self.step]
+
+    @property
+    def op_index(self) -> np.ndarray:
+        """TTGIR op index per row (-1 where the row is not an op's LDS instruction)."""
+        idx = [-1 if s.op_index is None else s.op_index for s in self.program.steps]
+        return np.asarray(idx, dtype=np.int64)[self.step]
+
+    @property
+    def op_name(self) -> np.ndarray:
+        """SSA name of the row's TTGIR op (None where there is none)."""
+        return self._per_step("name")
+
+    @property
+    def loc(self) -> np.ndarray:
+        """``file:line`` of the row's own assembly instruction."""
+        return self._per_step("loc")
+
+    @property
+    def mnemonic(self) -> np.ndarray:
+        """The row's own assembly mnemonic (the last of its step's ``asm``)."""
+        names = np.array([s.asm[-1] if s.asm else "" for s in self.program.steps], dtype=object)
+        return names[self.step]
+
+    def counts(self, warp: int = 0, iteration: int = 0) -> dict[str, int]:
+        """Assembly mnemonic -> count that warp ``warp`` runs in ``iteration``."""
+        rows = (self.trace.warp == warp) & (self.iteration == iteration)
+        got = Counter(m for s in self.step[rows] for m in self.program.steps[s].asm)
+        return dict(sorted(got.items()))
+
+
+# ---- costs ------------------------------------------------------------------------------------
+
+_WMMA_2PASS = re.compile(r"^v_s?wmmac?_.*_(fp8|bf8|bf16|f16)$")
+_WMMA_4PASS = re.compile(r"^v_s?wmmac?_.*_(iu8|iu4)$")
+_F8_FMT = re.compile(r"matrix_[ab]_fmt:MATRIX_FMT_(FP8|BF8)\b")
+
+
+def wmma_cost(instr: AsmInstr, hw: HardwareConfig) -> tuple[int, str]:
+    """Issue cycles of one ``v_wmma_*`` by LLVM's GFX1250SpeedModel classes (its ``InstRW``
+    patterns), and a note if the mnemonic is in none of them.
+
+    >>> from wgpsim.frontend.amdgcn_loops import stream
+    >>> i = stream("k:\\n v_wmma_f32_16x16x32_f16 v[0:7], v[8:15], v[16:23], v[0:7]")[1][1]
+    >>> wmma_cost(i, load_hardware())
+    (8, '')
+    """
+    c, m = hw.costs, instr.mnemonic
+    if m.startswith("v_wmma_f32_16x16x4_f32"):
+        return c.wmma_valu_4pass, ""
+    if "_16x16x128_f8f6f4" in m:  # f8 unless both formats are given as something else
+        fmts = re.findall(r"matrix_[ab]_fmt:\w+", instr.operands)
+        f8 = len(fmts) < 2 or bool(_F8_FMT.search(instr.operands))
+        return (c.wmma_xdl_4pass if f8 else c.wmma_xdl_2pass), ""
+    if "_f32_32x16x128_f4" in m or _WMMA_2PASS.match(m):
+        return c.wmma_xdl_2pass, ""
+    if _WMMA_4PASS.match(m):
+        return c.wmma_xdl_4pass, ""
+    return c.wmma_xdl_2pass, f"{m}: in no LLVM GFX1250 class, taken as a 2-pass WMMA"
+
+
+def _cost(instr: AsmInstr, hw: HardwareConfig) -> int:
+    c, k = hw.costs, instr.kind
+    if k == "hint":
+        return int(instr.operands.split()[0], 0) + 1 if instr.mnemonic == "s_nop" else 0
+    return {
+        "valu": c.valu,
+        "salu": c.salu,
+        "branch": c.branch,
+        "global": c.global_issue,
+        "smem": c.smem_issue,
+        "tdm": c.tdm_issue,
+        "async": c.async_issue,
+        "wait_load": c.memory_wait,
+        "wait_tensor": c.memory_wait,
+        "wait_async": c.memory_wait,
+    }.get(k, 0)
+
+
+# ---- matching ---------------------------------------------------------------------------------
+
+
+def _address_register(instr: AsmInstr) -> str:
+    parts = [p.strip() for p in re.sub(r"/\*.*?\*/", "", instr.operands).split(",")]
+    parts[-1] = parts[-1].split()[0] if parts[-1] else ""
+    store = INSTRUCTIONS[instr.mnemonic].kind == "store"
+    return parts[0] if store or len(parts) < 2 else parts[1]
+
+
+def _offset_bytes(instr: AsmInstr) -> int:
+    ins = INSTRUCTIONS[instr.mnemonic]
+    if not instr.offsets:
+        return 0
+    return instr.offsets[0] * (ins.offset_unit_bytes or 1)
+
+
+def _match_offsets(asm: list[AsmInstr], issued, picks: list[int]) -> list[int] | None:
+    """The lowering's instructions (of ``picks``) the assembly's ``asm`` are, by immediates:
+    per address register, one base that makes every offset an issued instruction's address
+    (all lanes, all warps); None if there is no such assignment."""
+    addr = issued.addresses.astype(np.int64)
+    free = list(picks)
+    out: dict[int, int] = {}
+    groups: dict[str, list[int]] = {}
+    for j, ins in enumerate(asm):
+        groups.setdefault(_address_register(ins), []).append(j)
+    for members in groups.values():
+        offs = [_offset_bytes(asm[j]) for j in members]
+        found = None
+        for k in free:
+            base = addr[:, k] - offs[0]
+            taken: list[int] = []
+            for o in offs:
+                hit = next(
+                    (
+                        q
+                        for q in free
+                        if q not in taken
+                        and np.array_equal(np.where(addr[:, q] >= 0, addr[:, q] - o, -1), base)
+                    ),
+                    None,
+                )
+                if hit is None:
+                    break
+                taken.append(hit)
+            if len(taken) == len(offs):
+                found = taken
+                break
+        if found is None:
+            return None
+        for j, q in zip(members, found, strict=True):
+            out[j] = q
+            free.remove(q)
+    return [out[j] for j in range(len(asm))]
+
+
+def _ttgir_loop(kernel: Kernel, body: AsmBody) -> tuple[int | None, str | None]:
+    """The TTGIR loop the assembly's loop is: the loop op on the back-branch's line."""
+    if not body.is_loop:
+        return None, None
+    b = body.branch
+    cands = [
+        lp
+        for lp in kernel.loops
+        if lp.kind in _LOOPS
+        and lp.loc is not None
+        and lp.loc.line == b.src_line
+        and lp.loc.short.split(":")[0] == b.src_file
+    ]
+    if len(cands) == 1:
+        return cands[0].id, None
+    why = "no" if not cands else f"{len(cands)}"
+    return None, (
+        f"{why} TTGIR loop(s) at the back-branch's line {b.loc}: ds_* matched to the ops of "
+        "every loop"
+    )
+
+
+def _iterations(kernel: Kernel, loop_id: int | None) -> int | None:
+    if loop_id is None:
+        return 1
+    lp = next(lp for lp in kernel.loops if lp.id == loop_id)
+    try:
+        lb, ub, step = (int(v) for v in lp.bounds or ())
+    except ValueError:
+        return None
+    return max(0, math.ceil((ub - lb) / step)) if step > 0 else None
+
+
+def _candidates(kernel: Kernel, body: AsmBody, loop_id: int | None) -> list[LdsOp]:
+    ops = [op for op in kernel.ops if op.op in LOADS + STORES and op.loc is not None]
+    if not body.is_loop:
+        return ops
+    if loop_id is not None:
+        return [op for op in ops if loop_id in op.loops]
+    return [op for op in ops if op.loops]
+
+
+class _Assigner:
+    """Hands out each op's issued instructions to the assembly's ``ds_*`` of its line (see
+    the module docstring); ``copies`` counts how many times a line's ops were all used up and
+    started again (LLVM unrolled the loop)."""
+
+    def __init__(self, kernel, ops, alloc, hw):
+        self.ops = ops
+        self.by_line: dict[tuple[str, int], list[LdsOp]] = {}
+        for op in ops:
+            key = (op.loc.short.split(":")[0], op.loc.line)
+            self.by_line.setdefault(key, []).append(op)
+        self.low: dict[int, OpLowering] = {}
+        self.kernel, self.alloc, self.hw = kernel, alloc, hw
+        self.taken: dict[int, list[AsmInstr]] = {}
+        self.copies: dict[tuple[str, int], int] = {}
+
+    def lowering(self, op: LdsOp) -> OpLowering:
+        if op.index not in self.low:
+            self.low[op.index] = lower_op(self.kernel, op, self.alloc, self.hw)
+        return self.low[op.index]
+
+    def have(self, op: LdsOp, mnemonic: str) -> int:
+        low = self.lowering(op)
+        return 0 if low.lowering is None else low.lowering.issued.ops.count(mnemonic)
+
+    def left(self, op: LdsOp, mnemonic: str, copy: int = 0) -> int:
+        got = sum(i.mnemonic == mnemonic for i in self.taken.get(op.index, []))
+        return self.have(op, mnemonic) * (copy + 1) - got
+
+    def _give(self, op: LdsOp, instr: AsmInstr) -> tuple[LdsOp, str]:
+        self.taken.setdefault(op.index, []).append(instr)
+        return op, ""
+
+    def take(self, instr: AsmInstr) -> tuple[LdsOp | None, str]:
+        key = (instr.src_file, instr.src_line)
+        ops = self.by_line.get(key, [])
+        copy = self.copies.get(key, 0)
+        for op in ops:
+            if self.left(op, instr.mnemonic, copy) > 0:
+                return self._give(op, instr)
+        done = all(self.left(op, m, copy) == 0 for op in ops for m in self.lowering(op).counts)
+        if ops and done and any(self.have(op, instr.mnemonic) for op in ops):
+            self.copies[key] = copy + 1  # every op of the line used up: the next copy
+            return self.take(instr)
+        return None, self._why(instr, ops)
+
+    def take_unlined(self, instr: AsmInstr) -> tuple[LdsOp | None, str]:
+        """An instruction LLVM gave no line (``.loc`` 0): the one op of the body with that
+        mnemonic left, if exactly one has."""
+        cands = [op for op in self.ops if self.left(op, instr.mnemonic) > 0]
+        if len(cands) == 1:
+            return self._give(cands[0], instr)
+        why = (
+            f"LLVM gave it no source line and {len(cands)} ops of the body have a "
+            f"{instr.mnemonic} left"
+        )
+        return None, self._unmatched(instr, why)
+
+    def _why(self, instr: AsmInstr, ops: list[LdsOp]) -> str:
+        if not ops:
+            other = [
+                n.op
+                for n in self.kernel.not_modelled
+                if n.loc is not None
+                and (n.loc.short.split(":")[0], n.loc.line) == (instr.src_file, instr.src_line)
+            ]
+            why = "no TTGIR LDS op on its line"
+            if other:
+                why += f" (only {', '.join(dict.fromkeys(other))}, not modelled)"
+            return self._unmatched(instr, why)
+        parts = []
+        for op in ops:
+            low = self.lowering(op)
+            got = low.counts if low.lowering is not None else f"not lowered: {low.note}"
+            parts.append(f"{op.name or op.op} {got}")
+        return self._unmatched(
+            instr, "the ops of its line have none left (" + "; ".join(parts) + ")"
+        )
+
+    @staticmethod
+    def _unmatched(instr: AsmInstr, why: str) -> str:
+        return f"unmatched: {instr.mnemonic} at {instr.loc} (assembly line {instr.line}): {why}"
+
+    def unrolled(self) -> int:
+        """How many TTGIR iterations the body holds: the copies every matched op was used."""
+        counts = set()
+        for index, instrs in self.taken.items():
+            got = Counter(i.mnemonic for i in instrs)
+            low = self.low[index]
+            counts |= {got[m] // n for m, n in low.counts.items() if n and got[m] % n == 0}
+        return counts.pop() if len(counts) == 1 else 1
+
+    def issued_indices(self, notes: list[str]) -> dict[int, int]:
+        """Assembly line -> index of the op's issued instruction, per op, mnemonic and copy by
+        immediates, else in the lowering's order."""
+        out: dict[int, int] = {}
+        for index, instrs in self.taken.items():
+            issued = self.low[index].lowering.issued
+            for name in dict.fromkeys(i.mnemonic for i in instrs):
+                mine = [i for i in instrs if i.mnemonic == name]
+                picks = [k for k, n in enumerate(issued.ops) if n == name]
+                for c in range(0, len(mine), len(picks)):
+                    copy = mine[c : c + len(picks)]
+                    order = _match_offsets(copy, issued, picks)
+                    if order is None:
+                        op = self.low[index].op
+                        note = (
+                            f"{op.name or op.op} ({op.loc.short}): the {name} immediates do not "
+                            "match the layout's address differences; addresses in the "
+                            "lowering's order"
+                        )
+                        notes += [note] if note not in notes else []
+                        order = picks[: len(copy)]
+                    out.update({i.line: k for i, k in zip(copy, order, strict=True)})
+        return out
+
+    def leftovers(self, copies: int) -> list[str]:
+        out = []
+        for index, low in sorted(self.low.items()):
+            if low.lowering is None:
+                continue
+            got = Counter(i.mnemonic for i in self.taken.get(index, []))
+            for name, n in low.counts.items():
+                if got[name] != n * copies:
+                    out.append(
+                        f"{low.op.name or low.op.op} ({low.op.loc.short}): its lowering issues "
+                        f"{n} {name} per iteration, the body holds {got[name]} of them"
+                    )
+        return out
+
+
+# ---- programs ---------------------------------------------------------------------------------
+
+
+def pick_body(asm: str, loop: str | int | None = None) -> AsmBody:
+    """The body to time: the named loop (label or index), else the loop with the most ``ds_*``,
+    else the whole (first) function."""
+    bodies = loops(asm)
+    if isinstance(loop, int):
+        if not 0 <= loop < len(bodies):
+            raise TraceError(f"loop {loop}: the assembly has {len(bodies)} loop(s)")
+        return bodies[loop]
+    if isinstance(loop, str):
+        for b in bodies:
+            if b.label == loop:
+                return b
+        labels = ", ".join(b.label for b in bodies) or "none"
+        raise TraceError(f"loop {loop!r}: not a loop label of the assembly (labels: {labels})")
+    if not bodies:
+        return straight(asm)
+    return max(bodies, key=lambda b: (sum(i.kind == "ds" for i in b.instructions), -b.lines[0]))
+
+
+def loop_program(
+    kernel: Kernel,
+    asm: str | None = None,
+    *,
+    loop: str | int | None = None,
+    hw: HardwareConfig | None = None,
+    alloc: KernelAllocation | None = None,
+) -> LoopProgram:
+    """The body of ``kernel``'s loop (see the module docstring); ``asm`` defaults to the
+    kernel's own assembly, and without any, `ttgir_program`."""
+    hw = load_hardware() if hw is None else hw
+    asm = kernel.assembly if asm is None else asm
+    alloc = allocate_kernel(kernel, hw) if alloc is None else alloc
+    if asm is None:
+        return ttgir_program(kernel, hw=hw, alloc=alloc)
+    body = pick_body(asm, loop)
+    loop_id, note = _ttgir_loop(kernel, body)
+    notes = [note] if note else []
+    assigner = _Assigner(kernel, _candidates(kernel, body, loop_id), alloc, hw)
+    ds = [i for i in body.instructions if i.kind == "ds"]
+    owners = {i.line: assigner.take(i) for i in ds if i.src_line}
+    owners |= {i.line: assigner.take_unlined(i) for i in ds if not i.src_line}
+    issued_at = assigner.issued_indices(notes)
+    unrolled = assigner.unrolled()
+    if unrolled > 1:
+        notes.append(f"the body holds {unrolled} iterations of the TTGIR loop (LLVM unrolled it)")
+    steps: list[Step] = []
+    pending: list[str] = []  # free instructions riding on the next step
+    run: list[AsmInstr] = []  # a run of other work: one delay row
+    clocks = 0
+
+    def flush_run() -> None:
+        if run:
+            cycles = sum(_cost(i, hw) for i in run)
+            if cycles:
+                steps.append(
+                    Step(
+                        "delay",
+                        cycles,
+                        (*pending, *(i.mnemonic for i in run)),
+                        "alu",
+                        run[-1].loc,
+                        run[-1].line,
+                    )
+                )
+                pending.clear()
+            else:
+                pending.extend(i.mnemonic for i in run)
+            run.clear()
+
+    def add(op: str, arg: int, instr: AsmInstr, what: str, **kw) -> None:
+        flush_run()
+        steps.append(Step(op, arg, (*pending, instr.mnemonic), what, instr.loc, instr.line, **kw))
+        pending.clear()
+
+    unmatched, seen_tdm, seen_async = [], False, False
+    for instr in body.instructions:
+        k = instr.kind
+        if k in _OTHER or k in ("hint", "wait_load", "wait_tensor", "wait_async"):
+            run.append(instr)
+        elif k == "barrier":
+            if instr.mnemonic == "s_barrier_wait":
+                add("barrier", 0, instr, "barrier")
+            else:
+                flush_run()
+                pending.append(instr.mnemonic)
+        elif k == "wait_ds":
+            add("wait_ds", instr.count or 0, instr, "wait_ds")
+        elif k == "clock":
+            add("clock", clocks, instr, "clock")
+            clocks += 1
+        elif k == "wmma":
+            cycles, note = wmma_cost(instr, hw)
+            if note and note not in notes:
+                notes.append(note)
+            add("delay", cycles, instr, "wmma")
+        elif k in ("tdm", "async"):
+            seen_tdm |= k == "tdm"
+            seen_async |= k == "async"
+            add("delay", _cost(instr, hw), instr, k)
+        elif k == "ds":
+            op, why = owners[instr.line]
+            if op is None or instr.mnemonic not in INSTRUCTIONS:
+                unmatched.append(why or f"unmatched: {instr.mnemonic} at {instr.loc}: not modelled")
+                add("delay", hw.costs.valu, instr, "unmatched")
+            else:
+                add(
+                    instr.mnemonic,
+                    0,
+                    instr,
+                    "lds",
+                    op_index=op.index,
+                    name=op.name,
+                    issued=issued_at[instr.line],
+                )
+        else:  # pragma: no cover - every kind is handled above
+            raise AssertionError(k)
+    flush_run()
+    if pending:  # free instructions at the end ride on the last step
+        if steps:
+            last = steps[-1]
+            steps[-1] = Step(
+                last.op,
+                last.arg,
+                (*last.asm, *pending),
+                last.what,
+                last.loc,
+                last.line,
+                last.op_index,
+                last.name,
+                last.issued,
+            )
+        else:
+            steps.append(Step("delay", 0, tuple(pending), "alu"))
+    notes += assigner.leftovers(unrolled)
+    if seen_tdm:
+        notes.append(TDM_NOTE)
+    if seen_async:
+        notes.append(ASYNC_NOTE)
+    lowered = [lo for lo in assigner.low.values() if lo.note and lo.lowering is not None]
+    notes += [f"{lo.op.name or lo.op.op} ({lo.op.loc.short}): {lo.note}" for lo in lowered]
+    iterations = _iterations(kernel, loop_id) if body.is_loop else 1
+    if iterations is not None and unrolled > 1:
+        iterations = math.ceil(iterations / unrolled)
+    return LoopProgram(
+        kernel=kernel.name,
+        num_warps=kernel.num_warps,
+        label=body.label,
+        source="assembly",
+        steps=tuple(steps),
+        iterations=iterations,
+        notes=tuple(notes),
+        unmatched=tuple(unmatched),
+        asm_counts=body.counts(),
+        lowerings=dict(assigner.low),
+    )
+
+
+def ttgir_program(
+    kernel: Kernel, *, hw: HardwareConfig | None = None, alloc: KernelAllocation | None = None
+) -> LoopProgram:
+    """The loop body from the TTGIR alone (no assembly), by a rule (docs/DESIGN.md): the LDS
+    ops of the loop with the most of them (the whole kernel if none) in module order, each op's
+    instructions as its lowering issues them; a load op is followed by ``wait_ds 0`` (its
+    registers are used next); a store op by ``wait_ds 0`` and a ``barrier`` (Triton's membar
+    analysis separates a write from other warps' reads of the buffer); TDM and async copies are
+    one cycle of issue; no WMMA or other work (the kernel model holds only the LDS ops)."""
+    hw = load_hardware() if hw is None else hw
+    alloc = allocate_kernel(kernel, hw) if alloc is None else alloc
+    loops_ = [lp for lp in kernel.loops if lp.kind in _LOOPS]
+    per_loop = Counter(i for op in kernel.ops for i in op.loops)
+    best = max(loops_, key=lambda lp: per_loop[lp.id], default=None)
+    loop_id = best.id if best is not None and per_loop[best.id] else None
+    ops = [op for op in kernel.ops if loop_id is None or loop_id in op.loops]
+    steps: list[Step] = []
+    lowerings: dict[int, OpLowering] = {}
+    notes = [
+        "no assembly: the body is the TTGIR's LDS ops in module order, waits by rule, "
+        "no WMMA or other work"
+    ]
+    for op in ops:
+        loc = op.loc.short if op.loc is not None else "?"
+        if op.op not in LOADS + STORES:
+            steps.append(
+                Step("delay", hw.costs.tdm_issue, (), "tdm", loc, op_index=op.index, name=op.name)
+            )
+            continue
+        low = lower_op(kernel, op, alloc, hw)
+        lowerings[op.index] = low
+        if low.lowering is None:
+            notes.append(f"{op.name or op.op} ({loc}): not lowered: {low.note}")
+            continue
+        for k, name in enumerate(low.lowering.issued.ops):
+            steps.append(
+                Step(name, 0, (name,), "lds", loc, op_index=op.index, name=op.name, issued=k)
+            )
+        steps.append(Step("wait_ds", 0, (), "wait_ds", loc))
+        if op.op in STORES:
+            steps.append(Step("barrier", 0, (), "barrier", loc))
+    if any(s.what == "tdm" for s in steps):
+        notes.append(TDM_NOTE)
+    return LoopProgram(
+        kernel=kernel.name,
+        num_warps=kernel.num_warps,
+        label="ttgir",
+        source="ttgir",
+        steps=tuple(steps),
+        iterations=_iterations(kernel, loop_id),
+        notes=tuple(notes),
+        lowerings=lowerings,
+    )
+
+
+# ---- traces -----------------------------------------------------------------------------------
+
+
+def loop_trace(
+    program: LoopProgram, iterations: int | None = None, hw: HardwareConfig | None = None
+) -> KernelLoopTrace:
+    """Every warp of the workgroup running ``iterations`` of the body (default: the loop's
+    constant trip count, else `DEFAULT_ITERATIONS`), with per-row provenance. Clock rows are
+    labelled ``start``/``end`` when the body is one iteration with two clock reads (the
+    microbenchmark's measurement), else ``clock<k>@iter<i>``; no clock is added."""
+    hw = load_hardware() if hw is None else hw
+    n = iterations if iterations is not None else program.iterations
+    if n is None:
+        n = DEFAULT_ITERATIONS
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise TraceError(f"iterations {n!r}: expected a positive integer")
+    clocks = sum(s.op == "clock" for s in program.steps)
+    b = TraceBuilder(num_warps=program.num_warps)
+    it_col, step_col = [], []
+    for w in range(program.num_warps):
+        for i in range(n):
+            for j, s in enumerate(program.steps):
+                if s.op == "wait_ds":
+                    b.wait_ds(w, s.arg)
+                elif s.op == "barrier":
+                    b.barrier([w])
+                elif s.op == "clock":
+                    b.clock(w, _clock_label(s.arg, clocks, n, i))
+                elif s.op == "delay":
+                    b.delay(w, s.arg)
+                else:
+                    issued = program.lowerings[s.op_index].lowering.issued
+                    b.lds(w, s.op, issued.addresses[w, s.issued], int(issued.distance[s.issued]))
+                it_col.append(i)
+                step_col.append(j)
+    trace = b.build(lds_bytes=hw.partitions.lds_bytes)
+    return KernelLoopTrace(
+        program, trace, n, np.asarray(it_col, dtype=np.int32), np.asarray(step_col, np.int32)
+    )
+
+
+def _clock_label(k: int, clocks: int, iterations: int, i: int) -> str:
+    if iterations == 1 and clocks == 2:
+        return ("start", "end")[k]
+    return f"clock{k}@iter{i}"

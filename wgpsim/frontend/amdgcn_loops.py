@@ -1,0 +1,250 @@
+"""The instruction stream of a gfx1250 assembly listing, and its loop bodies.
+
+`stream(asm)` reads every instruction of the listing's kernel functions in order into a frozen
+`AsmInstr`: its mnemonic, its kind (what the loop timing does with it), its immediates (a DS
+instruction's ``offset:``/``offset0:``/``offset1:``, a wait's count) and the ``.loc`` file and
+line it follows. `loops(asm)` finds each loop body: a label and the last branch back to it
+(``s_cbranch_*``/``s_branch``), its instructions from the label to that branch. `straight(asm)`
+is the whole function as one body, for a kernel with no loop (the AMD blog's microbenchmark).
+
+Kinds (`KINDS`): ``ds`` (``ds_*``), ``wait_ds`` (``s_wait_dscnt``), ``barrier``
+(``s_barrier_signal``/``s_barrier_wait``), ``wmma`` (``v_wmma_*``, ``v_swmmac_*``), ``tdm``
+(``tensor_load_to_lds``/``tensor_store_from_lds``), ``wait_tensor`` (``s_wait_tensorcnt``),
+``async`` (``global_load_async_to_lds_*``), ``wait_async`` (``s_wait_asynccnt``), ``global``
+(global/buffer/flat/scratch memory), ``smem`` (scalar memory loads), ``wait_load`` (the other
+``s_wait_*cnt``), ``clock`` (``s_get_shader_cycles_u64``, ``s_getreg`` of the cycle counter),
+``branch``, ``hint`` (``s_wait_alu``, ``s_delay_alu``, ``s_set_vgpr_msb``, ``s_clause``, ``s_nop``:
+scheduling hints and dependency waits), ``valu`` (other ``v_*``) and ``salu`` (other ``s_*``).
+
+>>> asm = '''
+... k:
+...     .file 1 "/src" "gemm.py"
+... .LBB0_1:
+...     .loc 1 41 13
+...     ds_load_b128 v[1:4], v250 offset:32
+...     ds_load_2addr_b64 v[5:8], v2 offset0:1 offset1:9
+...     .loc 1 43 15
+...     s_wait_dscnt 0x1
+...     v_wmma_f32_16x16x32_f16 v[9:16], v[1:8], v[1:8], v[9:16]
+...     .loc 1 37 5
+...     s_cbranch_scc1 .LBB0_1
+... '''
+>>> (body,) = loops(asm)
+>>> body.label, body.counts()["ds_load_b128"], body.branch.src_line
+('.LBB0_1', 1, 37)
+>>> [(i.mnemonic, i.kind, i.offsets, i.count, i.src_line) for i in body.instructions[:3]]
+[('ds_load_b128', 'ds', (32,), None, 41), ('ds_load_2addr_b64', 'ds', (1, 9), None, 41), \
+('s_wait_dscnt', 'wait_ds', (), 1, 43)]
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from wgpsim.frontend.amdgcn import _FILE, _LOC
+
+__all__ = ["KINDS", "AsmBody", "AsmInstr", "kind_of", "loops", "straight", "stream"]
+
+KINDS = (
+    "ds",
+    "wait_ds",
+    "barrier",
+    "wmma",
+    "tdm",
+    "wait_tensor",
+    "async",
+    "wait_async",
+    "global",
+    "smem",
+    "wait_load",
+    "clock",
+    "branch",
+    "hint",
+    "valu",
+    "salu",
+)
+_HINTS = ("s_wait_alu", "s_delay_alu", "s_set_vgpr_msb", "s_clause", "s_nop", "s_setprio")
+_LABEL = re.compile(r"^([.\w$]+):")
+_INSTR = re.compile(r"^\s+([a-z][a-z0-9_]*)\b(.*)$")
+_OFFSET = re.compile(r"\boffset([01]?):(0x[0-9a-fA-F]+|\d+)")
+_COUNT = re.compile(r"^\s*(0x[0-9a-fA-F]+|\d+)")
+_CLOCK_REG = re.compile(r"SHADER_CYCLES|HW_REG_SHADER_CYCLES", re.I)
+
+
+def kind_of(mnemonic: str, operands: str = "") -> str:
+    """The kind of one instruction (see the module docstring).
+
+    >>> [kind_of(m) for m in ("ds_store_b16", "s_wait_loadcnt", "tensor_load_to_lds", "v_add_f32")]
+    ['ds', 'wait_load', 'tdm', 'valu']
+    >>> kind_of("s_getreg_b32", "s0, hwreg(HW_REG_SHADER_CYCLES, 0, 20)")
+    'clock'
+    """
+    m = mnemonic
+    if m.startswith("ds_"):
+        return "ds"
+    if m in ("s_wait_dscnt", "s_wait_loadcnt_dscnt", "s_wait_storecnt_dscnt"):
+        return "wait_ds"
+    if m.startswith("s_barrier"):
+        return "barrier"
+    if m.startswith(("v_wmma_", "v_swmmac_")):
+        return "wmma"
+    if m in ("tensor_load_to_lds", "tensor_store_from_lds"):
+        return "tdm"
+    if m == "s_wait_tensorcnt":
+        return "wait_tensor"
+    if m.startswith("global_load_async_to_lds") or m.startswith("global_store_async_from_lds"):
+        return "async"
+    if m == "s_wait_asynccnt":
+        return "wait_async"
+    if m.startswith(("global_", "buffer_", "flat_", "scratch_")):
+        return "global"
+    if m.startswith(("s_load_", "s_buffer_load_", "s_prefetch_")):
+        return "smem"
+    if m.startswith("s_wait_") and m.endswith("cnt"):
+        return "wait_load"
+    if m in ("s_get_shader_cycles_u64", "s_memtime", "s_memrealtime") or (
+        m == "s_getreg_b32" and _CLOCK_REG.search(operands)
+    ):
+        return "clock"
+    if m.startswith(("s_cbranch", "s_branch")):
+        return "branch"
+    if m in _HINTS:
+        return "hint"
+    if m.startswith("v_"):
+        return "valu"
+    return "salu"
+
+
+@dataclass(frozen=True)
+class AsmInstr:
+    """One instruction: ``line`` is its 1-based line in the listing; ``src_file`` (base name)
+        and ``src_line`` the ``.loc`` it follows (None before the first); ``offsets`` a DS
+        instruction's immediates (``offset:``, or a 2addr form's ``offset0:``, ``offset1:``; an absent
+    one is 0); ``count`` a
+        wait's counter value (``s_wait_dscnt 0x1`` -> 1; a combined ``s_wait_loadcnt_dscnt``: its
+        DS field, bits 0-5)."""
+
+    line: int
+    mnemonic: str
+    kind: str
+    operands: str
+    src_file: str | None
+    src_line: int | None
+    offsets: tuple[int, ...] = ()
+    count: int | None = None
+
+    @property
+    def loc(self) -> str:
+        """``file:line`` of its ``.loc``, or ``?``."""
+        return f"{self.src_file}:{self.src_line}" if self.src_line is not None else "?"
+
+
+@dataclass(frozen=True)
+class AsmBody:
+    """A loop body (``label``, the instructions from it to ``branch``, the last branch back to
+    it, included; ``lines`` the label's and the branch's lines) or, with ``branch`` None, a
+    whole function's instructions (``lines``: its first and last instruction's)."""
+
+    label: str
+    function: str
+    lines: tuple[int, int]
+    instructions: tuple[AsmInstr, ...]
+    branch: AsmInstr | None
+
+    @property
+    def is_loop(self) -> bool:
+        return self.branch is not None
+
+    def counts(self, kinds: tuple[str, ...] | None = None) -> dict[str, int]:
+        """Mnemonic -> count over the body (only ``kinds`` if given), sorted by name."""
+        got = Counter(i.mnemonic for i in self.instructions if kinds is None or i.kind in kinds)
+        return dict(sorted(got.items()))
+
+
+def _int(text: str) -> int:
+    return int(text, 16) if text.lower().startswith("0x") else int(text)
+
+
+def _instr(n: int, mnemonic: str, rest: str, where: tuple[str | None, int | None]) -> AsmInstr:
+    operands = rest.split(";", 1)[0].strip()
+    kind = kind_of(mnemonic, operands)
+    offsets: tuple[int, ...] = ()
+    count = None
+    if kind == "ds":
+        found = {k: _int(v) for k, v in _OFFSET.findall(operands)}
+        keys = ("0", "1") if "2addr" in mnemonic else ("",)
+        offsets = tuple(found.get(k, 0) for k in keys)
+    elif kind.startswith("wait") and (m := _COUNT.match(operands)):
+        count = _int(m.group(1))
+        if mnemonic != "s_wait_dscnt" and kind == "wait_ds":
+            count &= 0x3F
+    return AsmInstr(n, mnemonic, kind, operands, where[0], where[1], offsets, count)
+
+
+def stream(asm: str) -> list[tuple[str, AsmInstr | str, int]]:
+    """The listing in order: ``("label", name, line)`` for each label and ``("instr",
+    AsmInstr, line)`` for each instruction (directives and comments skipped)."""
+    files: dict[str, str] = {}
+    where: tuple[str | None, int | None] = (None, None)
+    out: list[tuple[str, AsmInstr | str, int]] = []
+    for n, raw in enumerate(asm.splitlines(), start=1):
+        if m := _FILE.match(raw):
+            files[m.group(1)] = (m.group(3) or m.group(2)).rsplit("/", 1)[-1]
+        elif m := _LOC.match(raw):
+            where = (files.get(m.group(1)), int(m.group(2)))
+        elif m := _LABEL.match(raw):
+            out.append(("label", m.group(1), n))
+        elif (m := _INSTR.match(raw)) and not raw.lstrip().startswith((".", ";")):
+            out.append(("instr", _instr(n, m.group(1), m.group(2), where), n))
+    return out
+
+
+def _functions(asm: str) -> list[tuple[str, list[tuple[str, AsmInstr | str, int]]]]:
+    """(function name, its items) for each function: a label not starting with ``.`` opens one."""
+    funcs: list[tuple[str, list]] = []
+    for item in stream(asm):
+        if item[0] == "label" and not item[1].startswith("."):
+            funcs.append((item[1], []))
+        elif funcs:
+            funcs[-1][1].append(item)
+    return [(name, items) for name, items in funcs if any(it[0] == "instr" for it in items)]
+
+
+def loops(asm: str) -> list[AsmBody]:
+    """Every loop body of the listing, in order of their labels (an outer loop's body holds
+    its inner loops' instructions once)."""
+    out = []
+    for fname, items in _functions(asm):
+        instrs = [(i, x) for i, (k, x, _) in enumerate(items) if k == "instr"]
+        for pos, (kind, label, at) in enumerate(items):
+            if kind != "label":
+                continue
+            back = [
+                i
+                for i, x in instrs
+                if i > pos and x.kind == "branch" and x.operands.split() == [label]
+            ]
+            if not back:
+                continue
+            body = tuple(x for i, x in instrs if pos < i <= back[-1])
+            if body:
+                end = items[back[-1]][1]
+                out.append(AsmBody(label, fname, (at, end.line), body, end))
+    return out
+
+
+def straight(asm: str, function: str | None = None) -> AsmBody:
+    """The first (or the named) function's instructions as one body, in listing order.
+
+    >>> straight("k:\\n  s_barrier_signal -1\\n  s_barrier_wait -1\\n  s_endpgm").counts()
+    {'s_barrier_signal': 1, 's_barrier_wait': 1, 's_endpgm': 1}
+    """
+    funcs = _functions(asm)
+    for fname, items in funcs:
+        if function is None or fname == function:
+            body = tuple(x for k, x, _ in items if k == "instr")
+            return AsmBody(fname, fname, (body[0].line, body[-1].line), body, None)
+    names = ", ".join(f for f, _ in funcs) or "none"
+    raise KeyError(f"no function {function!r} in the assembly (functions: {names})")
