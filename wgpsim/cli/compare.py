@@ -1,0 +1,86 @@
+"""``wgpsim compare FILE.csv``: per probe, simulated vs measured, and the error per family.
+
+::
+
+    wgpsim compare kit/measurements.csv --manifest kit/manifest.json
+    wgpsim compare kit/measurements.csv --manifest kit/manifest.json --hw fitted.yaml \\
+        --figure compare.png --json
+
+A bad file is one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from wgpsim.cli._common import add_hw_args, atomic_write, hardware_from_args, print_json
+from wgpsim.errors import ConfigError
+
+FIGURE_FORMATS = (".png", ".svg", ".pdf")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="simulated vs measured probe spans: ratio per probe, MAPE per family",
+        description="Compare measured probe spans (measurements.csv) with the model's.",
+    )
+    parser.add_argument("measurements", type=Path, help="measurements.csv (probe, warp, cycles)")
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        help="the kit's manifest.json (default: beside the measurements)",
+    )
+    add_hw_args(parser)
+    parser.add_argument("--figure", type=Path, help="draw simulated vs measured (.png/.svg/.pdf)")
+    parser.add_argument("--json", action="store_true", help="print the tables as JSON")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from wgpsim.analysis.calibration import compare
+    from wgpsim.frontend.measurements import read_measurements
+    from wgpsim.frontend.probes import read_manifest
+
+    if args.figure is not None and args.figure.suffix not in FIGURE_FORMATS:
+        raise ConfigError(
+            f"--figure {args.figure}: the file must end in {', '.join(FIGURE_FORMATS)}"
+        )
+    manifest = args.manifest or args.measurements.parent / "manifest.json"
+    hw = hardware_from_args(args)
+    per_probe, per_family = compare(
+        read_measurements(args.measurements), read_manifest(manifest), hw
+    )
+    if args.figure is not None:
+        from wgpsim.plots.calibration import compare_figure
+
+        fig = compare_figure(per_probe)
+        fmt = args.figure.suffix[1:]
+        atomic_write(
+            args.figure, lambda tmp: fig.savefig(tmp, format=fmt, dpi=130, bbox_inches="tight")
+        )
+    if args.json:
+        print_json(
+            {
+                "probes": per_probe.to_dict(orient="records"),
+                "families": per_family.to_dict(orient="records"),
+            }
+        )
+        return 0
+    fmt2 = {
+        "measured": "{:.0f}",
+        "simulated": "{:.0f}",
+        "ratio": "{:.3f}",
+        "error_percent": "{:.1f}",
+    }
+    shown = per_probe.copy()
+    for column, pattern in fmt2.items():
+        shown[column] = shown[column].map(pattern.format)
+    print(f"wgpsim compare {args.measurements} on {hw.name} ({hw.source})")
+    print(shown.to_string(index=False))
+    print("mean absolute percentage error per family:")
+    print(per_family.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    if args.figure is not None:
+        print(f"figure: {args.figure}")
+    return 0

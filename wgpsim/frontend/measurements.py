@@ -1,0 +1,68 @@
+"""``measurements.csv``: one row per warp per probe run, the kit's exchange format.
+
+Columns ``probe``, ``warp``, ``cycles`` (more are allowed and kept: ``repeat``, ``kernel``...).
+The runner (``run_probes.py``), the proton reader (:mod:`wgpsim.frontend.proton_trace`) and
+``wgpsim calibrate predict`` all write it; ``fit`` and ``compare`` read it.
+
+>>> import io
+>>> read_measurements(io.StringIO("probe,warp,cycles\\nbanks_s4,0,62\\n")).to_dict("records")
+[{'probe': 'banks_s4', 'warp': 0, 'cycles': 62}]
+>>> read_measurements(io.StringIO("probe,warp\\nbanks_s4,0\\n"), "m.csv")
+Traceback (most recent call last):
+...
+wgpsim.errors.ModuleError: m.csv: missing column 'cycles' (need probe, warp, cycles)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from wgpsim.errors import ModuleError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["COLUMNS", "read_measurements", "write_measurements"]
+
+COLUMNS = ("probe", "warp", "cycles")
+"""The columns every measurements file has."""
+
+
+def read_measurements(source: str | Path | IO[str], name: str | None = None) -> pd.DataFrame:
+    """The rows of a measurements CSV; a bad file is one ModuleError naming file, row and column."""
+    import pandas as pd
+
+    where = name or str(source)
+    try:
+        frame = pd.read_csv(source, dtype={"probe": str})
+    except FileNotFoundError:
+        raise ModuleError(f"{where}: no such measurements file") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise ModuleError(f"{where}: not a measurements CSV ({type(err).__name__})") from None
+    for column in COLUMNS:
+        if column not in frame.columns:
+            raise ModuleError(f"{where}: missing column {column!r} (need {', '.join(COLUMNS)})")
+    if not len(frame):
+        raise ModuleError(f"{where}: no measurements")
+    for column in ("warp", "cycles"):
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = values.isna() | (values < 0) | (values != values.round())
+        if bad.any():
+            row = int(bad.to_numpy().nonzero()[0][0])
+            raise ModuleError(
+                f"{where}: row {row + 2} column {column!r}: {frame[column].iloc[row]!r} is not a "
+                "non-negative integer"
+            )
+        frame[column] = values.astype("int64")
+    if frame["probe"].isna().any():
+        row = int(frame["probe"].isna().to_numpy().nonzero()[0][0])
+        raise ModuleError(f"{where}: row {row + 2}: empty probe name")
+    return frame
+
+
+def write_measurements(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``frame`` (at least :data:`COLUMNS`) as CSV, the three columns first."""
+    columns = [*COLUMNS, *(c for c in frame.columns if c not in COLUMNS)]
+    frame[columns].to_csv(path, index=False)
+    return Path(path)

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Run wgpsim's calibration probes on an AMD MI450 (gfx1250) and write ``measurements.csv``.
+
+``wgpsim calibrate probes --out DIR`` copies this file to ``DIR/run_probes.py``, beside
+``DIR/manifest.json`` and one Gluon kernel per probe in ``DIR/probes/``. On a machine with the
+device, PyTorch for ROCm and Triton 3.9::
+
+    python DIR/run_probes.py                      # every probe, 5 timed runs each
+    python DIR/run_probes.py --repeats 20 --probe banks_s256 --probe banks_s4
+    python DIR/run_probes.py --list               # what would run (no GPU needed)
+
+Each probe's ``kernel(out, cycles)`` runs on one workgroup; warp w stores the clock span it
+measured (``s_get_shader_cycles_u64``, end minus start) at ``cycles[w]``. The CSV gets one row
+per warp per timed run: ``probe,warp,cycles,repeat``. The first ``--warmup`` runs of each probe
+(compilation, cold caches) are not written. Then, on any machine with wgpsim::
+
+    wgpsim calibrate fit DIR/measurements.csv --manifest DIR/manifest.json --out fitted.yaml
+
+This file needs only the standard library until it launches (then torch and triton); wgpsim is
+not needed on the device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+COLUMNS = ("probe", "warp", "cycles", "repeat")
+"""The columns of ``measurements.csv`` (wgpsim reads ``probe``, ``warp``, ``cycles``)."""
+
+TARGET = "gfx1250"
+"""The architecture the probes are written for (MI450)."""
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    here = Path(__file__).resolve().parent
+    parser = argparse.ArgumentParser(
+        description="Run wgpsim's LDS calibration probes on a gfx1250 device.",
+    )
+    parser.add_argument("--dir", type=Path, default=here, help="the kit (default: beside me)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="CSV to write (default: DIR/measurements.csv)"
+    )
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per probe (5)")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed runs first (2)")
+    parser.add_argument(
+        "--probe", action="append", default=[], metavar="NAME", help="run only NAME (repeatable)"
+    )
+    parser.add_argument("--device", type=int, default=0, help="GPU index (0)")
+    parser.add_argument("--list", action="store_true", help="list the probes and exit")
+    parser.add_argument(
+        "--force", action="store_true", help=f"run even if the device is not {TARGET}"
+    )
+    args = parser.parse_args(argv)
+    if args.repeats < 1 or args.warmup < 0:
+        parser.error("--repeats must be >= 1 and --warmup >= 0")
+    return args
+
+
+def read_manifest(directory: Path) -> list[dict]:
+    """The probe records of ``directory/manifest.json``, in order."""
+    path = directory / "manifest.json"
+    if not path.is_file():
+        raise SystemExit(f"run_probes: {path}: no manifest (run wgpsim calibrate probes --out DIR)")
+    return list(json.loads(path.read_text())["probes"])
+
+
+def selected(records: list[dict], names: list[str]) -> list[dict]:
+    """The records named in ``names`` (all when empty); an unknown name stops the run."""
+    if not names:
+        return records
+    known = {r["name"]: r for r in records}
+    missing = [n for n in names if n not in known]
+    if missing:
+        raise SystemExit(f"run_probes: unknown probe {missing[0]!r} (see --list)")
+    return [known[n] for n in names]
+
+
+def load_probe(directory: Path, name: str):
+    """Import ``directory/probes/NAME.py`` (needs triton)."""
+    path = directory / "probes" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"wgpsim_probe_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_probe(module, torch, device, repeats: int, warmup: int) -> list[tuple]:
+    """``warmup + repeats`` launches of one probe; rows (probe, warp, cycles, repeat)."""
+    out = torch.zeros(module.OUT_ELEMS, dtype=getattr(torch, module.OUT_DTYPE), device=device)
+    cycles = torch.zeros(module.NUM_WARPS, dtype=torch.int64, device=device)
+    rows = []
+    for run in range(warmup + repeats):
+        cycles.fill_(-1)
+        module.kernel[(1,)](out, cycles, num_warps=module.NUM_WARPS)
+        torch.cuda.synchronize(device)
+        if run < warmup:
+            continue
+        spans = cycles.cpu().tolist()
+        if any(span < 0 for span in spans):
+            raise SystemExit(f"run_probes: {module.NAME}: a warp recorded no span ({spans})")
+        rows += [(module.NAME, warp, span, run - warmup) for warp, span in enumerate(spans)]
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    records = selected(read_manifest(args.dir), args.probe)
+    if args.list:
+        for r in records:
+            print(f"{r['name']:<36} {r['family']:<16} {r['warps']} warps  {r['params']}")
+        return 0
+    import torch
+
+    if not torch.cuda.is_available():
+        print("run_probes: no GPU visible to torch (ROCm build needed)", file=sys.stderr)
+        return 2
+    device = torch.device("cuda", args.device)
+    arch = getattr(torch.cuda.get_device_properties(device), "gcnArchName", "?")
+    if not str(arch).startswith(TARGET) and not args.force:
+        print(
+            f"run_probes: device is {arch}, the probes are for {TARGET} (--force)", file=sys.stderr
+        )
+        return 2
+    out = args.out or args.dir / "measurements.csv"
+    with open(out, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(COLUMNS)
+        for i, record in enumerate(records):
+            module = load_probe(args.dir, record["name"])
+            rows = run_probe(module, torch, device, args.repeats, args.warmup)
+            writer.writerows(rows)
+            handle.flush()
+            print(f"[{i + 1}/{len(records)}] {record['name']}: {rows[0][2]} cycles (warp 0)")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
