@@ -32,12 +32,10 @@ def bandwidth_cycles():
     blog's table itself is checked once, in ``test_engine_des`` and ``test_lds_bandwidth``."""
     from pathlib import Path
 
+    from bandwidth_reference import BANDWIDTH_BURSTS
+
     from wgpsim.experiments import run_experiment
 
     config = Path(__file__).resolve().parents[1] / "configs" / "lds_bandwidth.yaml"
     result = run_experiment(config, overrides=[BANDWIDTH_BURSTS])
     return result.table.set_index("layout")["cycles"].to_dict()
-
-
-#: The short sweep the CLI tests run (the fit needs two bursts).
-BANDWIDTH_BURSTS = "burst_lengths=[8, 32]"

@@ -5,7 +5,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import BANDWIDTH_BURSTS
+from bandwidth_reference import BANDWIDTH_BURSTS
 
 import wgpsim
 from wgpsim.cli import main

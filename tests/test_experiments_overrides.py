@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-from conftest import BANDWIDTH_BURSTS
+from bandwidth_reference import BANDWIDTH_BURSTS
 
 from wgpsim.cli.run import figures_for
 from wgpsim.errors import ConfigError

@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import BANDWIDTH_BURSTS
+from bandwidth_reference import BANDWIDTH_BURSTS
 
 from wgpsim import packaged
 from wgpsim.cli import main
