@@ -1,0 +1,193 @@
+"""Loop timing on hand-made loops whose figures follow from the hardware model by hand
+(lds_latency 56, barrier_latency 7, one pass of 32 lanes of b64 / 16 lanes of b128 per port
+cycle), and the Chrome trace against the trace-event format."""
+
+from __future__ import annotations
+
+import json
+import numbers
+
+import numpy as np
+import pytest
+
+from wgpsim.analysis.chrome_trace import chrome_trace
+from wgpsim.analysis.loop_timing import time_loop
+from wgpsim.errors import TraceError
+from wgpsim.hw import load_hardware
+from wgpsim.trace.trace import TraceBuilder
+
+HW = load_hardware()
+LAT, BAR = HW.timing.lds_latency, HW.timing.barrier_latency
+LANE = np.arange(32)
+
+
+class Loop:
+    """A TraceBuilder that keeps each row's iteration and label."""
+
+    def __init__(self, warps: int) -> None:
+        self.b, self.it, self.lab, self.i = TraceBuilder(warps), [], [], 0
+
+    def add(self, label: str, method: str, *args) -> None:
+        getattr(self.b, method)(*args)
+        rows = len(self.b.build(check=False)) - len(self.it)
+        self.it += [self.i] * rows
+        self.lab += [label] * rows
+
+    def time(self, **kw):
+        return time_loop(self.b.build(), HW, iteration=self.it, label=self.lab, **kw)
+
+
+def test_latency_hidden_behind_work():
+    """One warp: a b64 load, 200 cycles of work, then the wait. The load (1 pass) completes at
+    issue + 1 + 56 = 57 < 200: the wait costs nothing, 57 cycles in flight all hidden, and the
+    iteration is 200 cycles of work; without LDS it is the same 200."""
+    lp = Loop(1)
+    for i in range(3):
+        lp.i = i
+        lp.add("load", "load", 0, "ds_load_b64", 8 * LANE)
+        lp.add("wmma", "delay", 0, 200)
+        lp.add("wait", "wait_ds", 0, 0)
+    lt = lp.time(engine="des")
+    assert lt.cycles_per_iteration == 200
+    assert lt.exposed == 0 and lt.hidden == 1 + LAT and lt.warps["in_flight"][0] == 1 + LAT
+    assert lt.what_if("no_lds") == 200
+    assert "LDS is exposed for 0 of 200 cycles per iteration" in lt.sentence()
+
+
+def test_exposed_wait_is_charged_to_the_last_load():
+    """One warp: op A (1 b64 pass), op B (1 b64 pass), wait_ds 0, 100 of work. A is granted
+    at 0 and completes 57; B issues at 1, granted at 1, completes 58. The wait starts at 1 (the
+    warp resumes in the cycle B issues) and ends at 58: 56 cycles up to A's completion charged
+    to A, the last 1 to B, and B's own issue stall (reached at 0, issued at 1: issue_interval)
+    to B too. Iteration = 58 + 100 = 158; exposed 58, all of it."""
+    lp = Loop(1)
+    for i in range(3):
+        lp.i = i
+        lp.add("A", "load", 0, "ds_load_b64", 8 * LANE)
+        lp.add("B", "load", 0, "ds_load_b64", 4096 + 8 * LANE)
+        lp.add("wait", "wait_ds", 0, 0)
+        lp.add("wmma", "delay", 0, 100)
+    lt = lp.time(engine="des")
+    assert lt.cycles_per_iteration == 58 + 100
+    ops = lt.ops.set_index("op")
+    assert ops.loc["A", "exposed"] == 57 - 1 and ops.loc["B", "exposed"] == 1 + 1
+    assert lt.exposed == 58
+    assert ops.loc["A", "instructions"] == 1 and ops.loc["A", "latency"] == 1 + LAT
+
+
+def test_bank_conflicts_and_the_ideal_banks_what_if():
+    """A b32 load whose 32 lanes are 256 B apart: every lane in bank 0, 32 bank cycles (31 of
+    them conflict cycles). Completion at 32 + 56 = 88, then 50 of work: 138 per iteration; with
+    ideal banks 1 + 56 + 50 = 107, 31 fewer."""
+    lp = Loop(1)
+    for i in range(2):
+        lp.i = i
+        lp.add("strided", "load", 0, "ds_load_b32", 256 * LANE)
+        lp.add("wait", "wait_ds", 0, 0)
+        lp.add("work", "delay", 0, 50)
+    lt = lp.time(engine="fast")
+    assert lt.steady_from == 1
+    assert lt.cycles_per_iteration == 32 + LAT + 50
+    assert lt.ops.set_index("op").loc["strided", "bank_conflict_cycles"] == 31
+    assert lt.what_if("ideal_banks") == 1 + LAT + 50
+    assert lt.saving("ideal_banks") == 31
+
+
+def test_a_barrier_behind_another_warps_wait_is_exposed():
+    """Warp 0 loads (b64, 1 pass) and waits; warp 1 goes straight to the barrier. Warp 1 waits
+    at the barrier while warp 0 waits for its load: cycles 0 .. 57 behind LDS (exposed, charged
+    to the load), then the release latency 7 (not LDS)."""
+    lp = Loop(2)
+    for i in range(2):
+        lp.i = i
+        lp.add("load", "load", 0, "ds_load_b64", 8 * LANE)
+        lp.add("wait", "wait_ds", 0, 0)
+        lp.add("barrier", "barrier")
+    lt = lp.time(engine="des")
+    assert lt.cycles_per_iteration == 1 + LAT + BAR
+    w1 = lt.warps.set_index("warp").loc[1]
+    assert w1["exposed_barrier"] == 1 + LAT and w1["barrier_other"] == BAR
+    assert lt.ops.set_index("op").loc["load", "exposed"] == pytest.approx((2 * (1 + LAT)) / 2)
+
+
+def test_separate_partitions_what_if():
+    """Warps 0 (pair A) and 1 (pair B) each issue one b128 load (2 passes) into partition 0:
+    4 passes one a cycle, the last load served at 4 (completes 60); on separate partitions both
+    pairs go at once: served 2, completes 58. Then 100 of work and the barrier. In cycles 0, 1
+    and 2 both heads ask and one waits: 3 partition-stall cycles per iteration."""
+    lp = Loop(2)
+    for i in range(2):
+        lp.i = i
+        for w in range(2):
+            lp.add("load", "load", w, "ds_load_b128", 1024 * w + 16 * LANE)
+            lp.add("wait", "wait_ds", w, 0)
+            lp.add("work", "delay", w, 100)
+        lp.add("barrier", "barrier")
+    lt = lp.time(engine="des")
+    assert lt.cycles_per_iteration == 4 + LAT + 100 + BAR
+    assert lt.what_if("separate_partitions") == 2 + LAT + 100 + BAR
+    assert lt.ops["partition_stall_cycles"].sum() == 3
+    assert "separating partitions would save 2" in lt.sentence()
+
+
+def test_bad_provenance_is_one_error():
+    t = TraceBuilder(1).build()
+    with pytest.raises(TraceError, match="iteration"):
+        time_loop(t, HW, iteration=[], label=[])
+
+
+# ---- the Chrome trace -----------------------------------------------------------------------
+
+
+def check_chrome_trace(doc) -> None:
+    """The trace-event format ("Trace Event Format", Google, the JSON object form): an object
+    with a ``traceEvents`` list; every event has ``ph``, ``pid``/``tid`` integers; a complete
+    event (``X``) a string ``name``, numeric ``ts`` and ``dur`` >= 0; a metadata event (``M``)
+    one of the defined names with its ``args``; ``displayTimeUnit`` "ms" or "ns"."""
+    assert isinstance(doc, dict) and isinstance(doc["traceEvents"], list)
+    assert doc.get("displayTimeUnit", "ms") in ("ms", "ns")
+    meta = {"process_name", "process_labels", "process_sort_index", "thread_name"}
+    meta |= {"thread_sort_index"}
+    for e in doc["traceEvents"]:
+        assert e["ph"] in ("X", "M"), e
+        assert type(e["pid"]) is int and type(e["tid"]) is int, e
+        if e["ph"] == "X":
+            assert isinstance(e["name"], str)
+            assert isinstance(e["ts"], numbers.Real) and isinstance(e["dur"], numbers.Real)
+            assert e["dur"] >= 0 and e["ts"] >= 0
+            assert isinstance(e.get("args", {}), dict)
+        else:
+            assert e["name"] in meta and isinstance(e["args"], dict)
+            key = "name" if e["name"].endswith("name") else "sort_index"
+            assert key in e["args"]
+
+
+def test_chrome_trace_of_a_loop():
+    """Two warps, one b128 load each in partition 0, a wait, 100 of work: per warp the program
+    line (the wait and the work) and one LDS line (issue to completion); one process named like
+    proton's (kernel Core0 CTA0), threads 'warp w (line k)'."""
+    lp = Loop(2)
+    for w in range(2):
+        lp.add("load", "load", w, "ds_load_b128", 1024 * w + 16 * LANE)
+        lp.add("wait", "wait_ds", w, 0)
+        lp.add("work", "delay", w, 100)
+    trace = lp.b.build()
+    lt = time_loop(trace, HW, iteration=lp.it, label=lp.lab, what_ifs=())
+    doc = json.loads(json.dumps(chrome_trace(trace, lt.op_times, lp.lab, kernel="gemm")))
+    check_chrome_trace(doc)
+    names = {e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"}
+    assert names == {"gemm Core0 CTA0"}
+    scopes = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    by_tid = {}
+    for e in scopes:
+        by_tid.setdefault(e["tid"], []).append(e["name"])
+    assert by_tid == {0: ["wait", "work"], 1: ["load"], 64: ["wait", "work"], 65: ["load"]}
+    load1 = next(e for e in scopes if e["tid"] == 65)
+    # warp 1 (pair B) waits behind A's 2 passes: granted 2, served 4, completes 60
+    assert load1["args"]["cycles"] == [0, 4 + LAT] and load1["dur"] == (4 + LAT) / 1000
+
+
+def test_chrome_trace_check_rejects_a_string_pid():
+    bad = {"traceEvents": [{"name": "x", "ph": "X", "pid": "p", "tid": 0, "ts": 0, "dur": 1}]}
+    with pytest.raises(AssertionError):
+        check_chrome_trace(bad)

@@ -1,0 +1,364 @@
+"""A loop's timing: cycles per iteration, LDS cycles exposed and hidden, per op, and what-ifs.
+
+Input: a trace of N iterations with, per row, its ``iteration`` (-1 outside the loop) and a
+``label`` (the op it came from: a TTGIR op and its location, or any name), e.g. a
+``KernelLoopTrace`` (``time_kernel_loop``). Both engines time it with per-row cycles
+(``simulate(..., record_ops=True)``); the accounting is per warp and per cycle (docs/DESIGN.md,
+"Loop timing", defines every word):
+
+- a warp's cycle is *work* (a ``delay`` or ``clock`` row), *issue* (at an LDS row that has not
+  issued yet: queue full, DS counter full, its SIMD busy), *wait* (at ``wait_ds``) or *barrier*;
+- *exposed* LDS cycles: issue + wait + the barrier cycles in which some warp not yet at the
+  barrier is itself at issue or wait (the barrier waits behind LDS work);
+- *in flight*: a cycle in which one of the warp's LDS instructions has issued and not completed;
+  *hidden* LDS cycles: in flight while the warp does work;
+- exposed cycles are charged to an op: an issue cycle to its own row; a wait cycle to the load
+  whose completion ends that stretch of the wait (the stretch from the previous completion it
+  waited for); a barrier cycle to what the lowest-numbered stalled warp is charged with.
+
+Steady state: iterations ``steady_from`` (1, the first left out, when there are at least two)
+to N - 1; figures are per iteration of that range, per warp, and "the loop" takes the slowest
+warp's cycles per iteration and the warps' mean exposed/hidden cycles.
+
+A hand-made loop: two warps (one per pair) each load 4 KiB from partition 0 (8 ``ds_load_b128``,
+16 passes), wait, do 200 cycles of work, meet at a barrier. The 32 passes share partition 0 and
+go one a cycle, so the last load completes about 32 + 56 (``lds_latency``) cycles after the
+first issue; then 200 of work and the barrier's 7: 295 cycles, 87 of them exposed (the wait and
+the issue stalls of the full queue, 295 - 200 - 8 at the barrier). On partitions of their own the
+pairs' 16 passes each go in parallel: 16 cycles fewer. No bank conflicts: ideal banks save 0.
+
+>>> from wgpsim.trace.trace import TraceBuilder
+>>> b, it, lab = TraceBuilder(2), [], []
+>>> for i in range(3):
+...     for w in range(2):
+...         b.loads(w, "ds_load_b128", 8192 * w + 512 * np.arange(8)[:, None] + 16 * np.arange(32))
+...         b.wait_ds(w, 0)
+...         b.delay(w, 200)
+...         it += [i] * 10; lab += ["load A"] * 8 + ["wait", "wmma"]
+...     b.barrier()
+...     it += [i] * 2; lab += ["barrier"] * 2
+>>> lt = time_loop(b.build(), iteration=it, label=lab, engine="des")
+>>> lt.cycles_per_iteration, lt.exposed, lt.what_if("separate_partitions")
+(295.0, 87.0, 279.0)
+>>> print(lt.sentence())  # doctest: +NORMALIZE_WHITESPACE
+LDS is exposed for 87 of 295 cycles per iteration; separating partitions would save 16
+(ideal banks 0, infinitely fast LDS 88).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from wgpsim.analysis.loop_whatif import TRANSFORMS, WHAT_IFS, kept_rows
+from wgpsim.engine import simulate
+from wgpsim.errors import TraceError
+from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.trace.instructions import BARRIER, NUM_LDS_OPS, WAIT_DS
+from wgpsim.trace.trace import Trace
+
+WORK, ISSUE, WAIT, AT_BARRIER = 1, 2, 3, 4
+"""A warp's state in a cycle (0: not started or finished)."""
+WARP_COLUMNS = (
+    "warp",
+    "cycles_per_iteration",
+    "exposed",
+    "exposed_wait",
+    "exposed_issue",
+    "exposed_barrier",
+    "hidden",
+    "in_flight",
+    "work",
+    "barrier_other",
+)
+OP_COLUMNS = (
+    "op",
+    "instructions",
+    "exposed",
+    "exposed_share",
+    "latency",
+    "bank_conflict_cycles",
+    "partition_stall_cycles",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class LoopTiming:
+    """The loop's figures (per steady iteration; module docstring). ``warps`` and ``ops`` are
+    DataFrames with ``WARP_COLUMNS`` / ``OP_COLUMNS``; ``what_ifs`` maps a name of
+    ``loop_whatif.WHAT_IFS`` to its cycles per iteration."""
+
+    iterations: int
+    steady_from: int
+    num_warps: int
+    cycles_per_iteration: float
+    exposed: float
+    hidden: float
+    lds_busy: float
+    warps: Any
+    ops: Any
+    what_ifs: dict[str, float]
+    notes: tuple[str, ...] = ()
+    result: Any = field(default=None, repr=False)
+    op_times: Any = field(default=None, repr=False)
+
+    def what_if(self, name: str) -> float:
+        return self.what_ifs[name]
+
+    def saving(self, name: str) -> float:
+        """Cycles per iteration the what-if ``name`` saves."""
+        return self.cycles_per_iteration - self.what_ifs[name]
+
+    def sentence(self) -> str:
+        """The finding in words first."""
+        y, x = _num(self.cycles_per_iteration), _num(self.exposed)
+        text = f"LDS is exposed for {x} of {y} cycles per iteration"
+        if "separate_partitions" in self.what_ifs:
+            text += f"; separating partitions would save {_num(self.saving('separate_partitions'))}"
+        rest = [
+            f"{label} {_num(self.saving(name))}"
+            for name, label in (("ideal_banks", "ideal banks"), ("no_lds", "infinitely fast LDS"))
+            if name in self.what_ifs
+        ]
+        return text + (f" ({', '.join(rest)})." if rest else ".")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sentence": self.sentence(),
+            "iterations": self.iterations,
+            "steady_from": self.steady_from,
+            "num_warps": self.num_warps,
+            "cycles_per_iteration": self.cycles_per_iteration,
+            "lds_exposed": self.exposed,
+            "lds_hidden": self.hidden,
+            "lds_busy": self.lds_busy,
+            "what_ifs": {
+                n: {"cycles_per_iteration": c, "saves": self.saving(n), "how": WHAT_IFS[n]}
+                for n, c in self.what_ifs.items()
+            },
+            "warps": self.warps.to_dict(orient="records"),
+            "ops": self.ops.to_dict(orient="records"),
+            "notes": list(self.notes),
+        }
+
+
+def time_loop(
+    trace: Trace,
+    hw: HardwareConfig | None = None,
+    *,
+    iteration,
+    label,
+    engine: str = "fast",
+    seed: int = 0,
+    steady_from: int | None = None,
+    what_ifs: tuple[str, ...] = tuple(WHAT_IFS),
+) -> LoopTiming:
+    """Simulate ``trace`` with per-row cycles and account for it (module docstring)."""
+    hw = load_hardware() if hw is None else hw
+    iteration = np.asarray(iteration, dtype=np.int64)
+    label = np.asarray(label, dtype=object)
+    if not len(iteration) == len(label) == len(trace):
+        raise TraceError(
+            f"provenance for {len(iteration)} / {len(label)} rows, the trace has {len(trace)}"
+        )
+    n = int(iteration.max(initial=-1)) + 1
+    if n < 1:
+        raise TraceError("no row of the trace belongs to an iteration (iteration >= 0)")
+    steady = (1 if n >= 2 else 0) if steady_from is None else steady_from
+    result = simulate(trace, hw, engine=engine, seed=seed, record_events=True, record_ops=True)
+    times = result.ops(trace)
+    acc = _account(trace, times, result.events(), iteration, label, n, steady)
+    notes = list(acc.pop("notes"))
+    ifs = {}
+    for name in what_ifs:
+        t2, hw2 = TRANSFORMS[name](trace, hw)
+        r2 = simulate(t2, hw2, engine=engine, seed=seed, record_ops=True)
+        keep = kept_rows(name, trace)
+        cpi = _cycles_per_iteration(r2.ops(t2), iteration[keep], n, steady)
+        ifs[name] = float(cpi.max(initial=0.0))
+        if name == "ideal_banks" and r2.bank_conflict_cycles:
+            notes.append(f"ideal banks: {r2.bank_conflict_cycles} bank-conflict cycles remain")
+    return LoopTiming(
+        iterations=n,
+        steady_from=steady,
+        num_warps=trace.num_warps,
+        what_ifs=ifs,
+        notes=tuple(notes),
+        result=result,
+        op_times=times,
+        **acc,
+    )
+
+
+def time_kernel_loop(loop, hw: HardwareConfig | None = None, **kw) -> LoopTiming:
+    """``time_loop`` on a ``wgpsim.analysis.kernel_loop.KernelLoopTrace``: an LDS row is
+    labelled by its TTGIR op (SSA name) and location, any other row by its mnemonic."""
+    names, locs, mnemonic = loop.op_name, loop.loc, loop.mnemonic
+    label = [
+        f"{n} ({loc})" if n is not None else (m or "?")
+        for n, loc, m in zip(names, locs, mnemonic, strict=True)
+    ]
+    return time_loop(loop.trace, hw, iteration=loop.iteration, label=label, **kw)
+
+
+# ---- the accounting -----------------------------------------------------------------------------
+
+
+def _cycles_per_iteration(times, iteration: np.ndarray, n: int, steady: int) -> np.ndarray:
+    """Per warp: (end of the last iteration - start of iteration ``steady``) / its count."""
+    warp = times["warp"].to_numpy()
+    arrive, leave = times["arrive"].to_numpy(), times["leave"].to_numpy()
+    out = []
+    for w in np.unique(warp):
+        mine = warp == w
+        first = mine & (iteration == steady)
+        last = mine & (iteration == n - 1)
+        if not first.any() or not last.any():
+            out.append(0.0)
+            continue
+        out.append((leave[last].max() - arrive[first].min()) / max(n - steady, 1))
+    return np.array(out, dtype=float)
+
+
+def _account(trace, times, events, iteration, label, n, steady) -> dict[str, Any]:
+    import pandas as pd
+
+    nw = trace.num_warps
+    total = (
+        int(
+            max(
+                times["leave"].to_numpy().max(initial=0),
+                times["complete"].to_numpy().max(initial=0),
+            )
+        )
+        + 1
+    )
+    state = np.zeros((nw, total), np.int8)
+    blame = np.full((nw, total), -1, np.int64)
+    iter_of = np.full((nw, total), -1, np.int64)
+    flight = np.zeros((nw, total + 1), np.int64)
+    names, code = np.unique(label.astype(str), return_inverse=True)
+    op = trace.op
+    warp = trace.warp.astype(np.int64)
+    arrive, leave = times["arrive"].to_numpy(), times["leave"].to_numpy()
+    issue, complete = times["issue"].to_numpy(), times["complete"].to_numpy()
+    lds = op < NUM_LDS_OPS
+    for r in range(len(trace)):
+        w, a, b = warp[r], arrive[r], leave[r]
+        iter_of[w, a:b] = iteration[r]
+        if lds[r]:
+            state[w, a:b] = ISSUE
+            blame[w, a:b] = code[r]
+            flight[w, issue[r]] += 1
+            flight[w, complete[r]] -= 1
+        elif op[r] == WAIT_DS:
+            state[w, a:b] = WAIT
+            _charge_wait(r, w, a, b, warp, lds, complete, code, blame)
+        elif op[r] == BARRIER:
+            state[w, a:b] = AT_BARRIER
+        else:
+            state[w, a:b] = WORK
+    stalled = (state == ISSUE) | (state == WAIT)
+    any_stalled = stalled.any(axis=0)
+    first_stalled = stalled.argmax(axis=0)
+    behind = (state == AT_BARRIER) & any_stalled[None, :]
+    cols = np.arange(total)
+    blame = np.where(behind, blame[first_stalled, cols][None, :], blame)
+    in_flight = np.cumsum(flight, axis=1)[:, :total] > 0
+    in_steady = iter_of >= steady
+    per = max(n - steady, 1)
+    exposed = stalled | behind
+
+    def per_warp(mask) -> np.ndarray:
+        return (mask & in_steady).sum(axis=1) / per
+
+    cpi = _cycles_per_iteration(times, iteration, n, steady)
+    warps = pd.DataFrame(
+        {
+            "warp": np.arange(nw),
+            "cycles_per_iteration": cpi,
+            "exposed": per_warp(exposed),
+            "exposed_wait": per_warp(state == WAIT),
+            "exposed_issue": per_warp(state == ISSUE),
+            "exposed_barrier": per_warp(behind),
+            "hidden": per_warp(in_flight & (state == WORK)),
+            "in_flight": per_warp(in_flight),
+            "work": per_warp(state == WORK),
+            "barrier_other": per_warp((state == AT_BARRIER) & ~behind),
+        },
+        columns=list(WARP_COLUMNS),
+    )
+    ops = _per_op(
+        names, code, lds, iteration, steady, per, nw, times, events, blame, exposed, in_steady
+    )
+    busy = _port_busy(events, iteration, steady, total) / per
+    notes = []
+    if n < 2:
+        notes.append("one iteration: its figures include the loop's start")
+    return {
+        "cycles_per_iteration": float(cpi.max(initial=0.0)),
+        "exposed": float(warps["exposed"].mean()),
+        "hidden": float(warps["hidden"].mean()),
+        "lds_busy": float(busy),
+        "warps": warps,
+        "ops": ops,
+        "notes": notes,
+    }
+
+
+def _charge_wait(r, w, a, b, warp, lds, complete, code, blame) -> None:
+    """Charge the wait ``[a, b)`` of row ``r``: each stretch up to a completion of one of the
+    warp's earlier loads to that load (the last stretch to the load completing at ``b``)."""
+    earlier = np.flatnonzero((warp[:r] == w) & lds[:r])
+    done = earlier[(complete[earlier] > a) & (complete[earlier] <= b)]
+    start = a
+    for k in done[np.argsort(complete[done], kind="stable")]:
+        blame[w, start : complete[k]] = code[k]
+        start = max(start, complete[k])
+
+
+def _per_op(names, code, lds, iteration, steady, per, nw, times, events, blame, exposed, in_steady):
+    import pandas as pd
+
+    rows = lds & (iteration >= steady)
+    exp = (exposed & in_steady) & (blame >= 0)
+    charged = np.bincount(blame[exp], minlength=len(names)) / (per * nw)
+    grants = events[events["status"] == "granted"]
+    conflict = np.zeros(len(iteration), np.int64)
+    np.add.at(conflict, grants["row"].to_numpy(), grants["bank_cycles"].to_numpy() - 1)
+    stall = times["stall_cycles"].to_numpy()
+    lat = (times["complete"] - times["issue"]).to_numpy()
+    out = []
+    for k in np.unique(code[rows]):
+        mine = rows & (code == k)
+        out.append(
+            {
+                "op": str(names[k]),
+                "instructions": mine.sum() / (per * nw),
+                "exposed": float(charged[k]),
+                "latency": float(lat[mine].mean()),
+                "bank_conflict_cycles": conflict[mine].sum() / per,
+                "partition_stall_cycles": stall[mine].sum() / per,
+            }
+        )
+    frame = pd.DataFrame(out, columns=[c for c in OP_COLUMNS if c != "exposed_share"])
+    total = frame["exposed"].sum()
+    frame.insert(3, "exposed_share", frame["exposed"] / total if total else 0.0)
+    return frame.sort_values("exposed", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def _port_busy(events, iteration, steady, total) -> int:
+    """Cycles in which some port serves a pass of a steady iteration's row."""
+    grants = events[events["status"] == "granted"]
+    grants = grants[iteration[grants["row"].to_numpy()] >= steady]
+    busy = np.zeros(total + 1, np.int64)
+    np.add.at(busy, grants["cycle"].to_numpy(), 1)
+    np.add.at(busy, (grants["cycle"] + grants["bank_cycles"]).to_numpy(), -1)
+    return int((np.cumsum(busy) > 0).sum())
+
+
+def _num(x: float) -> str:
+    """A figure as printed: whole numbers without decimals, else one decimal."""
+    return f"{x:.0f}" if abs(x - round(x)) < 0.05 else f"{x:.1f}"
