@@ -9,6 +9,7 @@ whose simulated cycles must be those the ``lds_bandwidth`` experiment computes f
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from wgpsim.analysis.kernel_loop import loop_program, loop_trace, ttgir_program, wmma_cost
@@ -228,3 +229,34 @@ def test_a_live_compile_of_the_gluon_microbenchmark_times_like_the_fixture():
     cfg = parse_config(raw, source)
     want = simulate(prepare(cfg, "plain", 32).trace, cfg.hw).measurement()
     assert simulate(lt.trace, hw).measurement() == want
+
+
+def test_the_python_entry_reads_a_path_with_its_assembly():
+    """``wgpsim.kernel.loop(path)``: the TTGIR and the assembly beside it; 4 iterations of a
+    loop with a runtime bound; each holds the compile's loop body (expected.json)."""
+    from wgpsim.kernel import loop
+
+    d = ROOT / "tests" / "corpus" / "fixtures" / "gemm_tdm_partitioned_fp16"
+    lt = loop(d / "kernel.ttgir")
+    want = json.loads((d / "expected.json").read_text())["assembly"]["loops"][0]
+    assert lt.program.label == want["label"] and lt.iterations == 4
+    for w in range(4):
+        assert _counted(lt.counts(w, 3)) == want["instructions"]
+
+
+def test_double_buffered_loads_alternate_stages():
+    """The Gluon GEMM reads ``a_smem.index(k % 2)``: iteration i reads stage i mod 2, so
+    iterations 0 and 2 read the same addresses and iteration 1 the other buffer, one stage
+    further on in every lane of every load."""
+    d = ROOT / "examples" / "kernels" / "gemm_tdm_partitioned"
+    from wgpsim.kernel import loop
+
+    lt = loop(next(d.glob("*.ttgir")), iterations=3)
+    assert any("iteration i reads stage i mod 2" in n for n in lt.program.notes)
+    lds = lt.trace.lds_mask()
+    for w in range(lt.trace.num_warps):
+        rows = [lds & (lt.trace.warp == w) & (lt.iteration == i) for i in range(3)]
+        a0, a1, a2 = (lt.trace.addr[r].astype(np.int64) for r in rows)
+        assert (a0 == a2).all()
+        step = a1 - a0
+        assert len(np.unique(step[a0 >= 0])) == 1 and step[0, 0] > 0

@@ -9,6 +9,13 @@ function for gfx1250 on the CPU (the triton extra; `wgpsim.frontend.compile`) an
     from wgpsim.kernel import report
     rep = report(matmul, {"a_ptr": "*fp16", ...}, {"BM": 128, "BN": 128, "BK": 64}, num_warps=4)
     rep.ops[0]["instructions"], rep.lds_bytes, rep.ttg_shared
+
+``loop(...)`` takes the same kernels and returns the traces of its main loop as the assembly
+runs it (`wgpsim.analysis.kernel_loop.KernelLoopTrace`: every warp, N iterations, per-row
+provenance), which ``wgpsim kernel PATH --timeline`` times::
+
+    lt = loop("tests/corpus/fixtures/gemm_tdm_partitioned_fp16/kernel.ttgir", iterations=4)
+    lt.program.notes, lt.trace, lt.op_name, lt.iteration
 """
 
 from __future__ import annotations
@@ -16,11 +23,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from wgpsim.analysis.kernel_loop import KernelLoopTrace, loop_program, loop_trace
 from wgpsim.analysis.kernel_report import KernelReport, kernel_report
 from wgpsim.frontend.compile import Compiled, compile_for_gfx1250, from_compiled
 from wgpsim.frontend.model import Kernel
+from wgpsim.frontend.sources import read_kernel
 
-__all__ = ["compile_for_gfx1250", "report"]
+__all__ = ["compile_for_gfx1250", "loop", "report"]
 
 
 def report(
@@ -36,14 +45,45 @@ def report(
     """The LDS report of ``kernel`` (see the module docstring for what it may be)."""
     if isinstance(kernel, str | Path | Kernel):
         return kernel_report(kernel, hw, engine=engine)
+    model = _model(kernel, signature, constexprs, num_warps=num_warps, **options)
+    return kernel_report(model, hw, engine=engine)
+
+
+def loop(
+    kernel: Any,
+    signature: dict[str, str] | None = None,
+    constexprs: dict[str, Any] | None = None,
+    *,
+    num_warps: int = 4,
+    asm: str | None = None,
+    which: str | int | None = None,
+    iterations: int | None = None,
+    hw=None,
+    **options: Any,
+) -> KernelLoopTrace:
+    """The traces of ``kernel``'s loop ``which`` (a label or index; default: the loop with the
+    most ``ds_*``, or the whole kernel if it has none), from ``asm`` or the kernel's own
+    assembly (without any, from the TTGIR by rule), over ``iterations`` (default: the constant
+    trip count, else `wgpsim.analysis.kernel_loop.DEFAULT_ITERATIONS`)."""
+    model = _model(kernel, signature, constexprs, num_warps=num_warps, **options)
+    program = loop_program(model, asm, loop=which, hw=hw)
+    return loop_trace(program, iterations, hw)
+
+
+def _model(kernel: Any, signature, constexprs, *, num_warps: int, **options: Any) -> Kernel:
+    """The kernel model of whatever ``report``/``loop`` were given."""
+    if isinstance(kernel, Kernel):
+        return kernel
+    if isinstance(kernel, str | Path):
+        return read_kernel(kernel)
     if isinstance(kernel, Compiled):
         compiled = kernel
     elif hasattr(kernel, "asm"):
         compiled = from_compiled(kernel)
     else:
         if signature is None:
-            raise TypeError("report(fn, signature, ...): a jit function needs its signature")
+            raise TypeError("a jit function needs its signature")
         compiled = compile_for_gfx1250(
             kernel, signature, constexprs, num_warps=num_warps, **options
         )
-    return kernel_report(compiled.kernel(), hw, engine=engine)
+    return compiled.kernel()

@@ -53,6 +53,7 @@ from wgpsim.analysis.kernel_lowering import (
     KernelAllocation,
     OpLowering,
     allocate_kernel,
+    computed_stage,
     lower_op,
 )
 from wgpsim.errors import TraceError
@@ -91,7 +92,8 @@ class Step:
     (its own last, the free ones before it first); ``what`` the class of its work (``lds``,
     ``wmma``, ``alu``, ``tdm``, ``unmatched`` ...); ``op_index`` / ``name`` / ``loc`` the TTGIR
     op of an LDS row (None otherwise); ``issued`` the row's instruction in that op's lowering;
-    ``line`` the assembly line of its own instruction."""
+    ``line`` the assembly line of its own instruction; ``copy`` which of the body's copies of
+    the TTGIR iteration it belongs to (0 unless LLVM unrolled the loop)."""
 
     op: str
     arg: int
@@ -102,6 +104,7 @@ class Step:
     op_index: int | None = None
     name: str | None = None
     issued: int | None = None
+    copy: int = 0
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,11 @@ class LoopProgram:
     unmatched: tuple[str, ...] = ()
     asm_counts: dict[str, int] = field(default_factory=dict)
     lowerings: dict[int, OpLowering] = field(default_factory=dict, repr=False, compare=False)
+    #: per op whose stage index is computed: its lowering for each stage of its buffer
+    staged: dict[int, tuple[OpLowering, ...]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    unrolled: int = 1
 
     def counts(self) -> dict[str, int]:
         """Assembly mnemonic -> count over the steps (equals ``asm_counts`` by construction of
@@ -331,6 +339,7 @@ class _Assigner:
         self.kernel, self.alloc, self.hw = kernel, alloc, hw
         self.taken: dict[int, list[AsmInstr]] = {}
         self.copies: dict[tuple[str, int], int] = {}
+        self.copy_of: dict[int, int] = {}
 
     def lowering(self, op: LdsOp) -> OpLowering:
         if op.index not in self.low:
@@ -345,8 +354,9 @@ class _Assigner:
         got = sum(i.mnemonic == mnemonic for i in self.taken.get(op.index, []))
         return self.have(op, mnemonic) * (copy + 1) - got
 
-    def _give(self, op: LdsOp, instr: AsmInstr) -> tuple[LdsOp, str]:
+    def _give(self, op: LdsOp, instr: AsmInstr, copy: int = 0) -> tuple[LdsOp, str]:
         self.taken.setdefault(op.index, []).append(instr)
+        self.copy_of[instr.line] = copy
         return op, ""
 
     def take(self, instr: AsmInstr) -> tuple[LdsOp | None, str]:
@@ -355,7 +365,7 @@ class _Assigner:
         copy = self.copies.get(key, 0)
         for op in ops:
             if self.left(op, instr.mnemonic, copy) > 0:
-                return self._give(op, instr)
+                return self._give(op, instr, copy)
         done = all(self.left(op, m, copy) == 0 for op in ops for m in self.lowering(op).counts)
         if ops and done and any(self.have(op, instr.mnemonic) for op in ops):
             self.copies[key] = copy + 1  # every op of the line used up: the next copy
@@ -563,6 +573,7 @@ def loop_program(
                     op_index=op.index,
                     name=op.name,
                     issued=issued_at[instr.line],
+                    copy=assigner.copy_of[instr.line],
                 )
         else:  # pragma: no cover - every kind is handled above
             raise AssertionError(k)
@@ -588,7 +599,12 @@ def loop_program(
         notes.append(TDM_NOTE)
     if seen_async:
         notes.append(ASYNC_NOTE)
-    lowered = [lo for lo in assigner.low.values() if lo.note and lo.lowering is not None]
+    staged = _staged(kernel, assigner.low, alloc, hw, notes) if body.is_loop else {}
+    lowered = [
+        lo
+        for i, lo in assigner.low.items()
+        if lo.note and lo.lowering is not None and i not in staged
+    ]
     notes += [f"{lo.op.name or lo.op.op} ({lo.op.loc.short}): {lo.note}" for lo in lowered]
     iterations = _iterations(kernel, loop_id) if body.is_loop else 1
     if iterations is not None and unrolled > 1:
@@ -604,7 +620,32 @@ def loop_program(
         unmatched=tuple(unmatched),
         asm_counts=body.counts(),
         lowerings=dict(assigner.low),
+        staged=staged,
+        unrolled=unrolled,
     )
+
+
+def _staged(kernel, lows, alloc, hw, notes: list[str]) -> dict[int, tuple[OpLowering, ...]]:
+    """Per op with a computed stage index into a multi-buffered alloc: its lowering for every
+    stage. Assumption: the index counts iterations, so iteration i reads stage i mod stages
+    (the Gluon GEMM's ``s = k % 2``)."""
+    out = {}
+    for index, low in lows.items():
+        op = low.op
+        if low.lowering is None or not computed_stage(op):
+            continue
+        stages = kernel.buffer(op.buffer).stages
+        per = tuple(lower_op(kernel, op, alloc, hw, stage=s) for s in range(stages))
+        if stages < 2 or any(
+            p.lowering is None or p.lowering.issued.ops != low.lowering.issued.ops for p in per
+        ):
+            continue
+        out[index] = per
+        notes.append(
+            f"{op.name or op.op} ({op.loc.short}): the stage index is computed: iteration i "
+            f"reads stage i mod {stages} (assumption: the index counts iterations)"
+        )
+    return out
 
 
 def ttgir_program(
@@ -693,7 +734,7 @@ def loop_trace(
                 elif s.op == "delay":
                     b.delay(w, s.arg)
                 else:
-                    issued = program.lowerings[s.op_index].lowering.issued
+                    issued = _lowering(program, s, i).lowering.issued
                     b.lds(w, s.op, issued.addresses[w, s.issued], int(issued.distance[s.issued]))
                 it_col.append(i)
                 step_col.append(j)
@@ -701,6 +742,14 @@ def loop_trace(
     return KernelLoopTrace(
         program, trace, n, np.asarray(it_col, dtype=np.int32), np.asarray(step_col, np.int32)
     )
+
+
+def _lowering(program: LoopProgram, step: Step, iteration: int) -> OpLowering:
+    """The lowering a row of ``iteration`` reads through: its stage's, if staged."""
+    per = program.staged.get(step.op_index)
+    if per is None:
+        return program.lowerings[step.op_index]
+    return per[(iteration * program.unrolled + step.copy) % len(per)]
 
 
 def _clock_label(k: int, clocks: int, iterations: int, i: int) -> str:

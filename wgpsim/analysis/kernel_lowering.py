@@ -44,7 +44,14 @@ from wgpsim.trace.lowering import Lowering, lower
 from wgpsim.trace.lowering_packed import lower_packed_transposed
 from wgpsim.trace.trace import Trace, TraceBuilder
 
-__all__ = ["KernelAllocation", "OpLowering", "allocate_kernel", "lower_op", "op_trace"]
+__all__ = [
+    "KernelAllocation",
+    "OpLowering",
+    "allocate_kernel",
+    "computed_stage",
+    "lower_op",
+    "op_trace",
+]
 
 LOADS = ("ttg.local_load", "amdg.local_load_packed_transposed")
 #: Triton aligns scratch buffers (convert_layout, reduce, ...) to 128 bytes (Allocation.cpp).
@@ -147,9 +154,15 @@ class OpLowering:
         return self.lowering is not None
 
 
-def _shared(op: LdsOp, kernel: Kernel) -> tuple[Any, str]:
+def computed_stage(op: LdsOp) -> bool:
+    """Whether the op reaches its buffer through a ``memdesc_index`` of a computed index."""
+    return any(how == "ttg.memdesc_index" and arg is None for how, arg in op.view_chain)
+
+
+def _shared(op: LdsOp, kernel: Kernel, stage: int | None = None) -> tuple[Any, str]:
     """The shared layout the op reads through: its allocation's encoding, or the
-    `wgpsim.layout.views.SharedView` its views make of it; and what was assumed."""
+    `wgpsim.layout.views.SharedView` its views make of it; and what was assumed (a computed
+    stage index is ``stage``, or 0)."""
     md = kernel.buffer(op.buffer).memdesc
     if not op.view_chain:
         return md.encoding, ""
@@ -159,7 +172,9 @@ def _shared(op: LdsOp, kernel: Kernel) -> tuple[Any, str]:
         notes.append("a loop-carried view: addresses of its first iteration")
     for how, arg in op.view_chain:
         if how == "ttg.memdesc_index":
-            if arg is None:
+            if arg is None and stage is not None:
+                arg = stage
+            elif arg is None:
                 arg = 0
                 notes.append("the stage index is computed: addresses of stage 0")
             view = view.index(arg)
@@ -173,9 +188,15 @@ def _shared(op: LdsOp, kernel: Kernel) -> tuple[Any, str]:
 
 
 def lower_op(
-    kernel: Kernel, op: LdsOp, alloc: KernelAllocation, hw: HardwareConfig | None = None
+    kernel: Kernel,
+    op: LdsOp,
+    alloc: KernelAllocation,
+    hw: HardwareConfig | None = None,
+    *,
+    stage: int | None = None,
 ) -> OpLowering:
-    """The instructions and addresses of one LDS op (see the module docstring)."""
+    """The instructions and addresses of one LDS op (see the module docstring); ``stage``
+    stands for a computed ``memdesc_index`` (else it is read as 0, and the op says so)."""
     if op.op not in LOADS + STORES:
         return OpLowering(op, None, {}, note="the copy engine writes the LDS: not timed")
     if op.buffer is None or op.buffer not in alloc.offsets:
@@ -187,7 +208,7 @@ def lower_op(
     bases = alloc.offsets[op.buffer]
     store = op.op in STORES
     try:
-        shared, note = _shared(op, kernel)
+        shared, note = _shared(op, kernel, stage)
         base = list(bases) if len(bases) > 1 else bases[0]
         if op.op == "amdg.local_load_packed_transposed":
             low = lower_packed_transposed(
