@@ -26,6 +26,12 @@ After lazy imports (same day and machine, equally loaded; best of 3): ``import w
 ``wgpsim --help`` 0.34 (no pandas, pyarrow, numba, matplotlib, scipy, simpy or dask; most of what
 is left is numpy), warm ``run`` 2.84 (unchanged: a run builds tables and loads the engine).
 
+After the verbs import what they use in their handlers, the plots one figure family per
+experiment kind (``wgpsim.plots.FIGURES``) and the command leaves with ``os._exit`` after
+flushing (``wgpsim.cli.entry``; 2026-12-02, the same machine, load average 6, best of 3):
+``import wgpsim`` 0.10, ``wgpsim --help`` 0.15 (no numpy, no yaml; a bare ``python -c pass`` is
+0.14-0.20 here), warm ``run`` 4.26 (on that load; the same build measured 3.7-4.1 at load 3).
+
 The first run's compile (an empty ``NUMBA_CACHE_DIR``, the first ``simulate()`` of the seed's
 microbenchmark): 19.3 CPU-s with every helper forced inline (``inline="always"``); 14.0 CPU-s
 with none, but the compiled engine is then 3.6x slower (8.4 M -> 2.3 M passes per CPU-s on 8 warps

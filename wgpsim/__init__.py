@@ -18,7 +18,7 @@ The common entry points are available from the top level and imported on first u
 2
 """
 
-from importlib import import_module
+from wgpsim.lazy import exports
 
 __version__ = "0.1.0"
 
@@ -40,14 +40,4 @@ _LAZY = {
 }
 
 __all__ = ["__version__", *_LAZY]
-
-
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'wgpsim' has no attribute {name!r}")
-    return getattr(import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = exports(__name__, _LAZY)

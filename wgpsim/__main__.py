@@ -1,8 +1,6 @@
 """``python -m wgpsim`` is the ``wgpsim`` command."""
 
-import sys
-
-from wgpsim.cli import main
+from wgpsim.cli import entry
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -22,8 +22,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 __all__ = [
     "DATA",
     "example_configs",
@@ -58,6 +56,8 @@ def packaged_hardware(value: str) -> Path | None:
 
 @lru_cache(maxsize=4)
 def _raw(path: str) -> dict[str, Any]:
+    import yaml  # here, not at the top: `wgpsim --help` imports this module
+
     return yaml.safe_load(Path(path).read_text())
 
 

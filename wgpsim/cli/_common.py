@@ -10,8 +10,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from wgpsim.files import atomic_write
 
 if TYPE_CHECKING:
@@ -85,6 +83,8 @@ def column_groups(table: Any, width: int) -> list[list[str]]:
 
 
 def _default(obj: Any) -> Any:
+    import numpy as np  # only here: `wgpsim --help` imports no numpy
+
     if isinstance(obj, np.integer):
         return int(obj)
     if isinstance(obj, np.floating):

@@ -16,12 +16,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import numpy as np
-
 from wgpsim.cli._common import atomic_write, print_json
-from wgpsim.layout.addresses import conversion, conversion_table, local_load_encodings
 from wgpsim.layout.dtypes import DTYPE_BITS, dtype_bytes, parse_shape
-from wgpsim.layout.notation import kind_of, parse, to_text
+
+# the layout modules (and numpy) are imported by the handlers: `wgpsim --help` stays fast
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -74,6 +72,9 @@ def _bases_payload(ll: Any) -> dict[str, Any]:
 
 
 def handle_cvt(args: argparse.Namespace) -> int:
+    from wgpsim.layout.addresses import conversion, conversion_table, local_load_encodings
+    from wgpsim.layout.notation import parse, to_text
+
     shape = parse_shape(args.shape)
     dst, shared = local_load_encodings(parse(args.dst), parse(args.shared), ("--dst", "--shared"))
     elem_bytes = dtype_bytes(args.dtype)
@@ -108,6 +109,8 @@ def handle_cvt(args: argparse.Namespace) -> int:
 
 
 def handle_show(args: argparse.Namespace) -> int:
+    from wgpsim.layout.notation import kind_of, parse, to_text
+
     shape = parse_shape(args.shape)
     layout = parse(args.layout)
     ll = layout.to_linear_layout(shape)
@@ -121,6 +124,9 @@ def handle_show(args: argparse.Namespace) -> int:
 
 
 def handle_plot(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from wgpsim.layout.notation import parse, to_text
     from wgpsim.plots.ownership import check_path, owners, ownership_figure, save
 
     shape = parse_shape(args.shape)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wgpsim.cli._common import (
     add_hw_args,
@@ -28,11 +28,10 @@ from wgpsim.cli._common import (
 )
 from wgpsim.engine import DEFAULT_ENGINE, ENGINES
 from wgpsim.errors import ConfigError
-from wgpsim.hw.alloc import allocate_on, tensor_buffers
-from wgpsim.layout.addresses import local_load_encodings
 from wgpsim.layout.dtypes import dtype_bytes, parse_shape
-from wgpsim.layout.notation import to_text
-from wgpsim.trace.lowering import Lowering, lower
+
+if TYPE_CHECKING:  # the handlers import what they use: `wgpsim --help` stays fast
+    from wgpsim.trace.lowering import Lowering
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -77,6 +76,8 @@ def _bases(text: str | None, shared: Any, shape: tuple[int, ...], dtype: str, hw
     """``--base``, checked: one non-negative, aligned address per buffer, inside the LDS.
     Without it: the allocator's offsets of the buffers (0 for one buffer); a tensor that does
     not fit in the LDS is an AllocationError before anything is lowered."""
+    from wgpsim.hw.alloc import allocate_on, tensor_buffers
+
     elem_bytes = dtype_bytes(dtype)
     buffers = tensor_buffers("local_load", shared, shape, elem_bytes)
     if text is None:
@@ -126,6 +127,10 @@ def _simulate(low: Lowering, hw, engine: str) -> dict[str, Any]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from wgpsim.layout.addresses import local_load_encodings
+    from wgpsim.layout.notation import to_text
+    from wgpsim.trace.lowering import lower
+
     dst, shared = local_load_encodings(args.dst, args.shared, ("--dst", "--shared"))
     shape = parse_shape(args.shape)
     hw = hardware_from_args(args)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wgpsim.analysis.metrics import instruction_metrics, lds_metrics
 from wgpsim.cli._common import (
     add_hw_args,
     atomic_write,
@@ -24,7 +23,8 @@ from wgpsim.cli._common import (
 )
 from wgpsim.engine import DEFAULT_ENGINE, ENGINES, simulate
 from wgpsim.errors import ConfigError
-from wgpsim.trace.io import read_trace
+
+# the trace reader and the metrics are imported by the handler: `wgpsim --help` stays fast
 
 EVENT_FORMATS = (".csv", ".parquet")
 FIGURE_FORMATS = (".png", ".svg", ".pdf")
@@ -66,6 +66,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from wgpsim.analysis.metrics import instruction_metrics, lds_metrics
+    from wgpsim.trace.io import read_trace
+
     if args.events is not None and args.events.suffix not in EVENT_FORMATS:
         raise ConfigError(
             f"--events {args.events}: unknown format {args.events.suffix!r} "

@@ -27,16 +27,20 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import pkgutil
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wgpsim.cli._common import column_groups, output_width, print_json
 from wgpsim.errors import ConfigError
-from wgpsim.experiments import ExperimentResult, run_experiment
-from wgpsim.experiments.executor import SCHEDULER_ENV, Checkpoint
+
+if TYPE_CHECKING:  # the handler imports the experiments: `wgpsim --help` stays fast
+    from wgpsim.experiments import ExperimentResult
+
+SCHEDULER_ENV = "WGPSIM_SCHEDULER"
+"""``wgpsim.experiments.executor.SCHEDULER_ENV``, named here for the help text without
+importing the experiments (tests/test_cli_startup.py checks that the two agree)."""
 
 CHECKPOINT = "checkpoint.jsonl"
 """The file in the output directory that records every finished sweep point."""
@@ -98,6 +102,9 @@ def _positive(text: str) -> int:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from wgpsim.experiments import run_experiment
+    from wgpsim.experiments.executor import Checkpoint
+
     show_progress = not args.json and sys.stderr.isatty()
     progress = _progress_bar if show_progress else None
     out = args.out if args.out is not None else Path("results") / args.config.stem
@@ -134,14 +141,13 @@ def _progress_bar(items, *, total: int, desc: str = ""):
 
 
 def figures_for(result: ExperimentResult) -> dict[str, Any]:
-    """Figures every ``wgpsim.plots`` module draws for ``result.kind`` (its ``KINDS``)."""
+    """Figures the ``wgpsim.plots`` modules named for ``result.kind`` (``plots.FIGURES``) draw."""
     import wgpsim.plots as plots
 
     figures: dict[str, Any] = {}
-    for info in sorted(pkgutil.iter_modules(plots.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{plots.__name__}.{info.name}")
-        if result.kind in getattr(module, "KINDS", ()) and hasattr(module, "result_figures"):
-            figures.update(module.result_figures(result))
+    for name in plots.FIGURES.get(result.kind, ()):
+        module = importlib.import_module(f"{plots.__name__}.{name}")
+        figures.update(module.result_figures(result))
     return figures
 
 

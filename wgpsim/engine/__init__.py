@@ -5,6 +5,7 @@ An engine is a module ``wgpsim.engine.<name>`` with a function ``run(trace, hw, 
 record_events, record_ops=False) -> Result``; ``des`` (simpy) is the reference that faster engines must match cycle
 for cycle.
 
+>>> import numpy as np
 >>> from wgpsim.trace.trace import TraceBuilder
 >>> b = TraceBuilder(num_warps=1)
 >>> b.clock(0, "start")
@@ -19,13 +20,14 @@ for cycle.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-import numpy as np  # noqa: F401 (doctest)
-
-from wgpsim.engine.result import Result
 from wgpsim.errors import ConfigError
-from wgpsim.hw.config import HardwareConfig, load_hardware
-from wgpsim.trace.validate import validate
+from wgpsim.lazy import exports
+
+if TYPE_CHECKING:
+    from wgpsim.engine.result import Result
+    from wgpsim.hw.config import HardwareConfig
 
 ENGINES = ("des", "fast")
 """Engines known to this package (a module ``wgpsim.engine.<name>`` may add more)."""
@@ -35,6 +37,8 @@ DEFAULT_ENGINE = "fast"
 (it agrees with the ``des`` reference cycle for cycle)."""
 
 __all__ = ["DEFAULT_ENGINE", "ENGINES", "Result", "simulate"]
+# Result is imported on first use: the CLI reads ENGINES to build its parser without numpy
+__getattr__, _ = exports(__name__, {"Result": "wgpsim.engine.result"})
 
 
 def simulate(
@@ -50,6 +54,9 @@ def simulate(
 
     ``record_events``: the arbiter's per-cycle log (``Result.events()``); ``record_ops``: every
     row's cycles (``Result.ops(trace)``, columns ``wgpsim.engine.result.OP_TIMES``)."""
+    from wgpsim.hw.config import load_hardware
+    from wgpsim.trace.validate import validate
+
     hw = load_hardware() if hw is None else hw
     validate(trace, hw.partitions.lds_bytes)
     run = _engine(engine).run

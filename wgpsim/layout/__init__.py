@@ -19,51 +19,33 @@ The conversion a ``local_load`` lowers through, from the attribute text of a TTG
 ([32, 64, 128], [1, 2, 4, 8, 16])
 """
 
-from wgpsim.layout.addresses import (
-    conversion,
-    conversion_table,
-    element_offsets,
-    local_load_addresses,
-)
-from wgpsim.layout.distributed import (
-    AMDWMMALayout,
-    BlockedLayout,
-    DistributedLinearLayout,
-    DotOperandLayout,
-    SliceLayout,
-)
-from wgpsim.layout.dtypes import dtype_bits, dtype_bytes
-from wgpsim.layout.linear_layout import LinearLayout
-from wgpsim.layout.notation import from_dict, parse, parse_any, to_dict, to_text
-from wgpsim.layout.shared import (
-    PaddedSharedLayout,
-    PartitionedSharedLayout,
-    SharedLinearLayout,
-    SwizzledSharedLayout,
-)
-from wgpsim.layout.views import SharedView
+from wgpsim.lazy import exports
 
-__all__ = [
-    "AMDWMMALayout",
-    "BlockedLayout",
-    "DistributedLinearLayout",
-    "DotOperandLayout",
-    "LinearLayout",
-    "PaddedSharedLayout",
-    "PartitionedSharedLayout",
-    "SharedLinearLayout",
-    "SharedView",
-    "SliceLayout",
-    "SwizzledSharedLayout",
-    "conversion",
-    "conversion_table",
-    "dtype_bits",
-    "dtype_bytes",
-    "element_offsets",
-    "from_dict",
-    "local_load_addresses",
-    "parse",
-    "parse_any",
-    "to_dict",
-    "to_text",
-]
+_EXPORTS = {
+    "AMDWMMALayout": "wgpsim.layout.distributed",
+    "BlockedLayout": "wgpsim.layout.distributed",
+    "DistributedLinearLayout": "wgpsim.layout.distributed",
+    "DotOperandLayout": "wgpsim.layout.distributed",
+    "LinearLayout": "wgpsim.layout.linear_layout",
+    "PaddedSharedLayout": "wgpsim.layout.shared",
+    "PartitionedSharedLayout": "wgpsim.layout.shared",
+    "SharedLinearLayout": "wgpsim.layout.shared",
+    "SharedView": "wgpsim.layout.views",
+    "SliceLayout": "wgpsim.layout.distributed",
+    "SwizzledSharedLayout": "wgpsim.layout.shared",
+    "conversion": "wgpsim.layout.addresses",
+    "conversion_table": "wgpsim.layout.addresses",
+    "dtype_bits": "wgpsim.layout.dtypes",
+    "dtype_bytes": "wgpsim.layout.dtypes",
+    "element_offsets": "wgpsim.layout.addresses",
+    "from_dict": "wgpsim.layout.notation",
+    "local_load_addresses": "wgpsim.layout.addresses",
+    "parse": "wgpsim.layout.notation",
+    "parse_any": "wgpsim.layout.notation",
+    "to_dict": "wgpsim.layout.notation",
+    "to_text": "wgpsim.layout.notation",
+}
+"""Each name this package offers, and the module that holds it (imported on first use)."""
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = exports(__name__, _EXPORTS)

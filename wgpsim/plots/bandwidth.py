@@ -27,9 +27,6 @@ from matplotlib.figure import Figure
 
 from wgpsim.analysis.fit import SteadyStateFit
 
-#: Experiment kinds whose results :func:`result_figures` draws (``wgpsim run`` looks here).
-KINDS = ("lds_bandwidth",)
-
 
 def bandwidth_vs_burst(
     sweep: pd.DataFrame,

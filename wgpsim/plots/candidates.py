@@ -31,9 +31,6 @@ from matplotlib.figure import Figure
 
 from wgpsim.plots.ownership import owners
 
-#: Experiment kinds whose results :func:`result_figures` draws (``wgpsim run`` looks here).
-KINDS = ("gemm_candidates",)
-
 _PARTITION_COLORS = ("#9ecae1", "#fdae6b", "#a1d99b", "#bcbddc", "#fdd0a2", "#d9d9d9")
 _BARS = (
     ("cycles", "LDS cycles (one K step)"),

@@ -35,9 +35,6 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-#: Experiment kinds whose results :func:`result_figures` draws (``wgpsim run`` looks here).
-KINDS = ("lds_bandwidth", "gemm_candidates")
-
 
 def conflict_rate_vs_jitter(
     drift: pd.DataFrame,
@@ -119,4 +116,4 @@ def result_figures(result: Any) -> dict[str, Callable[[], Figure]]:
     return {"conflict_rate_vs_jitter": lambda: conflict_rate_vs_jitter(drift, title=title)}
 
 
-__all__ = ["KINDS", "conflict_rate_vs_jitter", "result_figures"]
+__all__ = ["conflict_rate_vs_jitter", "result_figures"]

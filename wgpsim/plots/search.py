@@ -12,7 +12,6 @@ from matplotlib.figure import Figure
 from wgpsim.analysis.gemm import CandidateSpec, analyse
 from wgpsim.plots.candidates import ownership_figure, pieces_figure
 
-KINDS = ("layout_search",)
 #: Candidates of the ranking drawn.
 DRAWN = 3
 
@@ -48,4 +47,4 @@ def result_figures(result: Any) -> dict[str, Callable[[], Figure]]:
     return figures
 
 
-__all__ = ["KINDS", "candidate_analysis", "result_figures"]
+__all__ = ["candidate_analysis", "result_figures"]
