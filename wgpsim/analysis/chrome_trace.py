@@ -92,6 +92,14 @@ def chrome_trace(
     return {"displayTimeUnit": "ns", "traceEvents": events + scopes}
 
 
+def loop_chrome_trace(lt, *, kernel: str = "kernel", cta: int = 0) -> dict[str, Any]:
+    """``chrome_trace`` of a ``wgpsim.analysis.loop_timing.LoopTiming`` (its trace, per-row
+    cycles, labels and iterations)."""
+    return chrome_trace(
+        lt.trace, lt.op_times, lt.label, kernel=kernel, cta=cta, iteration=lt.iteration
+    )
+
+
 def _args(r: int, ops, iteration) -> dict[str, Any]:
     args: dict[str, Any] = {"row": int(r), "op": str(ops[r])}
     if iteration is not None:

@@ -59,8 +59,9 @@ from wgpsim.hw.config import HardwareConfig, load_hardware
 from wgpsim.trace.instructions import BARRIER, NUM_LDS_OPS, WAIT_DS
 from wgpsim.trace.trace import Trace
 
-WORK, ISSUE, WAIT, AT_BARRIER = 1, 2, 3, 4
-"""A warp's state in a cycle (0: not started or finished)."""
+WORK, ISSUE, WAIT, AT_BARRIER, BEHIND_LDS = 1, 2, 3, 4, 5
+"""A warp's state in a cycle (0: not started or finished); ``LoopTiming.state`` marks the
+barrier cycles behind LDS work ``BEHIND_LDS``."""
 WARP_COLUMNS = (
     "warp",
     "cycles_per_iteration",
@@ -103,6 +104,10 @@ class LoopTiming:
     notes: tuple[str, ...] = ()
     result: Any = field(default=None, repr=False)
     op_times: Any = field(default=None, repr=False)
+    state: Any = field(default=None, repr=False)  # int8 [warp, cycle]: WORK .. BEHIND_LDS
+    trace: Any = field(default=None, repr=False)  # what was timed, with its provenance:
+    iteration: Any = field(default=None, repr=False)
+    label: Any = field(default=None, repr=False)
 
     def what_if(self, name: str) -> float:
         return self.what_ifs[name]
@@ -113,12 +118,12 @@ class LoopTiming:
 
     def sentence(self) -> str:
         """The finding in words first."""
-        y, x = _num(self.cycles_per_iteration), _num(self.exposed)
+        y, x = number_text(self.cycles_per_iteration), number_text(self.exposed)
         text = f"LDS is exposed for {x} of {y} cycles per iteration"
         if "separate_partitions" in self.what_ifs:
-            text += f"; separating partitions would save {_num(self.saving('separate_partitions'))}"
+            text += f"; separating partitions would save {number_text(self.saving('separate_partitions'))}"
         rest = [
-            f"{label} {_num(self.saving(name))}"
+            f"{label} {number_text(self.saving(name))}"
             for name, label in (("ideal_banks", "ideal banks"), ("no_lds", "infinitely fast LDS"))
             if name in self.what_ifs
         ]
@@ -188,6 +193,9 @@ def time_loop(
         notes=tuple(notes),
         result=result,
         op_times=times,
+        trace=trace,
+        iteration=iteration,
+        label=label,
         **acc,
     )
 
@@ -298,6 +306,7 @@ def _account(trace, times, events, iteration, label, n, steady) -> dict[str, Any
     if n < 2:
         notes.append("one iteration: its figures include the loop's start")
     return {
+        "state": np.where(behind, BEHIND_LDS, state).astype(np.int8),
         "cycles_per_iteration": float(cpi.max(initial=0.0)),
         "exposed": float(warps["exposed"].mean()),
         "hidden": float(warps["hidden"].mean()),
@@ -359,6 +368,6 @@ def _port_busy(events, iteration, steady, total) -> int:
     return int((np.cumsum(busy) > 0).sum())
 
 
-def _num(x: float) -> str:
+def number_text(x: float) -> str:
     """A figure as printed: whole numbers without decimals, else one decimal."""
     return f"{x:.0f}" if abs(x - round(x)) < 0.05 else f"{x:.1f}"

@@ -28,6 +28,7 @@ from wgpsim.cli._common import (
     output_width,
     print_json,
 )
+from wgpsim.cli._loop_section import add_loop_args, format_loop, loop_section, wants_loop
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,15 +44,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--csv", type=Path, help="write one row per op as CSV")
     parser.add_argument("--plot", type=Path, help="write the LDS map (PNG or SVG)")
+    add_loop_args(parser)
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     from wgpsim.analysis.kernel_report import kernel_report
+    from wgpsim.frontend.sources import read_kernel
 
     hw = hardware_from_args(args)
-    report = kernel_report(args.path, hw, engine=args.engine, name=args.name)
+    kernel = read_kernel(args.path, args.name)
+    report = kernel_report(kernel, hw, engine=args.engine)
     written = []
+    loop = loop_section(kernel, args, hw) if wants_loop(args) else None
+    if loop is not None:
+        written += loop[2]
     if args.csv is not None:
         frame = report.to_frame()
         atomic_write(args.csv, lambda tmp: frame.to_csv(tmp, index=False))
@@ -62,9 +69,12 @@ def handle(args: argparse.Namespace) -> int:
 
         written.append(str(save(lds_map_figure(report, hw), args.plot)))
     if args.json:
-        print_json(report.to_json() | ({"written": written} if written else {}))
+        extra = {"loop_timing": loop[0]} if loop is not None else {}
+        print_json(report.to_json() | extra | ({"written": written} if written else {}))
         return 0
     print(format_report(report, output_width()))
+    if loop is not None:
+        print("\n".join(format_loop(loop[0], loop[1], output_width())))
     for path in written:
         print(f"wrote {path}")
     return 0

@@ -1,0 +1,129 @@
+"""``wgpsim kernel``'s loop timing section: the kernel's main loop timed warps and all.
+
+``--loop-timing`` prints it; ``--timeline out.json`` (a Chrome trace Perfetto opens, proton's
+shape), ``--timeline-png out.png`` and ``--iterations N`` imply it; ``--loop LABEL`` picks the
+loop (default: the one with the most ``ds_*``). The section leads with the sentence of
+``wgpsim.analysis.loop_timing`` and holds the per-warp, per-op and what-if tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from wgpsim.errors import ConfigError
+
+
+def add_loop_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("loop timing (the kernel's main loop, every warp)")
+    group.add_argument("--loop-timing", action="store_true", help="time the kernel's main loop")
+    group.add_argument("--loop", help="the loop's assembly label (default: the most ds_*)")
+    group.add_argument(
+        "--iterations", type=int, help="iterations to time (default: the trip count, else 4)"
+    )
+    group.add_argument("--timeline", type=Path, help="write the Chrome trace JSON (Perfetto)")
+    group.add_argument("--timeline-png", type=Path, help="write the timeline figure (PNG/SVG)")
+
+
+def wants_loop(args: argparse.Namespace) -> bool:
+    return bool(
+        args.loop_timing
+        or args.timeline is not None
+        or args.timeline_png is not None
+        or args.iterations is not None
+        or args.loop is not None
+    )
+
+
+def loop_section(kernel, args: argparse.Namespace, hw) -> tuple[dict[str, Any], Any, list[str]]:
+    """Time the loop; write the files asked for. Returns (JSON payload, LoopTiming, written)."""
+    from wgpsim.analysis.chrome_trace import loop_chrome_trace
+    from wgpsim.analysis.kernel_loop import loop_program, loop_trace
+    from wgpsim.analysis.loop_timing import time_kernel_loop
+    from wgpsim.cli._common import atomic_write
+
+    if args.iterations is not None and not 1 <= args.iterations <= 1000:
+        raise ConfigError(f"--iterations {args.iterations}: valid 1..1000")
+    loop_arg = args.loop
+    if loop_arg is not None and loop_arg.isdigit():
+        loop_arg = int(loop_arg)
+    program = loop_program(kernel, loop=loop_arg, hw=hw)
+    klt = loop_trace(program, args.iterations, hw)
+    lt = time_kernel_loop(klt, hw, engine=args.engine)
+    written = []
+    if args.timeline is not None:
+        doc = loop_chrome_trace(lt, kernel=kernel.name)
+        atomic_write(args.timeline, lambda tmp: Path(tmp).write_text(json.dumps(doc)))
+        written.append(str(args.timeline))
+    if args.timeline_png is not None:
+        from wgpsim.plots.loop_timeline import loop_timeline_figure
+        from wgpsim.plots.ownership import save
+
+        written.append(str(save(loop_timeline_figure(lt), args.timeline_png)))
+    payload = {"loop": program.label, "source": program.source, **lt.to_dict()}
+    payload["notes"] = [*program.notes, *program.unmatched, *lt.notes]
+    return payload, lt, written
+
+
+def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
+    """The section's lines (tables through ``wgpsim.cli.kernel._table``)."""
+    from wgpsim.analysis.loop_timing import number_text as _f
+    from wgpsim.cli.kernel import _table
+
+    steady = f"steady state from iteration {lt.steady_from}" if lt.steady_from else "all iterations"
+    lines = [
+        "",
+        f"loop {payload['loop']} ({payload['source']}): {lt.iterations} iterations x "
+        f"{lt.num_warps} warps timed, {steady}; figures per iteration",
+        lt.sentence(),
+    ]
+    w = lt.warps
+    head = ("warp", "cycles/iter", "exposed", "wait_ds", "issue", "barrier", "hidden",
+            "in flight", "work", "barrier other")  # fmt: skip
+    rows = [
+        (
+            str(int(r.warp)),
+            *(
+                _f(getattr(r, c))
+                for c in (
+                    "cycles_per_iteration",
+                    "exposed",
+                    "exposed_wait",
+                    "exposed_issue",
+                    "exposed_barrier",
+                    "hidden",
+                    "in_flight",
+                    "work",
+                    "barrier_other",
+                )
+            ),
+        )  # fmt: skip
+        for r in w.itertuples(index=False)
+    ]
+    lines += _table(head, rows, width)
+    lines.append("")
+    ohead = ("op", "instr/iter", "exposed", "share%", "latency", "bank conflict", "partition stall")
+    orows = [
+        (
+            str(r.op),
+            _f(r.instructions),
+            _f(r.exposed),
+            _f(100 * r.exposed_share),
+            _f(r.latency),
+            _f(r.bank_conflict_cycles),
+            _f(r.partition_stall_cycles),
+        )
+        for r in lt.ops.itertuples(index=False)
+    ]
+    lines += _table(ohead, orows, width)
+    lines.append("")
+    whead = ("what if", "cycles/iter", "saves", "how")
+    wrows = [
+        (name, _f(v["cycles_per_iteration"]), _f(v["saves"]), v["how"])
+        for name, v in payload["what_ifs"].items()
+    ]
+    lines += _table(whead, wrows, width)
+    lines += [f"note: {n}" for n in payload["notes"]]
+    return lines
