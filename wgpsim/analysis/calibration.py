@@ -68,6 +68,11 @@ CONTINUOUS = ("timing.lds_latency", "timing.barrier_latency", "timing.clock_late
 DISCRETE = ("passes.lane_grouping", "banks.count", "timing.issue_interval")
 """The choices fitted by residual, among :func:`candidates`."""
 
+SIGNIFICANT = 9.0
+"""A discrete choice beats another only if its residual sum of squares is lower by more than
+this many ``sigma^2`` (the residual variance): a likelihood ratio of e^4.5 under Gaussian noise,
+a "3 sigma" difference. Closer candidates are not told apart: the choice keeps its value."""
+
 STEP = 8
 """Finite-difference step (cycles) of the Jacobian: the model is piecewise linear in whole
 cycles, so any step inside one linear piece gives the exact slope."""
@@ -289,11 +294,11 @@ def fit_constants(
             for value in candidates(key, hw):
                 attempt = best if value == choice[key] else trial({**choice, key: value})
                 rss_of[key][value] = attempt.rss
-                if attempt.rss < best.rss - 1e-9 * max(1.0, best.rss):
+                if attempt.rss < best.rss - _margin(best):
                     best, choice, changed = attempt, {**choice, key: value}, True
         if not changed:
             break
-    constants = _constants(hw, measured, used, best, continuous, choice, rss_of)
+    constants = _constants(hw, measured, used, index, best, continuous, choice, rss_of)
     fitted = _with(hw, {k: c.written for k, c in constants.items()})
     residuals = measured[["probe", "warp", "cycles"]].copy()
     residuals["model"] = _model(used, fitted)[index]
@@ -309,7 +314,13 @@ def fit_constants(
     )
 
 
-def _constants(hw, measured, used, best, continuous, choice, rss_of) -> dict[str, Constant]:
+def _margin(fit: _Linear) -> float:
+    """How much lower a rival's RSS must be to win (``SIGNIFICANT`` sigma^2; a hair when the
+    fit is exact)."""
+    return max(SIGNIFICANT * fit.sigma**2, 1e-9 * max(1.0, fit.rss))
+
+
+def _constants(hw, measured, used, index, best, continuous, choice, rss_of) -> dict[str, Constant]:
     family_of = measured["probe"].map({p.name: p.family for p in used}).to_numpy()
     out: dict[str, Constant] = {}
     for j, key in enumerate(continuous):
@@ -325,18 +336,25 @@ def _constants(hw, measured, used, best, continuous, choice, rss_of) -> dict[str
             families,
             int(carried.sum()),
         )
+    fitted = _with(hw, choice)
     for key, value in choice.items():
         rss = tuple(sorted(rss_of[key].items(), key=lambda kv: kv[1]))
-        finite = [r for _, r in rss]
-        separated = len(set(np.round(finite, 6))) > 1
+        rival = next((v for v, _ in rss if v != value), None)
+        separated = rival is not None and rss_of[key][rival] - rss_of[key][value] > _margin(best)
+        families: tuple[str, ...] = ()
+        rows = 0
+        if separated:  # the families whose spans differ between the choice and its rival
+            differ = _model(used, fitted)[index] != _model(used, _with(fitted, {key: rival}))[index]
+            families = tuple(f for f in FAMILIES if (family_of[differ] == f).any())
+            rows = int(np.isin(family_of, families).sum())
         out[key] = Constant(
             key,
             value if separated else _get(hw, key),
             None,
             _get(hw, key),
             separated,
-            (),
-            len(measured),
+            families,
+            rows,
             rss,
         )
     return out
@@ -427,8 +445,10 @@ def fitted_yaml(fit: CalibrationFit, text: str, date: _dt.date | None = None) ->
             what = ", ".join(c.families)
             estimate = f"{c.value:.2f} +- {c.stderr:.2f} cycles"
         else:
-            what = "smallest residual of " + ", ".join(f"{v}: {r:.4g}" for v, r in c.rss)
-            estimate = f"{c.written}"
+            what = ", ".join(c.families)
+            estimate = f"{c.written}, residual sum of squares " + ", ".join(
+                f"{v}: {r:.4g}" for v, r in c.rss
+            )
         comment = f"fit: {what}, {date.isoformat()}, {c.measurements} measurements: {estimate}"
         text = _set_value(text, section, name, c.written, f"{comment} (was {c.previous})")
     return text

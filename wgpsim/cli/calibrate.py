@@ -42,7 +42,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     predict.set_defaults(handler=handle_predict)
 
     fit = sub.add_parser("fit", help="fit hardware constants to measurements.csv")
-    fit.add_argument("measurements", type=Path, help="measurements.csv (probe, warp, cycles)")
+    fit.add_argument(
+        "measurements",
+        type=Path,
+        help="measurements.csv (probe, warp, cycles) or a proton intra-kernel trace (.json)",
+    )
     fit.add_argument("--manifest", type=Path, required=True, help="the kit's manifest.json")
     add_hw_args(fit)
     fit.add_argument("--out", type=Path, metavar="FITTED.yaml", help="write the fitted hardware")
@@ -88,13 +92,13 @@ def handle_predict(args: argparse.Namespace) -> int:
 
 def handle_fit(args: argparse.Namespace) -> int:
     from wgpsim.analysis.calibration import fit_constants, fitted_yaml
-    from wgpsim.frontend.measurements import read_measurements
+    from wgpsim.frontend.measurements import read_spans
     from wgpsim.frontend.probes import read_manifest
     from wgpsim.hw.config import HardwareConfig, default_hardware_path
 
     hw = hardware_from_args(args)
     probes = read_manifest(args.manifest)
-    measured = read_measurements(args.measurements)
+    measured = read_spans(args.measurements)
     fit = fit_constants(measured, probes, hw)
     if args.out is not None:
         source = args.hw if args.hw is not None else default_hardware_path()
@@ -114,7 +118,13 @@ def _report(fit, args: argparse.Namespace) -> None:
         f"{fit.sigma:.2f} cycles"
     )
     for c in fit.constants.values():
-        if not c.identified:
+        if not c.identified and c.rss:
+            others = ", ".join(f"{v} {r:.4g}" for v, r in c.rss)
+            print(
+                f"  {c.key}: not told apart by these probes (residual sum of squares: "
+                f"{others}); left at {c.previous}"
+            )
+        elif not c.identified:
             print(f"  {c.key}: not identified by these probes; left at {c.previous}")
         elif c.stderr is not None:
             print(
@@ -123,7 +133,10 @@ def _report(fit, args: argparse.Namespace) -> None:
             )
         else:
             others = ", ".join(f"{v} {r:.4g}" for v, r in c.rss)
-            print(f"  {c.key}: {c.written} (was {c.previous}; residual sum of squares: {others})")
+            print(
+                f"  {c.key}: {c.written} (was {c.previous}; {', '.join(c.families)}; "
+                f"residual sum of squares: {others})"
+            )
     print("per family (residual = measured - fitted model):")
     print(fit.families.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     if len(fit.port_rates):

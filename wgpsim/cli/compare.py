@@ -26,13 +26,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="simulated vs measured probe spans: ratio per probe, MAPE per family",
         description="Compare measured probe spans (measurements.csv) with the model's.",
     )
-    parser.add_argument("measurements", type=Path, help="measurements.csv (probe, warp, cycles)")
+    parser.add_argument(
+        "measurements",
+        type=Path,
+        help="measurements.csv (probe, warp, cycles) or a proton intra-kernel trace (.json)",
+    )
     parser.add_argument(
         "--manifest",
         type=Path,
         help="the kit's manifest.json (default: beside the measurements)",
     )
     add_hw_args(parser)
+    parser.add_argument(
+        "--counters",
+        type=Path,
+        metavar="CSV",
+        help="rocprofv3 / rocprof-compute counters of the probe kernels, compared too",
+    )
     parser.add_argument("--figure", type=Path, help="draw simulated vs measured (.png/.svg/.pdf)")
     parser.add_argument("--json", action="store_true", help="print the tables as JSON")
     parser.set_defaults(handler=handle)
@@ -40,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from wgpsim.analysis.calibration import compare
-    from wgpsim.frontend.measurements import read_measurements
+    from wgpsim.frontend.measurements import read_spans
     from wgpsim.frontend.probes import read_manifest
 
     if args.figure is not None and args.figure.suffix not in FIGURE_FORMATS:
@@ -49,9 +59,14 @@ def handle(args: argparse.Namespace) -> int:
         )
     manifest = args.manifest or args.measurements.parent / "manifest.json"
     hw = hardware_from_args(args)
-    per_probe, per_family = compare(
-        read_measurements(args.measurements), read_manifest(manifest), hw
-    )
+    probes = read_manifest(manifest)
+    per_probe, per_family = compare(read_spans(args.measurements), probes, hw)
+    counters = None
+    if args.counters is not None:
+        from wgpsim.analysis.counters import compare_counters
+        from wgpsim.frontend.rocprof_csv import read_counters
+
+        counters = compare_counters(read_counters(args.counters), probes, hw)
     if args.figure is not None:
         from wgpsim.plots.calibration import compare_figure
 
@@ -65,6 +80,9 @@ def handle(args: argparse.Namespace) -> int:
             {
                 "probes": per_probe.to_dict(orient="records"),
                 "families": per_family.to_dict(orient="records"),
+                **(
+                    {"counters": counters.to_dict(orient="records")} if counters is not None else {}
+                ),
             }
         )
         return 0
@@ -81,6 +99,9 @@ def handle(args: argparse.Namespace) -> int:
     print(shown.to_string(index=False))
     print("mean absolute percentage error per family:")
     print(per_family.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    if counters is not None:
+        print(f"LDS counters ({args.counters}; measured = median over dispatches):")
+        print(counters.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if args.figure is not None:
         print(f"figure: {args.figure}")
     return 0

@@ -23,7 +23,7 @@ from wgpsim.errors import ModuleError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["COLUMNS", "read_measurements", "write_measurements"]
+__all__ = ["COLUMNS", "read_measurements", "read_spans", "write_measurements"]
 
 COLUMNS = ("probe", "warp", "cycles")
 """The columns every measurements file has."""
@@ -66,3 +66,13 @@ def write_measurements(frame: pd.DataFrame, path: str | Path) -> Path:
     columns = [*COLUMNS, *(c for c in frame.columns if c not in COLUMNS)]
     frame[columns].to_csv(path, index=False)
     return Path(path)
+
+
+def read_spans(path: str | Path) -> pd.DataFrame:
+    """Measurements from ``path``: a proton intra-kernel Chrome trace (``.json``, scopes named
+    after the probes; :mod:`wgpsim.frontend.proton_trace`) or a measurements CSV."""
+    if Path(path).suffix == ".json":
+        from wgpsim.frontend.proton_trace import read_proton_trace
+
+        return read_proton_trace(path)
+    return read_measurements(path)

@@ -1,7 +1,8 @@
 """The calibration probes as Gluon kernels for gfx1250, and the kit directory a device owner runs.
 
 Each probe (:mod:`wgpsim.frontend.probes`) becomes one Python file holding a ``@gluon.jit``
-``kernel(out_ptr, cycles_ptr)`` for one workgroup: it reads the clock with
+``NAME(out_ptr, cycles_ptr)`` (also bound to ``kernel``; rocprof reports it by the probe's name)
+for one workgroup: it reads the clock with
 ``s_get_shader_cycles_u64`` (inline assembly, as the AMD blog's microbenchmark does) around the
 loads it times and stores each warp's span, ``end - start``, at ``cycles_ptr[warp]``. What it
 loads it stores to ``out_ptr`` after the closing clock, so no load is dead. Where the timed
@@ -12,7 +13,7 @@ The layouts are printed from the same objects the model lowers
 
 >>> from wgpsim.frontend.probes import probe
 >>> src = probe_source(probe("round_trip_b64_x1"))
->>> "s_wait_dscnt 0x0" in src and "def kernel(out_ptr, cycles_ptr):" in src
+>>> "s_wait_dscnt 0x0" in src and "def round_trip_b64_x1(out_ptr, cycles_ptr):" in src
 True
 >>> compile(src, "round_trip_b64_x1.py", "exec") is not None    # valid Python
 True
@@ -103,9 +104,11 @@ def _stagger(ITERS: ttgl.constexpr, NUM_WARPS: ttgl.constexpr):
 '''
 
 
-def _kernel(body: list[str]) -> str:
-    lines = ["", "@gluon.jit", "def kernel(out_ptr, cycles_ptr):"]
-    return "\n".join(lines + [f"    {line}" if line else "" for line in body]) + "\n"
+def _kernel(name: str, body: list[str]) -> str:
+    """The probe's kernel, named after the probe (the name profilers report), as ``kernel``."""
+    lines = ["", "@gluon.jit", f"def {name}(out_ptr, cycles_ptr):"]
+    code = "\n".join(lines + [f"    {line}" if line else "" for line in body])
+    return code + f"\n\n\nkernel = {name}\n"
 
 
 def _layout_lines(lay: ProbeLayouts) -> list[str]:
@@ -206,7 +209,7 @@ def probe_source(p: Probe) -> str:
         out_elems=out_elems,
         out_dtype=out_dtype,
     )
-    return header + _kernel(body)
+    return header + _kernel(p.name, body)
 
 
 def write_kit(directory: str | Path, probes: Iterable[Probe]) -> Path:

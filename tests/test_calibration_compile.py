@@ -1,0 +1,88 @@
+"""Every calibration probe, as ``wgpsim calibrate probes`` writes it, compiles for gfx1250 with
+Triton 3.9.0 (in a child process: a compiler abort takes only the child down), and between its
+two ``s_get_shader_cycles_u64`` the assembly holds what the model times: the same LDS
+instructions (the bank probes' ``ds_load_b32`` as LLVM pairs them), waits and barriers, in the
+same order (the transposed loads' order is the compiler's, so those are compared as counts)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+
+import pytest
+
+from wgpsim.frontend.probe_gluon import write_kit
+from wgpsim.frontend.probes import catalogue
+from wgpsim.trace.probe_traces import probe_trace, timed_rows
+
+CHILD = textwrap.dedent(
+    """
+    import importlib.util, json, re, sys
+    from pathlib import Path
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    PTR = {"float16": "*fp16", "float32": "*fp32", "float8_e4m3fn": "*fp8e4nv"}
+    out = {}
+    for path in sorted(Path(sys.argv[1], "probes").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        m = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(m)
+        sig = {"out_ptr": PTR[m.OUT_DTYPE], "cycles_ptr": "*i64"}
+        compiled = triton.compile(
+            GluonASTSource(m.kernel, sig, constexprs={}),
+            target=GPUTarget("hip", "gfx1250", 32),
+            options={"num_warps": m.NUM_WARPS},
+        )
+        ops = [line.split()[0] for line in compiled.asm["amdgcn"].splitlines()
+               if re.match(r"\\s+[a-z]", line) and not line.strip().startswith(".")]
+        clocks = [i for i, op in enumerate(ops) if op == "s_get_shader_cycles_u64"]
+        out[m.NAME] = {"clocks": len(clocks), "timed": ops[clocks[0] + 1 : clocks[1]],
+                       "lds": compiled.metadata.shared}
+    print(json.dumps(out))
+    """
+)
+
+TOKENS = {"s_wait_dscnt": "wait_ds", "s_barrier_wait": "barrier"}
+
+
+def _asm_tokens(ops: list[str]) -> list[str]:
+    """The timed ops the model knows: LDS loads, waits, barriers (``s_barrier_signal`` is
+    half of the barrier whose ``s_barrier_wait`` is the token)."""
+    return [TOKENS.get(op, op) for op in ops if op.startswith("ds_") or op in TOKENS]
+
+
+@pytest.mark.triton
+@pytest.mark.slow
+def test_every_probe_compiles_and_times_what_the_model_times(tmp_path):
+    pytest.importorskip("triton")
+    probes = catalogue()
+    write_kit(tmp_path, probes)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    compiled = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sorted(compiled) == sorted(p.name for p in probes)
+    for p in probes:
+        got = compiled[p.name]
+        assert got["clocks"] == 2, p.name
+        asm = _asm_tokens(got["timed"])
+        model = [op for op in timed_rows(probe_trace(p)) if op != "clock"]
+        if p.family == "transposed":
+            assert Counter(asm) == Counter(model), p.name
+        else:
+            assert asm == model, (p.name, asm, model)
+    # the blog's microbenchmark: 32 ds_load_b128 per warp, then the wait and the barrier
+    timed = _asm_tokens(compiled["bandwidth_plain_w4_b32"]["timed"])
+    assert timed == ["ds_load_b128"] * 32 + ["wait_ds", "barrier"]
+    # the partitioned layout's LDS: two 32 KiB buffers, the second at 64 KiB (the AMD blog)
+    assert compiled["bandwidth_partitioned_w4_b32"]["lds"] == 96 * 1024
+    assert compiled["bandwidth_plain_w4_b32"]["lds"] == 64 * 1024
