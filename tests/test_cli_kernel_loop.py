@@ -75,3 +75,13 @@ def test_bad_iterations_is_one_line(capsys):
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--iterations 0" in err
+
+
+def test_readme_quotes_the_sentences_the_tool_prints(capsys):
+    """The README's GEMM story quotes the loop-timing sentence of both kernels as printed."""
+    readme = (EXAMPLES.parents[1] / "README.md").read_text()
+    for name in ("gemm_tdm_standard", "gemm_tdm_partitioned"):
+        assert main(["kernel", str(EXAMPLES / name), "--loop-timing"]) == 0
+        out = capsys.readouterr().out
+        sentence = next(line for line in out.splitlines() if line.startswith("LDS is exposed"))
+        assert f"> {sentence}\n" in readme, name
