@@ -36,7 +36,7 @@ def test_readme_command_runs(command, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     # Files the command writes go to tmp_path, not into the checkout.
     for i, arg in enumerate(argv[:-1]):
-        if arg in ("--timeline", "--plot", "--events", "--out"):
+        if arg in ("--timeline", "--timeline-png", "--plot", "--events", "--out"):
             argv[i + 1] = str(tmp_path / Path(argv[i + 1]).name)
     if argv[1] == "run" and "--out" not in argv:
         argv += ["--out", str(tmp_path)]
