@@ -191,3 +191,15 @@ def test_chrome_trace_check_rejects_a_string_pid():
     bad = {"traceEvents": [{"name": "x", "ph": "X", "pid": "p", "tid": 0, "ts": 0, "dur": 1}]}
     with pytest.raises(AssertionError):
         check_chrome_trace(bad)
+
+
+def test_a_loop_without_lds():
+    """Only work: nothing exposed, no op rows, every what-if the same 30 cycles (regression:
+    an empty arbiter log)."""
+    lp = Loop(1)
+    for i in range(2):
+        lp.i = i
+        lp.add("work", "delay", 0, 30)
+    lt = lp.time(engine="fast")
+    assert lt.cycles_per_iteration == 30 and lt.exposed == 0 and lt.ops.empty
+    assert set(lt.what_ifs.values()) == {30}

@@ -336,7 +336,7 @@ def _per_op(names, code, lds, iteration, steady, per, nw, times, events, blame, 
     charged = np.bincount(blame[exp], minlength=len(names)) / (per * nw)
     grants = events[events["status"] == "granted"]
     conflict = np.zeros(len(iteration), np.int64)
-    np.add.at(conflict, grants["row"].to_numpy(), grants["bank_cycles"].to_numpy() - 1)
+    np.add.at(conflict, _ints(grants["row"]), _ints(grants["bank_cycles"]) - 1)
     stall = times["stall_cycles"].to_numpy()
     lat = (times["complete"] - times["issue"]).to_numpy()
     out = []
@@ -361,11 +361,17 @@ def _per_op(names, code, lds, iteration, steady, per, nw, times, events, blame, 
 def _port_busy(events, iteration, steady, total) -> int:
     """Cycles in which some port serves a pass of a steady iteration's row."""
     grants = events[events["status"] == "granted"]
-    grants = grants[iteration[grants["row"].to_numpy()] >= steady]
+    grants = grants[iteration[_ints(grants["row"])] >= steady]
+    start = _ints(grants["cycle"])
     busy = np.zeros(total + 1, np.int64)
-    np.add.at(busy, grants["cycle"].to_numpy(), 1)
-    np.add.at(busy, (grants["cycle"] + grants["bank_cycles"]).to_numpy(), -1)
+    np.add.at(busy, start, 1)
+    np.add.at(busy, start + _ints(grants["bank_cycles"]), -1)
     return int((np.cumsum(busy) > 0).sum())
+
+
+def _ints(column) -> np.ndarray:
+    """An event-log column as int64 (an empty log's columns are objects)."""
+    return column.to_numpy(dtype=np.int64)
 
 
 def number_text(x: float) -> str:
