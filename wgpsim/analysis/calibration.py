@@ -100,7 +100,11 @@ def _trace(p: Probe):
     return probe_trace(p)
 
 
-@lru_cache(maxsize=65536)
+SPAN_CACHE = 1 << 16
+"""Spans kept per (probe, config): enough for every candidate of a fit of the whole kit."""
+
+
+@lru_cache(maxsize=SPAN_CACHE)
 def _spans(p: Probe, hw: HardwareConfig) -> tuple[int, ...]:
     """Per-warp spans the model gives probe ``p`` on ``hw`` (cached: the fit asks often)."""
     return tuple(int(v) for v in simulate(_trace(p), hw).measurements().to_numpy())

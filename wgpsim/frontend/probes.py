@@ -49,6 +49,7 @@ from typing import Any
 from wgpsim.errors import ModuleError, did_you_mean
 from wgpsim.layout.distributed import AMDWMMALayout, BlockedLayout, DotOperandLayout
 from wgpsim.layout.shared import PartitionedSharedLayout, SharedLinearLayout, SwizzledSharedLayout
+from wgpsim.packaged import hardware_fact
 
 __all__ = [
     "FAMILIES",
@@ -83,9 +84,10 @@ BURSTS = (1, 2, 4, 8, 16, 32)
 STRIDES = (4, 8, 16, 32, 64, 128, 256, 512)
 """Lane strides (bytes) of the bank-count probes: 64 banks of 4 B conflict from 16 B on."""
 
-PARTITION_BYTES = 65536
+PARTITION_BYTES: int = hardware_fact("partitions", "size")
 """Where the second buffer of a two-partition layout starts: the allocator pushes it to the
-64 KiB boundary (the AMD blog: "forced to push the second to the 64 KiB boundary")."""
+partition boundary (the AMD blog: "forced to push the second to the 64 KiB boundary"); the
+partition size is the hardware file's."""
 
 STAGGER_ITERS = 200
 """Iterations of the delay loop pair B's warps run in a staggered partition-pair probe: at
