@@ -147,7 +147,7 @@ def test_an_unrolled_body_serves_each_op_twice():
     assert not prog.unmatched
     per_op = {}
     for s in prog.steps:
-        if s.op_index is not None:
+        if s.what == "lds":
             per_op.setdefault(s.name, []).append(s.issued)
     assert {k: sorted(v) for k, v in per_op.items()} == {
         "%a_70": [0, 0, 1, 1, 2, 2, 3, 3],
@@ -244,19 +244,45 @@ def test_the_python_entry_reads_a_path_with_its_assembly():
         assert _counted(lt.counts(w, 3)) == want["instructions"]
 
 
-def test_double_buffered_loads_alternate_stages():
-    """The Gluon GEMM reads ``a_smem.index(k % 2)``: iteration i reads stage i mod 2, so
+@pytest.mark.parametrize(
+    ("path", "how"),
+    [
+        ("examples/kernels/gemm_tdm_partitioned", "computed"),
+        ("tests/corpus/fixtures/matmul_fp16", "loop-carried"),
+    ],
+)
+def test_double_buffered_loads_alternate_stages(path, how):
+    """The Gluon GEMM reads ``a_smem.index(k % 2)``, Triton's pipelined matmul a view carried
+    through the loop and advanced modulo its two buffers: iteration i reads stage i mod 2, so
     iterations 0 and 2 read the same addresses and iteration 1 the other buffer, one stage
     further on in every lane of every load."""
-    d = ROOT / "examples" / "kernels" / "gemm_tdm_partitioned"
+    d = ROOT / path
     from wgpsim.kernel import loop
 
     lt = loop(next(d.glob("*.ttgir")), iterations=3)
-    assert any("iteration i reads stage i mod 2" in n for n in lt.program.notes)
+    assert any(
+        f"stage index is {how}: TTGIR iteration t reads stage (0 + t) mod 2" in n
+        for n in lt.program.notes
+    )
     lds = lt.trace.lds_mask()
     for w in range(lt.trace.num_warps):
         rows = [lds & (lt.trace.warp == w) & (lt.iteration == i) for i in range(3)]
         a0, a1, a2 = (lt.trace.addr[r].astype(np.int64) for r in rows)
         assert (a0 == a2).all()
-        step = a1 - a0
-        assert len(np.unique(step[a0 >= 0])) == 1 and step[0, 0] > 0
+        names = lt.op_name[rows[0]]
+        for name in set(names):
+            step = (a1 - a0)[names == name]
+            assert len(np.unique(step)) == 1 and step[0, 0] > 0  # one stage on, each op
+
+
+def test_tdm_rows_name_their_copy_op():
+    """Until the engines time TDM writes, a tensor_load_to_lds is a delay row of its issue,
+    named after the TTGIR copy of its line (the timeline's label)."""
+    d = ROOT / "tests" / "corpus" / "fixtures" / "gemm_tdm_partitioned_fp16"
+    prog = loop_program(read_kernel(d / "kernel.ttgir"), (d / "kernel.amdgcn").read_text())
+    tdm = [s for s in prog.steps if s.what == "tdm"]
+    assert [(s.op, s.name, s.loc) for s in tdm] == [
+        ("delay", "%11", "gluon_gemm.py:38"),
+        ("delay", "%14", "gluon_gemm.py:39"),
+    ]
+    assert any("not timed as LDS writes" in n for n in prog.notes)

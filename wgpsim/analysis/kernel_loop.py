@@ -53,6 +53,7 @@ from wgpsim.analysis.kernel_lowering import (
     KernelAllocation,
     OpLowering,
     allocate_kernel,
+    carried_stage,
     computed_stage,
     lower_op,
 )
@@ -81,6 +82,9 @@ enough for the warps to settle into a steady state; the output says so)."""
 TDM_NOTE = "tensor_load_to_lds / tensor_store_from_lds: issue cycles only, not timed as LDS writes"
 ASYNC_NOTE = "global_load_async_to_lds: issue cycles only, not timed as LDS writes"
 _OTHER = ("valu", "salu", "global", "smem", "branch")
+TDM_OPS = ("amdg.async_tdm_copy_global_to_local", "amdg.async_tdm_copy_local_to_global")
+ASYNC_OPS = ("ttg.async_copy_global_to_local",)
+COPIES = TDM_OPS + ASYNC_OPS
 _LOOPS = ("scf.for", "scf.while", "cf.loop")
 
 
@@ -91,7 +95,7 @@ class Step:
     a clock its index among the body's clocks); ``asm`` the assembly mnemonics it stands for
     (its own last, the free ones before it first); ``what`` the class of its work (``lds``,
     ``wmma``, ``alu``, ``tdm``, ``unmatched`` ...); ``op_index`` / ``name`` / ``loc`` the TTGIR
-    op of an LDS row (None otherwise); ``issued`` the row's instruction in that op's lowering;
+    op of an LDS row, or of a TDM / async copy row (the one copy op of its line), else None; ``issued`` the row's instruction in that op's lowering;
     ``line`` the assembly line of its own instruction; ``copy`` which of the body's copies of
     the TTGIR iteration it belongs to (0 unless LLVM unrolled the loop)."""
 
@@ -121,8 +125,9 @@ class LoopProgram:
     unmatched: tuple[str, ...] = ()
     asm_counts: dict[str, int] = field(default_factory=dict)
     lowerings: dict[int, OpLowering] = field(default_factory=dict, repr=False, compare=False)
-    #: per op whose stage index is computed: its lowering for each stage of its buffer
-    staged: dict[int, tuple[OpLowering, ...]] = field(
+    #: per op whose stage index is computed or loop-carried: (first stage, its lowering for
+    #: each stage of its buffer)
+    staged: dict[int, tuple[int, tuple[OpLowering, ...]]] = field(
         default_factory=dict, repr=False, compare=False
     )
     unrolled: int = 1
@@ -315,8 +320,10 @@ def _iterations(kernel: Kernel, loop_id: int | None) -> int | None:
     return max(0, math.ceil((ub - lb) / step)) if step > 0 else None
 
 
-def _candidates(kernel: Kernel, body: AsmBody, loop_id: int | None) -> list[LdsOp]:
-    ops = [op for op in kernel.ops if op.op in LOADS + STORES and op.loc is not None]
+def _candidates(
+    kernel: Kernel, body: AsmBody, loop_id: int | None, kinds: tuple[str, ...] = LOADS + STORES
+) -> list[LdsOp]:
+    ops = [op for op in kernel.ops if op.op in kinds and op.loc is not None]
     if not body.is_loop:
         return ops
     if loop_id is not None:
@@ -505,6 +512,26 @@ def loop_program(
     unrolled = assigner.unrolled()
     if unrolled > 1:
         notes.append(f"the body holds {unrolled} iterations of the TTGIR loop (LLVM unrolled it)")
+    copies = _candidates(kernel, body, loop_id, COPIES)
+
+    def copy_op(instr: AsmInstr) -> LdsOp | None:
+        """The TTGIR copy op of a TDM / async instruction: the one copy op of its line (of its
+        kind), else None and a note."""
+        kind = TDM_OPS if instr.kind == "tdm" else ASYNC_OPS
+        mine = [
+            op
+            for op in copies
+            if op.op in kind
+            and (op.loc.short.split(":")[0], op.loc.line) == (instr.src_file, instr.src_line)
+        ]
+        if len(mine) == 1:
+            return mine[0]
+        note = (
+            f"{instr.mnemonic} at {instr.loc}: {len(mine)} TTGIR copy ops on its line, none named"
+        )
+        notes.extend([note] if note not in notes else [])
+        return None
+
     steps: list[Step] = []
     pending: list[str] = []  # free instructions riding on the next step
     run: list[AsmInstr] = []  # a run of other work: one delay row
@@ -558,7 +585,10 @@ def loop_program(
         elif k in ("tdm", "async"):
             seen_tdm |= k == "tdm"
             seen_async |= k == "async"
-            add("delay", _cost(instr, hw), instr, k)
+            op = copy_op(instr)
+            name = op.name if op is not None else None
+            index = op.index if op is not None else None
+            add("delay", _cost(instr, hw), instr, k, op_index=index, name=name)
         elif k == "ds":
             op, why = owners[instr.line]
             if op is None or instr.mnemonic not in INSTRUCTIONS:
@@ -625,25 +655,30 @@ def loop_program(
     )
 
 
-def _staged(kernel, lows, alloc, hw, notes: list[str]) -> dict[int, tuple[OpLowering, ...]]:
-    """Per op with a computed stage index into a multi-buffered alloc: its lowering for every
-    stage. Assumption: the index counts iterations, so iteration i reads stage i mod stages
-    (the Gluon GEMM's ``s = k % 2``)."""
+def _staged(kernel, lows, alloc, hw, notes: list[str]) -> dict[int, tuple[int, tuple]]:
+    """Per op that reads a multi-buffered alloc through a computed stage index or a
+    loop-carried view: (first stage, its lowering for every stage). Assumption: the index
+    advances by one stage per iteration, so TTGIR iteration t reads stage (first + t) mod
+    stages (the Gluon GEMM's ``s = k % 2`` from 0; Triton's pipeliner carries the view of
+    ``memdesc_index`` at an index it increments modulo the buffers, from the prologue's)."""
     out = {}
     for index, low in lows.items():
         op = low.op
-        if low.lowering is None or not computed_stage(op):
+        carried = carried_stage(op)
+        if low.lowering is None or not (computed_stage(op) or carried is not None):
             continue
         stages = kernel.buffer(op.buffer).stages
-        per = tuple(lower_op(kernel, op, alloc, hw, stage=s) for s in range(stages))
-        if stages < 2 or any(
-            p.lowering is None or p.lowering.issued.ops != low.lowering.issued.ops for p in per
-        ):
+        if stages < 2:
             continue
-        out[index] = per
+        first = 0 if carried is None else carried
+        per = tuple(lower_op(kernel, op, alloc, hw, stage=s) for s in range(stages))
+        if any(p.lowering is None or p.lowering.issued.ops != low.lowering.issued.ops for p in per):
+            continue
+        out[index] = (first, per)
+        how = "computed" if carried is None else "loop-carried"
         notes.append(
-            f"{op.name or op.op} ({op.loc.short}): the stage index is computed: iteration i "
-            f"reads stage i mod {stages} (assumption: the index counts iterations)"
+            f"{op.name or op.op} ({op.loc.short}): the stage index is {how}: TTGIR iteration t "
+            f"reads stage ({first} + t) mod {stages} (assumption: it advances one per iteration)"
         )
     return out
 
@@ -746,10 +781,11 @@ def loop_trace(
 
 def _lowering(program: LoopProgram, step: Step, iteration: int) -> OpLowering:
     """The lowering a row of ``iteration`` reads through: its stage's, if staged."""
-    per = program.staged.get(step.op_index)
-    if per is None:
+    staged = program.staged.get(step.op_index)
+    if staged is None:
         return program.lowerings[step.op_index]
-    return per[(iteration * program.unrolled + step.copy) % len(per)]
+    first, per = staged
+    return per[(first + iteration * program.unrolled + step.copy) % len(per)]
 
 
 def _clock_label(k: int, clocks: int, iterations: int, i: int) -> str:

@@ -48,6 +48,7 @@ __all__ = [
     "KernelAllocation",
     "OpLowering",
     "allocate_kernel",
+    "carried_stage",
     "computed_stage",
     "lower_op",
     "op_trace",
@@ -154,29 +155,45 @@ class OpLowering:
         return self.lowering is not None
 
 
+LOOP_CARRIED = ("iter_arg", "block argument", "scf.for result")
+"""How a view reaches an op through a loop (``LdsOp.views``)."""
+
+
 def computed_stage(op: LdsOp) -> bool:
     """Whether the op reaches its buffer through a ``memdesc_index`` of a computed index."""
     return any(how == "ttg.memdesc_index" and arg is None for how, arg in op.view_chain)
 
 
+def carried_stage(op: LdsOp) -> int | None:
+    """The stage a loop-carried view starts at (its first ``memdesc_index``, a constant in the
+    loop's initial value), or None if the op's view is not loop-carried."""
+    if not set(LOOP_CARRIED) & set(op.views):
+        return None
+    return next((a for how, a in op.view_chain if how == "ttg.memdesc_index"), None)
+
+
 def _shared(op: LdsOp, kernel: Kernel, stage: int | None = None) -> tuple[Any, str]:
     """The shared layout the op reads through: its allocation's encoding, or the
-    `wgpsim.layout.views.SharedView` its views make of it; and what was assumed (a computed
-    stage index is ``stage``, or 0)."""
+    `wgpsim.layout.views.SharedView` its views make of it; and what was assumed. ``stage``
+    stands for the index of a computed ``memdesc_index``, or of a loop-carried view's first
+    one (else a computed index is read as 0, and a carried view as its first iteration)."""
     md = kernel.buffer(op.buffer).memdesc
     if not op.view_chain:
         return md.encoding, ""
     view = SharedView.of(md.encoding, md.shape)
     notes = []
-    if {"iter_arg", "block argument", "scf.for result"} & set(op.views):
+    carried = carried_stage(op) is not None
+    if set(LOOP_CARRIED) & set(op.views) and stage is None:
         notes.append("a loop-carried view: addresses of its first iteration")
+    first = True
     for how, arg in op.view_chain:
         if how == "ttg.memdesc_index":
-            if arg is None and stage is not None:
+            if stage is not None and (arg is None or (carried and first)):
                 arg = stage
             elif arg is None:
                 arg = 0
                 notes.append("the stage index is computed: addresses of stage 0")
+            first = False
             view = view.index(arg)
         elif how == "ttg.memdesc_subslice":
             view = view.subslice(*arg)
@@ -196,7 +213,7 @@ def lower_op(
     stage: int | None = None,
 ) -> OpLowering:
     """The instructions and addresses of one LDS op (see the module docstring); ``stage``
-    stands for a computed ``memdesc_index`` (else it is read as 0, and the op says so)."""
+    stands for a computed or loop-carried ``memdesc_index`` (see ``_shared``)."""
     if op.op not in LOADS + STORES:
         return OpLowering(op, None, {}, note="the copy engine writes the LDS: not timed")
     if op.buffer is None or op.buffer not in alloc.offsets:
