@@ -78,15 +78,18 @@ def test_fit_table_and_display(result):
     assert set(result.summary.fits) == {"plain", "partitioned"}
 
 
-def test_engines_agree_and_fast_is_the_default():
+def test_engines_agree_and_auto_is_the_default():
     raw, _ = load_config(CONFIG)
     raw.pop("engine", None)
     raw["hardware"] = str(CONFIG.parent / raw["hardware"])
-    fast = run_experiment(raw, workers=1)
+    default = run_experiment(raw, workers=1)
+    fast = run_experiment(raw, overrides={"engine": "fast"}, workers=1)
     des = run_experiment(raw, overrides={"engine": "des"}, workers=1)
+    assert default.summary.config.engine == "auto"
     assert fast.summary.config.engine == "fast" and des.summary.config.engine == "des"
     for name, table in des.tables.items():
         pd.testing.assert_frame_equal(table, fast.tables[name], check_exact=True)
+        pd.testing.assert_frame_equal(table, default.tables[name], check_exact=True)
 
 
 def narrow_ports(port_bytes: int) -> dict:

@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     from wgpsim.engine.result import Result
     from wgpsim.hw.config import HardwareConfig
 
-ENGINES = ("des", "fast")
-"""Engines known to this package (a module ``wgpsim.engine.<name>`` may add more)."""
+ENGINES = ("des", "fast", "auto")
+"""Engines known to this package (a module ``wgpsim.engine.<name>`` may add more); ``auto``
+runs ``des`` for a process's first small traces and ``fast`` beyond (``wgpsim.engine.auto``)."""
 
 DEFAULT_ENGINE = "fast"
 """The engine ``simulate()``, every CLI verb and every experiment use unless told otherwise

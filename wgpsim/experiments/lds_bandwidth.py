@@ -79,7 +79,13 @@ FIELDS = (
     Field("report_burst", int, doc="the burst the table reports", valid=(1, 4096)),
     Field("distributed", (str, dict), doc="distributed layout of the load"),
     Field("layouts", dict, doc="shared-layout candidates by name"),
-    Field("engine", str, default="fast", choices=ENGINES, doc="fast matches des cycle for cycle"),
+    Field(
+        "engine",
+        str,
+        default="auto",
+        choices=ENGINES,
+        doc="fast matches des cycle for cycle; auto: des for small sweeps (nothing to compile)",
+    ),
     Field("seed", int, default=0, valid=SEED_RANGE),
     Field("drift", dict, default=None, doc="{jitter_cycles, seeds, burst}: conflicts under drift"),
 )

@@ -1,0 +1,84 @@
+"""The ``auto`` engine: the simpy reference for a process's first small traces, the compiled
+``fast`` engine beyond; the two agree cycle for cycle, so the choice changes only the cost.
+
+Loading the fast engine costs a process about 1.5 CPU-s even with numba's cache warm (numba's
+import, its target's set-up, the cached functions) and about 20 CPU-s on a fresh machine (the
+compile); ``des`` simulates about 28,000 passes per CPU-s (``benchmarks/first_run.py``). So a job
+whose traces add up to fewer than ``DES_PASSES`` passes (the AMD blog's microbenchmark, ``wgpsim
+run configs/lds_bandwidth.yaml``: 12 traces, 1,008 passes) is cheaper on ``des`` than loading
+``fast`` at all, and on a fresh machine its first run compiles nothing. Once the process has sent
+that many passes to ``des``, or has the fast engine loaded already, every trace goes to ``fast``.
+``Result.engine`` says which engine ran.
+
+The microbenchmark's 1,008 passes in a fresh process, then a trace past the budget, and any trace
+once the fast engine is loaded:
+
+>>> choose(1_008, sent=0, fast_loaded=False), choose(40_000, sent=1_008, fast_loaded=False)
+('des', 'fast')
+>>> choose(1, sent=0, fast_loaded=True)
+'fast'
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import lru_cache
+
+import numpy as np
+
+from wgpsim.engine.result import Result
+from wgpsim.hw.config import HardwareConfig
+from wgpsim.trace.instructions import NUM_LDS_OPS, OPS
+
+DES_PASSES = 40_000
+"""Passes a process sends to ``des`` before ``auto`` loads the fast engine: about what ``des``
+simulates in the 1.5 CPU-s that loading a warm fast engine costs (28,000 passes per CPU-s
+measured on the 2-core machine, 2026-12-02)."""
+
+_sent = [0]  # passes this process has sent to des through auto
+
+
+def run(
+    trace,
+    hw: HardwareConfig,
+    *,
+    seed: int = 0,
+    record_events: bool = False,
+    record_ops: bool = False,
+) -> Result:
+    """Simulate ``trace`` (already validated) on ``hw`` with ``des`` or ``fast`` (see above)."""
+    passes = most_passes(trace, hw)
+    if choose(passes, _sent[0], "wgpsim.engine.fast" in sys.modules) == "fast":
+        from wgpsim.engine import fast as engine
+    else:
+        from wgpsim.engine import des as engine
+
+        _sent[0] += passes
+    options = {"record_ops": True} if record_ops else {}
+    return engine.run(trace, hw, seed=seed, record_events=record_events, **options)
+
+
+def choose(passes: int, sent: int, fast_loaded: bool) -> str:
+    """The engine for a trace of ``passes`` passes (at most) when this process has sent
+    ``sent`` passes to des so far and has (or not) the fast engine loaded."""
+    return "fast" if fast_loaded or sent + passes > DES_PASSES else "des"
+
+
+def most_passes(trace, hw: HardwareConfig) -> int:
+    """An upper bound of ``trace``'s passes: each LDS row's lane groups (control rows: none).
+
+    >>> from wgpsim.trace.generate import streaming_trace
+    >>> from wgpsim.hw.config import load_hardware
+    >>> most_passes(streaming_trace(4, 32, "ds_load_b128", lambda w: 0), load_hardware())
+    256
+    """
+    return int(_lane_groups(hw)[trace.op].sum(dtype=np.int64))
+
+
+@lru_cache(maxsize=16)
+def _lane_groups(hw: HardwareConfig) -> np.ndarray:
+    """Lane groups (passes at most) per op code; 0 for control ops."""
+    groups = np.zeros(len(OPS), dtype=np.int64)
+    for code in range(NUM_LDS_OPS):
+        groups[code] = 1 << len(hw.lane_bits(OPS[code]))
+    return groups
