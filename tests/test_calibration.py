@@ -226,3 +226,57 @@ def test_measurements_round_trip(tmp_path):
     back = read_measurements(tmp_path / "m.csv")
     # barrier: clock_latency + one barrier_latency = 4 + 7 = 11 per warp (shipped config)
     assert back["cycles"].tolist() == [11, 11, 11, 11]
+
+
+def test_bandwidth_probes_are_the_experiments_microbenchmark():
+    """The bandwidth probes' traces (bases fixed by the probes: 0 and the partition size) time
+    as the lds_bandwidth experiment does, whose buffers the allocator places (4 warps: 75, 131,
+    323 plain and 71, 99, 195 partitioned at bursts 1, 8, 32)."""
+    from wgpsim.experiments import run_experiment
+
+    result = run_experiment(
+        ROOT / "configs" / "lds_bandwidth.yaml",
+        overrides=["burst_lengths=[1, 8, 32]", "report_burst=32"],
+    )
+    sweep = result.tables["sweep"]
+    expected = {(r.layout, r.burst): r.cycles for r in sweep.itertuples()}
+    probes = [probe(f"bandwidth_{layout}_w4_b{burst}") for layout, burst in expected]
+    got = predict(probes).groupby("probe")["cycles"].max()
+    assert {(p.param("layout"), p.param("burst")): got[p.name] for p in probes} == expected
+    assert expected[("plain", 32)] == 323 and expected[("partitioned", 32)] == 195
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["calibrate", "probes", "--out", "{tmp}/kit", "--family", "bank"], "--family bank"),
+        (
+            ["calibrate", "fit", "{tmp}/m.csv", "--manifest", "{tmp}/none.json"],
+            "none.json: no such manifest",
+        ),
+        (["calibrate", "predict", "{tmp}", "--out", "{tmp}/p.csv"], "no such manifest"),
+        (["compare", "{tmp}/m.csv", "--figure", "{tmp}/c.gif"], "must end in .png"),
+        (
+            [
+                "calibrate",
+                "fit",
+                "{tmp}/m.csv",
+                "--manifest",
+                "{tmp}/kit.json",
+                "--out",
+                "{tmp}/f.yaml",
+                "--set",
+                "timing.queue_depth=2",
+            ],
+            "put the change in that file",
+        ),
+        (["compare", "{tmp}/bad.json", "--manifest", "{tmp}/kit.json"], "not a Chrome trace"),
+    ],
+)
+def test_bad_arguments_are_one_line(tmp_path, capsys, argv, message):
+    (tmp_path / "m.csv").write_text("probe,warp,cycles\nbanks_s4,0,60\n")
+    (tmp_path / "bad.json").write_text("{not json")
+    write_manifest(catalogue(), tmp_path / "kit.json")
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err

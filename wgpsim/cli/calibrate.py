@@ -96,6 +96,11 @@ def handle_fit(args: argparse.Namespace) -> int:
     from wgpsim.frontend.probes import read_manifest
     from wgpsim.hw.config import HardwareConfig, default_hardware_path
 
+    if args.overrides and args.out is not None:
+        raise ConfigError(
+            f"--set {args.overrides[0]} with --out: the fitted file is written from the --hw "
+            "file's text, so put the change in that file instead"
+        )
     hw = hardware_from_args(args)
     probes = read_manifest(args.manifest)
     measured = read_spans(args.measurements)
