@@ -52,6 +52,7 @@ __all__ = [
     "computed_stage",
     "lower_op",
     "op_trace",
+    "shared_view",
 ]
 
 LOADS = ("ttg.local_load", "amdg.local_load_packed_transposed")
@@ -202,6 +203,12 @@ def _shared(op: LdsOp, kernel: Kernel, stage: int | None = None) -> tuple[Any, s
         else:
             view = view.reshape(arg)
     return view, "; ".join(notes)
+
+
+def shared_view(kernel: Kernel, op: LdsOp, stage: int | None = None) -> tuple[Any, str]:
+    """The shared layout (or view) ``op`` reaches its buffer through, and what was assumed
+    (``stage`` as in `lower_op`)."""
+    return _shared(op, kernel, stage)
 
 
 def lower_op(
