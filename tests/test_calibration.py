@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wgpsim.analysis.calibration import compare, fit_constants, predict
+from wgpsim.analysis.calibration import fit_constants, predict
+from wgpsim.analysis.calibration_compare import compare
 from wgpsim.cli import main
 from wgpsim.frontend.measurements import read_measurements, write_measurements
 from wgpsim.frontend.probes import catalogue, probe, read_manifest, write_manifest

@@ -33,8 +33,6 @@ Measurements the shipped model predicts fit back to the shipped constants:
 
 from __future__ import annotations
 
-import datetime as _dt
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -56,10 +54,10 @@ __all__ = [
     "DISCRETE",
     "CalibrationFit",
     "Constant",
-    "compare",
     "fit_constants",
-    "fitted_yaml",
+    "joined",
     "predict",
+    "spans",
 ]
 
 CONTINUOUS = ("timing.lds_latency", "timing.barrier_latency", "timing.clock_latency")
@@ -105,7 +103,7 @@ SPAN_CACHE = 1 << 16
 
 
 @lru_cache(maxsize=SPAN_CACHE)
-def _spans(p: Probe, hw: HardwareConfig) -> tuple[int, ...]:
+def spans(p: Probe, hw: HardwareConfig) -> tuple[int, ...]:
     """Per-warp spans the model gives probe ``p`` on ``hw`` (cached: the fit asks often)."""
     return tuple(int(v) for v in simulate(_trace(p), hw).measurements().to_numpy())
 
@@ -115,7 +113,7 @@ def predict(probes: Iterable[Probe], hw: HardwareConfig | None = None) -> pd.Dat
     import pandas as pd
 
     hw = load_hardware() if hw is None else hw
-    rows = [(p.name, w, span) for p in probes for w, span in enumerate(_spans(p, hw))]
+    rows = [(p.name, w, span) for p in probes for w, span in enumerate(spans(p, hw))]
     return pd.DataFrame(rows, columns=["probe", "warp", "cycles"])
 
 
@@ -178,7 +176,7 @@ class CalibrationFit:
         }
 
 
-def _joined(measured: pd.DataFrame, probes: Sequence[Probe]) -> tuple[list[Probe], np.ndarray]:
+def joined(measured: pd.DataFrame, probes: Sequence[Probe]) -> tuple[list[Probe], np.ndarray]:
     """The probes measured (manifest order) and, per measured row, its index into the
     model's rows (probe, warp); a row naming an unknown probe or warp is a ModuleError."""
     by_name = {p.name: p for p in probes}
@@ -204,7 +202,7 @@ def _joined(measured: pd.DataFrame, probes: Sequence[Probe]) -> tuple[list[Probe
 
 
 def _model(probes: Sequence[Probe], hw: HardwareConfig) -> np.ndarray:
-    return np.array([s for p in probes for s in _spans(p, hw)], dtype=float)
+    return np.array([s for p in probes for s in spans(p, hw)], dtype=float)
 
 
 def _with(hw: HardwareConfig, values: dict[str, Any]) -> HardwareConfig:
@@ -225,7 +223,7 @@ class _Linear:
 
 def _fit_linear(probes, index, y, hw: HardwareConfig, keys: Sequence[str]) -> _Linear:
     theta = np.array([float(_get(hw, k)) for k in keys])
-    for _ in range(3):  # Gauss-Newton; exact in one step where the model is linear
+    for iteration in range(3):  # Gauss-Newton; exact in one step where the model is linear
         base_values = {k: max(1, int(round(t))) for k, t in zip(keys, theta, strict=True)}
         base_hw = _with(hw, base_values)
         f0 = _model(probes, base_hw)[index]
@@ -242,7 +240,7 @@ def _fit_linear(probes, index, y, hw: HardwareConfig, keys: Sequence[str]) -> _L
             step[identified] = np.linalg.lstsq(sub, y - f0, rcond=None)[0]
         new = base + step
         new[~identified] = theta[~identified]
-        converged = np.allclose(np.round(new), np.round(theta)) and _ > 0
+        converged = iteration > 0 and np.allclose(np.round(new), np.round(theta))
         theta = new
         if converged:
             break
@@ -283,7 +281,7 @@ def fit_constants(
     """Fit ``continuous`` and ``discrete`` constants of ``hw`` (default: the shipped config) to
     ``measured`` (columns probe, warp, cycles; several rows per warp are several runs)."""
     hw = load_hardware() if hw is None else hw
-    used, index = _joined(measured, probes)
+    used, index = joined(measured, probes)
     y = measured["cycles"].to_numpy(dtype=float)
     choice = {k: _get(hw, k) for k in discrete}
     rss_of: dict[str, dict[Any, float]] = {k: {} for k in discrete}
@@ -406,7 +404,7 @@ def _port_rates(measured, used, hw) -> pd.DataFrame:
             continue
         nbytes = [p.param("burst") * 512 * p.warps for p in sweep]
         got = fit_steady_state(nbytes, [float(means[p.name]) for p in sweep])
-        model = fit_steady_state(nbytes, [max(_spans(p, hw)) for p in sweep])
+        model = fit_steady_state(nbytes, [max(spans(p, hw)) for p in sweep])
         rows.append(
             {
                 "layout": layout,
@@ -422,87 +420,3 @@ def _port_rates(measured, used, hw) -> pd.DataFrame:
         rows,
         columns=["layout", "warps", "rate", "rate_stderr", "fixed", "model_rate", "model_fixed"],
     )
-
-
-# -- the fitted hardware file ------------------------------------------------------------------
-
-
-def fitted_yaml(fit: CalibrationFit, text: str, date: _dt.date | None = None) -> str:
-    """``text`` (a hardware YAML) with every identified constant replaced by its fitted value,
-    a comment above it saying ``fit: <families>, <date>, <n> measurements`` with the estimate
-    and its standard error; constants not identified are left as they were.
-
-    >>> text = "timing:\\n  lds_latency: 56\\n"
-    >>> c = Constant("timing.lds_latency", 40.2, 0.3, 56, True, ("round_trip",), 12)
-    >>> print(fitted_yaml(CalibrationFit({c.key: c}, None, None, None, None), text,
-    ...                   _dt.date(2026, 12, 2)), end="")
-    timing:
-      # fit: round_trip, 2026-12-02, 12 measurements: 40.20 +- 0.30 cycles (was 56)
-      lds_latency: 40
-    """
-    date = date or _dt.date.today()
-    for c in fit.constants.values():
-        if not c.identified:
-            continue
-        section, name = c.key.split(".")
-        if c.stderr is not None:
-            what = ", ".join(c.families)
-            estimate = f"{c.value:.2f} +- {c.stderr:.2f} cycles"
-        else:
-            what = ", ".join(c.families)
-            estimate = f"{c.written}, residual sum of squares " + ", ".join(
-                f"{v}: {r:.4g}" for v, r in c.rss
-            )
-        comment = f"fit: {what}, {date.isoformat()}, {c.measurements} measurements: {estimate}"
-        text = _set_value(text, section, name, c.written, f"{comment} (was {c.previous})")
-    return text
-
-
-def _set_value(text: str, section: str, name: str, value: Any, comment: str) -> str:
-    """Replace ``name: ...`` inside top-level ``section:`` by ``name: value``, a comment line
-    above it (the rest of the old line's comment is dropped: the fit replaces its source)."""
-    block = re.search(rf"(?m)^{re.escape(section)}:\n((?:[ \t#].*\n|\n)*)", text)
-    if block is None:
-        raise ModuleError(f"hardware YAML: no section {section!r}")
-    line = re.search(rf"(?m)^([ \t]+){re.escape(name)}:[^\n]*$", block.group(1))
-    if line is None:
-        raise ModuleError(f"hardware YAML: no field {section}.{name}")
-    indent = line.group(1)
-    start = block.start(1) + line.start()
-    end = block.start(1) + line.end()
-    return text[:start] + f"{indent}# {comment}\n{indent}{name}: {value}" + text[end:]
-
-
-# -- simulated vs measured ---------------------------------------------------------------------
-
-
-def compare(measured: pd.DataFrame, probes: Sequence[Probe], hw: HardwareConfig | None = None):
-    """Per probe: measured (median over warps and runs), simulated (median over warps), their
-    ratio and absolute percentage error; and the mean absolute percentage error per family.
-    Returns ``(per_probe, per_family)`` DataFrames."""
-    import pandas as pd
-
-    hw = load_hardware() if hw is None else hw
-    used, _ = _joined(measured, probes)
-    rows = []
-    medians = measured.groupby("probe")["cycles"].median()
-    for p in used:
-        sim = float(np.median(_spans(p, hw)))
-        got = float(medians[p.name])
-        rows.append(
-            {
-                "probe": p.name,
-                "family": p.family,
-                "measured": got,
-                "simulated": sim,
-                "ratio": sim / got if got else float("nan"),
-                "error_percent": 100 * abs(sim - got) / got if got else float("nan"),
-            }
-        )
-    per_probe = pd.DataFrame(rows)
-    per_family = (
-        per_probe.groupby("family", sort=False)["error_percent"]
-        .agg(probes="size", mape_percent="mean")
-        .reset_index()
-    )
-    return per_probe, per_family

@@ -91,7 +91,8 @@ def handle_predict(args: argparse.Namespace) -> int:
 
 
 def handle_fit(args: argparse.Namespace) -> int:
-    from wgpsim.analysis.calibration import fit_constants, fitted_yaml
+    from wgpsim.analysis.calibration import fit_constants
+    from wgpsim.analysis.calibration_yaml import fitted_yaml
     from wgpsim.frontend.measurements import read_spans
     from wgpsim.frontend.probes import read_manifest
     from wgpsim.hw.config import HardwareConfig, default_hardware_path

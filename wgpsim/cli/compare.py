@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from wgpsim.analysis.calibration import compare
+    from wgpsim.analysis.calibration_compare import compare
     from wgpsim.frontend.measurements import read_spans
     from wgpsim.frontend.probes import read_manifest
 
