@@ -104,7 +104,7 @@ def test_plot_panels_show_the_transpose():
     [
         (["--shape", "32by8"], "shape"),
         (["--dtype", "fp7"], "dtype"),
-        (["--warps", "4"], "num_warps 4"),
+        (["--warps", "4"], "--warps 4: the dst layout spans 1 warp"),
         (["--base", "zero"], "--base"),
         (
             ["--base", "0,65536"],

@@ -12,7 +12,27 @@ import math
 
 
 class WgpsimError(Exception):
-    """Base of every error a user can cause with bad input."""
+    """Base of every error a user can cause with bad input.
+
+    One error may report several problems of one input (every bad field of a config, found
+    before any is reported): :attr:`messages` lists them, one line each in the CLI.
+
+    >>> ConfigError.every(["a.yaml: field 'warps': 0", "a.yaml: field 'seed': -1"]).messages
+    ("a.yaml: field 'warps': 0", "a.yaml: field 'seed': -1")
+    """
+
+    @classmethod
+    def every(cls, messages):
+        """One error reporting each of ``messages`` (repeats dropped), in order."""
+        messages = tuple(dict.fromkeys(messages))
+        err = cls("\n".join(messages))
+        err._messages = messages
+        return err
+
+    @property
+    def messages(self) -> tuple[str, ...]:
+        """The problems this error reports (most errors report one)."""
+        return getattr(self, "_messages", None) or (str(self),)
 
 
 class LayoutError(WgpsimError, ValueError):
@@ -33,6 +53,84 @@ class AllocationError(WgpsimError, ValueError):
 
 class ModuleError(WgpsimError, ValueError):
     """A kernel (TTGIR module, cache directory, trace) that a frontend cannot read."""
+
+
+class Unchecked(ConfigError):
+    """A field already reported as bad was read: the check that needed it is skipped
+    (:class:`Problems` drops it; its reason is among the problems already collected)."""
+
+
+class Problems:
+    """The problems of one input, collected so that every one is reported at once.
+
+    Each independent check runs in :meth:`guard`; a :class:`ConfigError` it raises is kept and
+    the next check runs. :meth:`raise_any` raises them all as one error (one line each).
+
+    >>> problems = Problems()
+    >>> with problems.guard():
+    ...     raise ConfigError("a.yaml: field 'warps': 64 is out of range (valid: 1..32)")
+    >>> with problems.guard():
+    ...     raise Unchecked("warps")  # a later check that needed warps: already said
+    >>> with problems.guard():
+    ...     raise ConfigError("a.yaml: field 'seed': -1 is out of range")
+    >>> problems.raise_any()
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.ConfigError: a.yaml: field 'warps': 64 is out of range (valid: 1..32)
+    a.yaml: field 'seed': -1 is out of range
+    """
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.messages)
+
+    def add(self, err: WgpsimError) -> None:
+        if not isinstance(err, Unchecked):
+            self.messages.extend(err.messages)
+
+    def guard(self):
+        """A context in which a ConfigError is kept rather than raised."""
+        return _Guard(self)
+
+    def raise_any(self, also: WgpsimError | None = None) -> None:
+        """Raise every problem kept (and ``also``, an error that ended the checks) as one
+        ConfigError; nothing if there is none (``also`` alone is raised as it is)."""
+        if also is not None and not self.messages:
+            raise also
+        if also is not None:
+            self.add(also)
+        if self.messages:
+            raise ConfigError.every(self.messages)
+
+
+class _Guard:
+    def __init__(self, problems: Problems) -> None:
+        self.problems = problems
+
+    def __enter__(self) -> Problems:
+        return self.problems
+
+    def __exit__(self, kind, err, tb) -> bool:
+        if isinstance(err, ConfigError):
+            self.problems.add(err)
+            return True
+        return False
+
+
+def field_error(message: str, field: str, problem: str) -> ConfigError:
+    """``ConfigError(message)`` that also says which dotted ``field`` is wrong (``err.field``)
+    and the ``problem`` without the file (``err.problem``), so that an override's error can
+    name what set the field (``--set timing.lds_latency``) instead of the hardware file.
+
+    >>> err = field_error("hw.yaml: field 'timing.x' must be 1..9", "timing.x", "must be 1..9")
+    >>> err.field, err.problem
+    ('timing.x', 'must be 1..9')
+    """
+    err = ConfigError(message)
+    err.field, err.problem = field, problem
+    return err
 
 
 SHOWN_CHARS = 40

@@ -27,7 +27,7 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from wgpsim.errors import ConfigError, did_you_mean
+from wgpsim.errors import ConfigError, did_you_mean, field_error
 from wgpsim.inputs import set_value
 
 __all__ = ["apply", "parse", "set_dotted"]
@@ -68,7 +68,11 @@ def set_dotted(
         if part not in node:
             if not create:
                 hint = did_you_mean(part, node)
-                raise ConfigError(f"{source}: cannot override unknown field {where!r}{hint}")
+                raise field_error(
+                    f"{source}: cannot override unknown field {where!r}{hint}",
+                    where,
+                    f"cannot override an unknown field{hint}",
+                )
             node[part] = {} if depth < len(parts) - 1 else None
         if depth == len(parts) - 1:
             if merge and isinstance(value, dict) and isinstance(node[part], dict):

@@ -1,8 +1,9 @@
 """Run the ``wgpsim`` command in this process as a user would, and check the error contract.
 
 The contract for every input (tests/fuzz and the regression cases): the command succeeds (exit 0)
-or prints exactly one line, ``wgpsim: error: ...``, on stderr and exits with code 2. Never a
-traceback, never more than one line.
+or prints one line per problem, ``wgpsim: error: ...``, on stderr and exits with code 2 (a config
+with three bad fields gets three lines, each naming its file or flag and field). Never a
+traceback.
 """
 
 from __future__ import annotations
@@ -23,11 +24,22 @@ class Outcome:
     err: str
 
     def assert_ok_or_one_line(self) -> None:
-        """Success, or one ``wgpsim: error:`` line and exit 2."""
+        """Success, or exit 2 with ``wgpsim: error:`` lines (one per problem) and nothing else."""
         if self.code == 0:
             return
         assert self.code == 2, f"exit {self.code}: {self.err[-2000:]}"
-        self.assert_one_line()
+        self.assert_error_lines()
+
+    def assert_error_lines(self, *fragments: str) -> list[str]:
+        """Exit 2, every stderr line a ``wgpsim: error:`` line, each fragment in some line;
+        the lines."""
+        assert self.code == 2, f"exit {self.code}, expected 2: {self.err[-2000:]}"
+        lines = self.err.splitlines()
+        assert lines and self.err.endswith("\n"), self.err[-2000:]
+        assert all(line.startswith("wgpsim: error: ") for line in lines), self.err[-2000:]
+        for fragment in fragments:
+            assert fragment in self.err, self.err
+        return lines
 
     def assert_one_line(self, *fragments: str) -> None:
         """Exit 2 with one error line containing every fragment."""

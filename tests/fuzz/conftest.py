@@ -39,5 +39,5 @@ def pytest_terminal_summary(terminalreporter) -> None:
     if COUNT["inputs"]:
         terminalreporter.write_line(
             f"fuzz: {COUNT['inputs']} inputs ({'full, CI' if FULL else 'local, a tenth'}), "
-            f"{COUNT['errors']} ended in a one-line error, the rest succeeded"
+            f"{COUNT['errors']} ended in exit 2 with one line per problem, the rest succeeded"
         )

@@ -98,7 +98,7 @@ def test_a_config_that_is_not_utf8(tmp_path):
 
 def test_a_list_where_a_name_is_expected(tmp_path):
     run_cli("run", LDS, "--set", "kind=[a]", "--out", tmp_path / "o").assert_one_line(
-        "field 'kind'", "['a']"
+        "--set kind: ", "['a']"
     )
 
 
@@ -206,8 +206,10 @@ def test_every_experiment_field_has_a_range(tmp_path):
         ("burst_lengths=[1, 1000000]", "burst_lengths"),
         ("drift={seeds: 100000000}", "drift.seeds"),
     ):
+        key = item.split("=")[0]  # the error names the --set that gave the value
+        where = f"--set {key}: " + (f"field '{field}': " if field != key else "")
         run_cli("run", LDS, "--set", item, "--out", tmp_path / "o").assert_one_line(
-            f"field '{field}'", "valid: "
+            where, "valid: "
         )
 
 
@@ -280,8 +282,8 @@ def test_candidate_names_become_files_only_when_safe(tmp_path):
     layouts = f'layouts={{"a/b": "{SWIZZLED}"}}'
     run_cli("run", LDS, "--set", layouts, "--out", out).assert_one_line("'layouts.a/b'")
     gemm = ROOT / "configs" / "gemm_128x128.yaml"
-    run_cli("run", gemm, "--set", "candidates={../x: {}}", "--out", out).assert_one_line(
-        "candidates.../x"
+    run_cli("run", gemm, "--set", "candidates={../x: {}}", "--out", out).assert_error_lines(
+        "'candidates.../x': a candidate name becomes a file name"
     )
     assert not out.exists()
 
@@ -344,3 +346,168 @@ def test_parquet_with_damaged_names_is_one_line(tmp_path):
             damaged = data[:at] + b"\x80" + data[at + 1 :]
             (tmp_path / "d.parquet").write_bytes(damaged)
             run_cli("replay", tmp_path / "d.parquet").assert_ok_or_one_line()
+
+
+# -- left over after the first pass (session 3) ----------------------------------------------------
+def test_every_problem_of_a_config_is_reported_at_once(tmp_path):
+    out = tmp_path / "out"
+    assert run_cli("run", LDS, *SMALL, "--out", out, "--json").code == 0
+    kept = {p.name: p.read_bytes() for p in out.iterdir()}
+    config = tmp_path / "bad.yaml"
+    text = LDS.read_text().replace("warps: 4 ", "warps: 64 ").replace("hardware_overrides: {}", "")
+    config.write_text(
+        text + "hardware_overrides: {timing: {lds_latency: -1, queue_depth: 0}}\n"
+        "drift: {seeds: 1}\nexecution: {workers: 0}\n"
+    )
+    lines = run_cli("run", config, "--set", "seed=x", "--out", out).assert_error_lines()
+    name = str(config)
+    assert sorted(lines) == sorted(
+        f"wgpsim: error: {line}"
+        for line in (
+            f"{name}: field 'warps': 64 is out of range (valid: 1..32)",
+            f"{name}: field 'hardware_overrides.timing.lds_latency': must be a positive integer "
+            "(valid: 1..65536), got -1",
+            f"{name}: field 'hardware_overrides.timing.queue_depth': must be a positive integer "
+            "(valid: 1..1024), got 0",
+            f"{name}: field 'drift.seeds': 1 is out of range (valid: 2..10000)",
+            f"{name}: field 'execution.workers': 0 is out of range (valid: 1..1024)",
+            "--set seed: expected an integer, got str 'x'",
+        )
+    )
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == kept  # nothing written
+    # Two bad candidates of a GEMM config, and a layout_search config: each problem, a line each.
+    gemm = ROOT / "configs" / "gemm_128x128.yaml"
+    lines = run_cli(
+        "run",
+        gemm,
+        "--set",
+        "candidates.standard.a=[1]",
+        "--set",
+        "candidates.swizzled.cta_layout={warps_per_cta: [3, 3]}",
+        "--set",
+        "stages=0",
+        "--out",
+        out,
+    ).assert_error_lines()
+    assert len(lines) == 3 and "--set stages: 0 is out of range (valid: 1..16)" in lines[0]
+    search = ROOT / "configs" / "layout_search.yaml"
+    outcome = run_cli("run", search, "--set", "stages=0", "--set", "swizzle_depth=-1")
+    assert len(outcome.assert_error_lines("--set stages: ", "--set swizzle_depth: ")) == 2
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == kept
+
+
+def test_an_unknown_flag_gets_the_verbs_usage(capsys):
+    from wgpsim.cli import main
+
+    for argv, verb, valid in (
+        (["run", str(LDS), "--bogus"], "wgpsim run", "--workers"),
+        (["layout", "show", "x", "--shape", "4x4", "--wrkers"], "wgpsim layout show", "--shape"),
+    ):
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2 and err.startswith(f"usage: {verb} "), err
+        last = err.splitlines()[-1]
+        assert last.startswith(f"{verb}: error: unrecognized flag '{argv[-1]}'"), last
+        assert "valid flags: --help, " in last and valid in last
+    with pytest.raises(SystemExit):
+        main(["run", str(LDS), "--wrkers", "2"])
+    assert "(did you mean '--workers'?)" in capsys.readouterr().err
+
+
+def test_search_refuses_bad_flags_before_it_searches(monkeypatch):
+    import wgpsim.experiments.layout_search as layout_search
+
+    def never(*args, **kwargs):
+        raise AssertionError("the search ran on a bad config")
+
+    monkeypatch.setattr(layout_search, "search", never)
+    block = ("search", "--block", "128x128x64", "--warps", "4")
+    run_cli(*block, "--lds-budget", "-3").assert_one_line(
+        "--lds-budget: -3 is out of range (valid: 1..16777216)"
+    )
+    lines = run_cli(*block, "--stages", "0", "--top", "0").assert_error_lines()
+    assert lines == [
+        "wgpsim: error: --stages: 0 is out of range (valid: 1..16)",
+        "wgpsim: error: --top: 0 is out of range (valid: 1..1000000)",
+    ]
+    run_cli(*block, "--set", "stages=abc").assert_one_line(
+        "--set stages: expected an integer, got str 'abc'"
+    )
+    run_cli("search", LDS).assert_one_line(
+        f"{LDS}: field 'kind': this is a kind: lds_bandwidth config", "wgpsim run"
+    )
+
+
+def test_set_names_the_hardware_field_it_set():
+    run_cli("run", LDS, "--set", "timing.lds_latency=abc").assert_one_line(
+        "--set timing.lds_latency: must be a positive integer (valid: 1..65536), got 'abc'"
+    )
+    run_cli("run", LDS, "--set", "timing.lds_latncy=40").assert_one_line(
+        "--set timing.lds_latncy: cannot override an unknown field (did you mean 'lds_latency'?)"
+    )
+
+
+def test_search_out_writes_its_tables_atomically(tmp_path):
+    out = tmp_path / "search"
+    fixed = [
+        "--set",
+        "cta_layout={register: [[0, 1], [0, 2], [2, 0]], warp: [[2, 4], [1, 0]]}",
+        "--set",
+        "a={partitioned: auto, partition_layout: {padded: [[64, 8]]}}",
+    ]
+    argv = ("search", "--block", "128x128x64", "--warps", "4", "--top", "1", *fixed)
+    outcome = run_cli(*argv, "--workers", "1", "--json", "--out", out)
+    assert outcome.code == 0, outcome.err
+    names = {p.name for p in out.iterdir()}
+    assert {"results.csv", "pareto.csv", "winners.csv", "counts.csv"} <= names
+    assert not [n for n in names if n.startswith(".")]  # no temporary left
+    import json
+
+    import pandas as pd
+
+    printed = json.loads(outcome.out)
+    assert printed["ranking"][0]["cycles"] == pd.read_csv(out / "results.csv")["cycles"][0]
+    assert printed["written"] and all(Path(p).parent == out for p in printed["written"])
+    assert run_cli(*argv, "--json").code == 0  # without --out nothing is written anywhere
+
+
+def test_a_reader_that_leaves_a_rich_table_is_not_an_error():
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader has left before the first line (`| head -0`)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "wgpsim", "replay", str(TRACE), "--engine", "des"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+def test_lower_warps_names_the_warps_the_layout_spans():
+    readme_dst = (
+        "#ttg.linear<{register = [[0, 1], [0, 2], [0, 4]], lane = [[1, 0], [2, 0], [4, 0], "
+        "[8, 0], [16, 0]], warp = [], block = []}>"
+    )
+    run_cli(
+        "lower",
+        "--shared",
+        SWIZZLED,
+        "--dst",
+        readme_dst,
+        "--shape",
+        "32x8",
+        "--dtype",
+        "bf16",
+        "--warps",
+        "3",
+    ).assert_one_line("--warps 3: the dst layout spans 1 warp (", "give --warps 1")

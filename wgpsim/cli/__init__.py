@@ -26,7 +26,7 @@ import sys
 from typing import NoReturn
 
 from wgpsim import __version__
-from wgpsim.errors import WgpsimError
+from wgpsim.errors import WgpsimError, closest, shown
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,7 +44,39 @@ def build_parser() -> argparse.ArgumentParser:
         register = getattr(module, "register", None)
         if register is not None:
             register(sub)
+    _mark_verbs(parser)
     return parser
+
+
+def _mark_verbs(parser: argparse.ArgumentParser) -> None:
+    """Give every (sub-)parser's namespace ``_parser``, itself: after parsing, the deepest verb
+    chosen (``layout show``) is the one whose usage an unknown flag gets."""
+    parser.set_defaults(_parser=parser)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                _mark_verbs(child)
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """Parse ``argv``; an unknown flag gets the usage of the verb it was given to, a line
+    naming it and that verb's flags (argparse alone would print the top-level usage).
+
+    The verb's parser exits with argparse's code 2 after printing its usage, as for a missing
+    flag."""
+    args, extra = _parser().parse_known_args(argv)
+    if extra:
+        verb = args._parser
+        flags = [o for a in verb._actions for o in a.option_strings if o.startswith("--")]
+        unknown = next((e for e in extra if e.startswith("-")), extra[0])
+        name = unknown.split("=", 1)[0]
+        guess = closest(name.lstrip("-"), [f[2:] for f in flags]) if name[:1] == "-" else None
+        guess = f" (did you mean '--{guess}'?)" if guess else ""
+        what = "flag" if name.startswith("-") else "argument"
+        verb.error(
+            f"unrecognized {what} {shown(name)}{guess}; valid flags: {', '.join(flags) or 'none'}"
+        )
+    return args
 
 
 @functools.cache
@@ -57,13 +89,13 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     if sys.stdout is None:  # started with stdout closed (`wgpsim ... >&-`): refuse before any work
         return _error("stdout is closed; redirect it (>/dev/null) instead")
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     try:
         code = int(args.handler(args) or 0)
         sys.stdout.flush()  # inside the try: a reader that left is seen here, not at exit
         return code
-    except WgpsimError as err:
-        return _error(str(err))
+    except WgpsimError as err:  # every problem it reports (a config's bad fields): a line each
+        return _error(*err.messages)
     except BrokenPipeError:  # `wgpsim ... --json | head`: the reader left; not an error
         _silence_stdout()
         return 0
@@ -98,9 +130,9 @@ def entry() -> NoReturn:
     os._exit(code)
 
 
-def _error(message: str) -> int:
-    """Print ``message`` as the one error line (a quoted value's line breaks escaped); 2."""
-    if sys.stderr is not None:
+def _error(*messages: str) -> int:
+    """Print each message as one error line (a quoted value's line breaks escaped); 2."""
+    for message in messages if sys.stderr is not None else ():
         one_line = message.replace("\r", "\\r").replace("\n", "\\n")
         print(f"wgpsim: error: {one_line}", file=sys.stderr)
     return 2

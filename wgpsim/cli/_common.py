@@ -19,6 +19,7 @@ __all__ = [
     "add_hw_args",
     "atomic_write",
     "column_groups",
+    "rich_console",
     "hardware_from_args",
     "output_width",
     "print_json",
@@ -44,6 +45,23 @@ def hardware_from_args(args: argparse.Namespace) -> HardwareConfig:
     from wgpsim.hw.config import apply_overrides, load_hardware
 
     return apply_overrides(load_hardware(args.hw), args.overrides)
+
+
+def rich_console(**options: Any) -> Any:
+    """A ``rich.console.Console`` (``options`` as rich takes them) for which a reader that left
+    (``wgpsim ... | head -0``) is a ``BrokenPipeError``, which :func:`wgpsim.cli.main` turns into a
+    quiet exit 0, as for ``--json`` output. (rich's own reaction is ``SystemExit(1)``.)
+
+    >>> rich_console(width=40).width
+    40
+    """
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError
+
+    return _Console(**options)
 
 
 def output_width() -> int:
@@ -114,10 +132,9 @@ def print_metric_tables(
     metrics: dict[str, Any], per_instruction: list[dict[str, Any]], console: Any = None
 ) -> None:
     """Print ``lds_metrics(...).to_dict()`` and the per-instruction rows as two tables."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console() if console is None else console
+    console = rich_console() if console is None else console
     console.print("LDS metrics (rocprof-compute names):", soft_wrap=True)
     table = Table()
     table.add_column("metric", no_wrap=True)

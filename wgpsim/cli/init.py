@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n")[0].split(": ", 1)[1],
     )
     parser.add_argument(
-        "dir", nargs="?", type=Path, default=Path("."), help="directory (default: here)"
+        "dir", nargs="?", type=_directory, default=Path("."), help="directory (default: here)"
     )
     parser.add_argument("--force", action="store_true", help="replace files that exist")
     parser.set_defaults(handler=handle)
@@ -44,6 +44,14 @@ def starting_files(directory: Path) -> dict[Path, Path]:
     files[directory / "mi450.yaml"] = hardware_path()
     files.update({directory / "traces" / p.name: p for p in example_traces()})
     return files
+
+
+def _directory(text: str) -> Path:
+    """DIR as given; empty text (``wgpsim init "$DIR"`` with DIR unset) is refused rather than
+    read as the current directory, which ``Path("")`` would be."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty text; give a directory (. for here)")
+    return Path(text)
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -127,7 +127,7 @@ def _simulate(low: Lowering, hw, engine: str) -> dict[str, Any]:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from wgpsim.layout.addresses import local_load_encodings
+    from wgpsim.layout.addresses import check_warps, local_load_encodings
     from wgpsim.layout.notation import to_text
     from wgpsim.trace.lowering import lower
 
@@ -140,11 +140,11 @@ def handle(args: argparse.Namespace) -> int:
         dst,
         shape,
         args.dtype,
-        num_warps=args.warps,
         bases=bases if len(bases) > 1 else bases[0],
         allow_transpose=not args.no_transpose,
         store=args.store,
     )
+    check_warps(args.warps, low.num_warps, "--warps")
     payload = low.to_dict() | {"bases": bases}
     if args.simulate:
         payload["simulation"] = _simulate(low, hw, args.engine)

@@ -20,8 +20,9 @@ from wgpsim.cli._common import (
     hardware_from_args,
     print_json,
     print_lds_metrics,
+    rich_console,
 )
-from wgpsim.engine import DEFAULT_ENGINE, ENGINES, simulate
+from wgpsim.engine import DEFAULT_ENGINE, ENGINES, check_seed, simulate
 from wgpsim.errors import ConfigError
 
 # the trace reader and the metrics are imported by the handler: `wgpsim --help` stays fast
@@ -82,6 +83,7 @@ def handle(args: argparse.Namespace) -> int:
     hw = hardware_from_args(args)
     trace = read_trace(args.trace, hw.partitions.lds_bytes)
     record = args.events is not None or args.timeline is not None
+    check_seed(args.seed, "--seed")
     result = simulate(trace, hw, engine=args.engine, seed=args.seed, record_events=record)
     if args.timeline is not None:
         from wgpsim.plots.timeline import timeline_figure
@@ -126,7 +128,6 @@ def _window(text: str | None) -> tuple[int, int] | None:
 
 
 def _print_summary(trace_path: Path, result, per_instruction, args: argparse.Namespace) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(show_header=True)
@@ -138,7 +139,7 @@ def _print_summary(trace_path: Path, result, per_instruction, args: argparse.Nam
     per_warp = result.measurements()
     for warp, cycles in per_warp.items():
         table.add_row(f"warp {warp} start->end", str(int(cycles)))
-    console = Console()
+    console = rich_console()
     console.print(
         f"wgpsim replay {trace_path} on {result.hardware} ({result.engine} engine)",
         soft_wrap=True,

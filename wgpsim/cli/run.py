@@ -32,7 +32,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wgpsim.cli._common import column_groups, output_width, print_json
+from wgpsim.cli._common import column_groups, output_width, print_json, rich_console
 from wgpsim.errors import ConfigError
 
 if TYPE_CHECKING:  # the handler imports the experiments: `wgpsim --help` stays fast
@@ -69,6 +69,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="KEY=VALUE",
         help="override a config field (dotted keys reach nested fields; VALUE is YAML)",
     )
+    add_execution_args(parser)
+    parser.set_defaults(handler=handle)
+
+
+def add_execution_args(parser: argparse.ArgumentParser) -> None:
+    """``--workers``, ``--scheduler`` and ``--resume``: where a sweep runs (``run``, ``search``)."""
     parser.add_argument(
         "--workers",
         type=_positive,
@@ -88,7 +94,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help=f"reuse the points in DIR/{CHECKPOINT} and compute only the missing ones",
     )
-    parser.set_defaults(handler=handle)
 
 
 def _positive(text: str) -> int:
@@ -102,36 +107,58 @@ def _positive(text: str) -> int:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from wgpsim.experiments import run_experiment
-    from wgpsim.experiments.executor import Checkpoint
-
-    show_progress = not args.json and sys.stderr.isatty()
-    progress = _progress_bar if show_progress else None
     out = args.out if args.out is not None else Path("results") / args.config.stem
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out}: is a file; give a directory for the results")
-    checkpoint = Checkpoint(out / CHECKPOINT, resume=args.resume, lock=True)
-    try:  # the lock (taken when the first sweep starts) is held until every file is written
-        result = run_experiment(
-            args.config,
-            hw_path=args.hw,
-            overrides=args.overrides,
-            progress=progress,
-            workers=args.workers,
-            scheduler=args.scheduler or os.environ.get(SCHEDULER_ENV) or None,
-            checkpoint=checkpoint,
-        )
-        result = result.with_figures(figures_for(result))
-        checkpoint.acquire()
-        written = result.write(out, parquet=args.parquet)
-        checkpoint.finish()
-    finally:
-        checkpoint.close()
+    result, written = execute(args, args.config, args.overrides, out=out)
     if args.json:
         print_json(result.records())
     else:
         _print_table(result, written)
     return 0
+
+
+def execute(
+    args: argparse.Namespace,
+    config: Any,
+    overrides: list[Any],
+    *,
+    out: Path | None,
+    kind: str | None = None,
+) -> tuple[ExperimentResult, list[Path]]:
+    """Run ``config`` with ``overrides`` as the flags of ``args`` say (``--hw``, ``--workers``,
+    ``--scheduler``, ``--resume``, ``--parquet``, ``--json``); with ``out``, write its tables and
+    figures there, each atomically, under the checkpoint's lock (``wgpsim run``, ``wgpsim
+    search --out``). Returns the result and the files written."""
+    from wgpsim.experiments import run_experiment
+    from wgpsim.experiments.executor import Checkpoint
+
+    progress = _progress_bar if not args.json and sys.stderr.isatty() else None
+    if out is not None and out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: is a file; give a directory for the results")
+    resume = getattr(args, "resume", False)
+    if resume and out is None:
+        raise ConfigError("--resume: give --out DIR, the directory of the run to resume")
+    checkpoint = Checkpoint(out / CHECKPOINT, resume=resume, lock=True) if out else None
+    try:  # the lock (taken when the first sweep starts) is held until every file is written
+        result = run_experiment(
+            config,
+            hw_path=args.hw,
+            overrides=overrides,
+            progress=progress,
+            workers=args.workers,
+            scheduler=args.scheduler or os.environ.get(SCHEDULER_ENV) or None,
+            checkpoint=checkpoint,
+            kind=kind,
+        )
+        if checkpoint is None:
+            return result, []
+        result = result.with_figures(figures_for(result))
+        checkpoint.acquire()
+        written = result.write(out, parquet=getattr(args, "parquet", False))
+        checkpoint.finish()
+    finally:
+        if checkpoint is not None:
+            checkpoint.close()
+    return result, written
 
 
 def _progress_bar(items, *, total: int, desc: str = ""):
@@ -157,8 +184,6 @@ def _print_table(result: ExperimentResult, written: list[Path]) -> None:
     A table wider than the terminal (or than ``COLUMNS``) is printed as several tables of the
     columns that fit, each repeating the first (key) column: no column is ever squeezed away.
     """
-    from rich.console import Console
-
     shown = result.display if result.display is not None else result.table
     prose = [c for c in shown.columns[1:] if shown[c].map(lambda v: len(str(v))).max() > _PROSE]
     title = result.kind if result.name == result.kind else f"{result.kind}: {result.name}"
@@ -166,7 +191,7 @@ def _print_table(result: ExperimentResult, written: list[Path]) -> None:
         title += f" ({'; '.join(result.overrides)})"
     cells = shown.drop(columns=prose)
     width = output_width()
-    console = Console(width=width, highlight=False)
+    console = rich_console(width=width, highlight=False)
     if len(title) > width:
         title = textwrap.fill(title, width)
     for part in column_groups(cells, width):
@@ -203,4 +228,4 @@ def _cell(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-__all__ = ["figures_for", "handle", "register"]
+__all__ = ["add_execution_args", "execute", "figures_for", "handle", "register"]

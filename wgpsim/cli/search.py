@@ -6,20 +6,27 @@
     wgpsim search --block 128x128x64 --warps 4                 # the AMD blog's Part II tile
     wgpsim search --block 128x128x64 --warps 8 --top 5 --json
     wgpsim search configs/layout_search.yaml --set stages=3     # the same from YAML
+    wgpsim search --block 128x128x64 --warps 4 --out results/search   # and write the tables
 
 Flags set the config's fields (``--b-k-contiguous``, ``--stages``, ``--lds-budget`` ...); a bad
-value is one line on stderr and exit code 2.
+value is one line on stderr naming the flag, and exit code 2. ``--out DIR`` writes
+``results.csv``, ``pareto.csv``, ``winners.csv``, ``counts.csv`` and the figures, atomically and
+under a lock, as ``wgpsim run`` does (which takes the same config); ``--hw``, ``--workers``,
+``--scheduler`` and ``--resume`` are ``wgpsim run``'s. Without ``--out`` nothing is written.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from wgpsim.cli._common import print_json
+from wgpsim.cli._common import print_json, rich_console
+from wgpsim.cli.run import add_execution_args, execute
 from wgpsim.errors import ConfigError
+
+if TYPE_CHECKING:  # imported by the handler: `wgpsim --help` stays fast
+    from wgpsim.experiments.config import Override
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--lds-budget", type=int, metavar="BYTES", help="LDS a candidate may use")
     parser.add_argument("--a-m-contiguous", action="store_true", help="A stored M-fastest")
     parser.add_argument("--b-k-contiguous", action="store_true", help="B stored K-fastest")
-    parser.add_argument("--top", type=int, default=10, help="rows to print (default 10)")
+    parser.add_argument("--top", type=int, help="rows to print and write (default 10)")
     parser.add_argument(
         "--set",
         dest="overrides",
@@ -47,6 +54,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="override a config field (VALUE is YAML)",
     )
     parser.add_argument("--json", action="store_true", help="print the ranking as JSON")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="also write the tables (results, pareto, winners, counts) and figures here",
+    )
+    parser.add_argument("--parquet", action="store_true", help="with --out: tables as Parquet too")
+    parser.add_argument("--hw", type=Path, help="hardware YAML replacing the config's `hardware`")
+    add_execution_args(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -60,38 +75,38 @@ def _block(text: str) -> list[int]:
     return block
 
 
-def raw_config(args: argparse.Namespace) -> dict[str, Any] | Path:
-    """The config the flags describe (on top of ``args.config`` when given)."""
-    raw: dict[str, Any] = {}
-    if args.config is None:
-        raw["kind"] = "layout_search"
-        if args.block is None or args.warps is None:
-            raise ConfigError("wgpsim search: give a CONFIG file, or --block and --warps")
-    if args.block is not None:
-        raw["block"] = _block(args.block)
-    for name in ("warps", "dtype", "stages", "lds_budget"):
-        if getattr(args, name) is not None:
-            raw[name] = getattr(args, name)
+FLAGS = {
+    "block": "--block",
+    "warps": "--warps",
+    "dtype": "--dtype",
+    "stages": "--stages",
+    "lds_budget": "--lds-budget",
+    "top": "--top",
+}
+"""The config field each flag sets (errors in the field name the flag)."""
+
+
+def flag_overrides(args: argparse.Namespace) -> list[Override]:
+    """The config fields the flags set, each an :class:`Override` naming its flag."""
+    from wgpsim.experiments.config import Override
+
+    if args.config is None and (args.block is None or args.warps is None):
+        raise ConfigError("wgpsim search: give a CONFIG file, or --block and --warps")
+    given = {name: getattr(args, name) for name in FLAGS if getattr(args, name) is not None}
+    if "block" in given:
+        given["block"] = _block(given["block"])
+    out = [Override(name, value, FLAGS[name]) for name, value in given.items()]
     if args.a_m_contiguous:
-        raw["a_k_contiguous"] = False
+        out.append(Override("a_k_contiguous", False, "--a-m-contiguous"))
     if args.b_k_contiguous:
-        raw["b_k_contiguous"] = True
-    raw["top"] = args.top
-    return raw
+        out.append(Override("b_k_contiguous", True, "--b-k-contiguous"))
+    return out
 
 
 def handle(args: argparse.Namespace) -> int:
-    from wgpsim.experiments import run_experiment
-
-    if args.top < 1:
-        raise ConfigError(f"--top {args.top}: must be >= 1")
-    raw = raw_config(args)
-    progress = None if args.json or not sys.stderr.isatty() else _progress_bar
-    if args.config is not None:
-        extra = [f"{k}={v!r}".replace("'", "") for k, v in raw.items()]
-        result = run_experiment(args.config, overrides=[*extra, *args.overrides], progress=progress)
-    else:
-        result = run_experiment(raw, overrides=args.overrides, progress=progress)
+    config = args.config if args.config is not None else {"kind": "layout_search"}
+    overrides = [*flag_overrides(args), *args.overrides]
+    result, written = execute(args, config, overrides, out=args.out, kind="layout_search")
     winners = result.tables["winners"]
     counts = result.tables["counts"].to_dict(orient="records")[0]
     if args.json:
@@ -101,23 +116,16 @@ def handle(args: argparse.Namespace) -> int:
                 "ranking": result.records(),
                 "pareto": result.tables["pareto"].to_dict(orient="records"),
                 "winners": winners.to_dict(orient="records"),
+                "written": [str(p) for p in written],
             }
         )
         return 0
-    _print(result, counts)
+    _print(result, counts, written)
     return 0
 
 
-def _progress_bar(items, *, total: int, desc: str = ""):
-    from tqdm import tqdm
-
-    return tqdm(items, total=total, desc=desc, file=sys.stderr, leave=False)
-
-
-def _print(result: Any, counts: dict[str, int]) -> None:
-    from rich.console import Console
-
-    console = Console(highlight=False)
+def _print(result: Any, counts: dict[str, int], written: list[Path]) -> None:
+    console = rich_console(highlight=False)
     console.print(
         f"{counts['candidates']} candidates: {counts['cannot_be_built']} cannot be built, "
         f"{counts['pruned']} pruned by the static bounds, {counts['simulated']} simulated "
@@ -144,3 +152,5 @@ def _print(result: Any, counts: dict[str, int]) -> None:
         console.print(f"  {first[key]}", soft_wrap=True)
     console.print("Winner, Gluon:")
     console.print(first["gluon"], soft_wrap=True)
+    for path in written:
+        console.print(f"wrote {path}", style="dim", soft_wrap=True)

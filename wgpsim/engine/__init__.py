@@ -22,7 +22,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from wgpsim.errors import ConfigError
+from wgpsim.errors import ConfigError, shown
 from wgpsim.lazy import exports
 
 if TYPE_CHECKING:
@@ -37,9 +37,27 @@ DEFAULT_ENGINE = "fast"
 """The engine ``simulate()``, every CLI verb and every experiment use unless told otherwise
 (it agrees with the ``des`` reference cycle for cycle)."""
 
-__all__ = ["DEFAULT_ENGINE", "ENGINES", "Result", "simulate"]
+SEED_RANGE = (0, 2**32 - 1)
+"""Valid seeds of the drift model's generator (numpy's ``default_rng`` takes seeds >= 0; the
+bound keeps a seed an ordinary 32-bit number)."""
+
+__all__ = ["DEFAULT_ENGINE", "ENGINES", "SEED_RANGE", "Result", "check_seed", "simulate"]
 # Result is imported on first use: the CLI reads ENGINES to build its parser without numpy
 __getattr__, _ = exports(__name__, {"Result": "wgpsim.engine.result"})
+
+
+def check_seed(seed: int, name: str = "seed") -> int:
+    """``seed`` if it is in :data:`SEED_RANGE`, else a ConfigError naming ``name``.
+
+    >>> check_seed(-1, "--seed")
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.ConfigError: --seed -1: out of range (valid: 0..4294967295)
+    """
+    low, high = SEED_RANGE
+    if isinstance(seed, bool) or not isinstance(seed, int) or not low <= seed <= high:
+        raise ConfigError(f"{name} {shown(seed)}: out of range (valid: {low}..{high})")
+    return seed
 
 
 def simulate(
@@ -59,6 +77,7 @@ def simulate(
     from wgpsim.trace.validate import validate
 
     hw = load_hardware() if hw is None else hw
+    check_seed(seed)
     validate(trace, hw.partitions.lds_bytes)
     run = _engine(engine).run
     if record_ops:

@@ -49,6 +49,7 @@ from wgpsim.experiments.config import (
     apply_overrides,
     check_fields,
     closest,
+    flatten,
     load_config,
 )
 from wgpsim.experiments.executor import SCHEDULER_ENV, Checkpoint, Execution
@@ -188,6 +189,7 @@ def run_experiment(
     scheduler: str | None = None,
     checkpoint: str | Path | Checkpoint | None = None,
     resume: bool = False,
+    kind: str | None = None,
 ) -> ExperimentResult:
     """Load ``config`` (a YAML path or a mapping), apply ``overrides`` and run its kind.
 
@@ -198,13 +200,24 @@ def run_experiment(
     Lines file that records each finished point, and ``resume`` reuses the points already in it.
     Given as a path, the checkpoint is locked for the run and kept to this run's lines when it
     succeeds; given as a :class:`~wgpsim.experiments.executor.Checkpoint`, its owner (the CLI,
-    which writes the tables first) calls ``finish`` and ``close``.
+    which writes the tables first) calls ``finish`` and ``close``. ``kind``, if given, is the
+    only kind the caller runs (``wgpsim search``: ``layout_search``).
+
+    Every problem of the config is reported at once: one ConfigError whose ``messages`` name
+    each bad field (in the file, or the ``--set`` that gave it).
     """
     raw, source = load_config(config)
+    if kind is not None and raw.get("kind") != kind:
+        raise source.error("kind", _other_kind(raw.get("kind"), kind))
     raw = apply_overrides(raw, overrides, source)
     used = _overrides_used(raw, overrides, hw_path)
-    execution = _execution(raw.pop("execution", None), source, workers, scheduler)
-    runner = _runner_for(raw.get("kind"), source)
+    execution = Execution()
+    with source.check():
+        execution = _execution(raw.pop("execution", None), source, workers, scheduler)
+    try:
+        runner = _runner_for(raw.get("kind"), source)
+    except ConfigError as err:
+        source.problems.raise_any(also=err)
     owned = checkpoint is not None and not isinstance(checkpoint, Checkpoint)
     if owned:
         checkpoint = Checkpoint(checkpoint, resume=resume, lock=True)
@@ -216,10 +229,24 @@ def run_experiment(
             result = runner(raw, source, hw_path=hw_path, progress=progress)
         if owned:
             checkpoint.finish()
+    except ConfigError as err:  # with every problem the checks had kept before it
+        source.problems.raise_any(also=err)
+        raise
     finally:
         if owned:
             checkpoint.close()
     return replace(result, overrides=used) if used and not result.overrides else result
+
+
+def _other_kind(found: Any, expected: str) -> str:
+    """Why a config of another kind is refused by the verb that runs ``expected``."""
+    if not isinstance(found, str):
+        return f"expected kind: {expected}, got {shown(found)}"
+    return (
+        f"this is a kind: {found if len(found) <= 40 else shown(found)} config, not kind: "
+        f"{expected}; run it with "
+        f"wgpsim run (wgpsim search takes kind: {expected})"
+    )
 
 
 def _overrides_used(
@@ -235,18 +262,8 @@ def _overrides_used(
     used += [i for i in items if not i.split("=", 1)[0].strip().startswith("hardware_overrides")]
     hardware = raw.get("hardware_overrides")
     if isinstance(hardware, Mapping):
-        used += [f"{k}={v}" for k, v in _flatten(hardware)]
+        used += [f"{k}={v}" for k, v in flatten(hardware)]
     return tuple(dict.fromkeys(used))
-
-
-def _flatten(node: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    for key, value in node.items():
-        if isinstance(value, Mapping) and value:
-            out += _flatten(value, f"{prefix}{key}.")
-        else:
-            out.append((f"{prefix}{key}", value))
-    return out
 
 
 def _execution(

@@ -13,6 +13,11 @@ Traceback (most recent call last):
 ...
 wgpsim.errors.ConfigError: configs/lds_bandwidth.yaml: field 'burst_lenghts': unknown field; did you mean 'burst_lengths'?
 
+A kind reports every problem of its config at once: its checks keep them in
+``source.problems`` (``check_fields(..., collect=True)``, :meth:`ConfigSource.check`) and it
+raises them all (:meth:`~wgpsim.errors.Problems.raise_any`) before it runs anything. A field given by a flag is named by that flag (``--set warps``, ``wgpsim search
+--stages``), not by the file.
+
 Overrides are ``key=value`` strings; the key may be dotted into nested mappings and the value is
 parsed as YAML:
 
@@ -30,10 +35,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
-from wgpsim.errors import SHOWN_CHARS, ConfigError, closest, shown
+from wgpsim.engine import SEED_RANGE  # noqa: F401 (the kinds' seed fields)
+from wgpsim.errors import SHOWN_CHARS, ConfigError, Problems, Unchecked, closest, shown
 from wgpsim.files import is_safe_stem
 from wgpsim.hw import HardwareConfig, load_hardware
 from wgpsim.inputs import load_yaml, read_text
@@ -54,14 +61,36 @@ _TYPE_NAMES = {
 
 @dataclass(frozen=True)
 class ConfigSource:
-    """Where a config came from: ``name`` for messages, ``base_dir`` for relative paths."""
+    """Where a config came from: ``name`` for messages, ``base_dir`` for relative paths.
+
+    ``problems`` collects the config's errors as the checks find them (all are reported at
+    once); ``origins`` maps a dotted field set by a command-line flag to that flag, which the
+    field's errors then name:
+
+    >>> source = ConfigSource("lds.yaml", Path("."), origins={"warps": "--set warps"})
+    >>> str(source.error("warps", "expected an integer")), str(source.error("seed", "-1"))
+    ('--set warps: expected an integer', "lds.yaml: field 'seed': -1")
+    """
 
     name: str
     base_dir: Path
+    problems: Problems = dataclass_field(default_factory=Problems, compare=False, repr=False)
+    origins: dict[str, str] = dataclass_field(default_factory=dict, compare=False, repr=False)
 
     def error(self, field: str, message: str) -> ConfigError:
         """The one-line error for ``field`` (dotted for nested fields)."""
-        return ConfigError(f"{self.name}: field '{field}': {message}")
+        for key in sorted(self.origins, key=len, reverse=True):
+            if field == key:
+                return ConfigError(f"{self.origins[key]}: {message}")
+            if field.startswith((f"{key}.", f"{key}[")):
+                return ConfigError(f"{self.origins[key]}: field '{field}': {message}")
+        inside = [flag for key, flag in self.origins.items() if key.startswith(f"{field}.")]
+        with_flags = f" (with {', '.join(inside)})" if inside else ""
+        return ConfigError(f"{self.name}: field '{field}'{with_flags}: {message}")
+
+    def check(self):
+        """A context whose ConfigError is kept in :attr:`problems` (the next check runs)."""
+        return self.problems.guard()
 
     def resolve(self, path: str | Path) -> Path:
         """``path`` relative to the config file's directory (absolute paths stay)."""
@@ -99,7 +128,7 @@ class Field:
         for item in value if isinstance(value, list) else [value]:
             number = isinstance(item, int | float) and not isinstance(item, bool)
             if number and not low <= item <= high:
-                return f"{shown(item)} is out of range (valid: {low:g}..{high:g})"
+                return f"{shown(item)} is out of range (valid: {_number(low)}..{_number(high)})"
         return None
 
     @property
@@ -107,8 +136,10 @@ class Field:
         return self.default is _MISSING
 
 
-SEED_RANGE = (0, 2**32 - 1)
-"""Valid seeds of the drift model's generator (numpy's ``default_rng`` takes seeds >= 0)."""
+def _number(value: float) -> str:
+    """A bound as a message gives it: whole numbers whole (``4294967295``, not ``4.29e+09``)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
 
 KIND_AND_HARDWARE = (
     Field("kind", str),
@@ -155,9 +186,37 @@ def apply_overrides(
 
     A mapping ``{"a.b": value}`` is accepted too (values taken as they are).
     """
-    if overrides and not isinstance(overrides, Mapping):
-        overrides = [_route_hardware(str(item), raw) for item in overrides]
-    return apply_dotted(raw, overrides, f"{source.name}: --set", create=True)
+    if not overrides or isinstance(overrides, Mapping):
+        return apply_dotted(raw, overrides, f"{source.name}: --set", create=True)
+    out = raw
+    for item in overrides:
+        if isinstance(item, Override):
+            key, value, flag = _route_hardware(item.key, raw), item.value, item.flag
+            out = apply_dotted(out, {key: value}, flag, create=True)
+        else:
+            given = str(item).partition("=")[0].strip()
+            key = _route_hardware(str(item), raw).partition("=")[0].strip()
+            flag = f"--set {given if len(given) <= SHOWN_CHARS else shown(given)}"
+            out = apply_dotted(out, [_route_hardware(str(item), raw)], "--set", create=True)
+        source.origins[key] = flag
+    return out
+
+
+@dataclass(frozen=True)
+class Override:
+    """A field set by a command-line ``flag`` (``wgpsim search --stages 3``): ``value`` as it
+    is (not YAML text), and the field's errors name the flag.
+
+    >>> source = ConfigSource("<config>", Path("."))
+    >>> apply_overrides({"kind": "layout_search"}, [Override("stages", 0, "--stages")], source)
+    {'kind': 'layout_search', 'stages': 0}
+    >>> source.origins
+    {'stages': '--stages'}
+    """
+
+    key: str
+    value: Any
+    flag: str
 
 
 HARDWARE_SECTIONS = tuple(
@@ -174,7 +233,7 @@ def _route_hardware(item: str, raw: Mapping[str, Any]) -> str:
     head = item.partition("=")[0].strip().split(".")[0]
     if head in HARDWARE_SECTIONS and head not in raw:
         return f"hardware_overrides.{item.strip()}"
-    return item
+    return item.strip()
 
 
 def _type_ok(value: Any, expected: type | tuple[type, ...]) -> bool:
@@ -197,36 +256,59 @@ def check_fields(
     source: ConfigSource,
     *,
     prefix: str = "",
+    collect: bool = False,
 ) -> dict[str, Any]:
     """Validate ``raw`` against ``fields``; return the fields with defaults filled in.
 
-    ``prefix`` names the enclosing field for nested mappings (``hardware_overrides.``). Every
-    field is checked before anything is raised: the error names each bad field, one after the
-    other on one line.
+    ``prefix`` names the enclosing field for nested mappings (``drift.``). Every field is
+    checked; the error reports each bad one (a message each, one line each in the CLI):
 
     >>> source = ConfigSource("lds.yaml", Path("."))
     >>> fields = (Field("burst_lengths", list, items=int), Field("warps", int, valid=(1, 32)))
     >>> check_fields({"warps": 64, "burst_lenghts": [1]}, fields, source)
     Traceback (most recent call last):
     ...
-    wgpsim.errors.ConfigError: lds.yaml: field 'burst_lenghts': unknown field; did you mean 'burst_lengths'?; field 'warps': 64 is out of range (valid: 1..32)
+    wgpsim.errors.ConfigError: lds.yaml: field 'burst_lenghts': unknown field; did you mean 'burst_lengths'?
+    lds.yaml: field 'warps': 64 is out of range (valid: 1..32)
+
+    With ``collect`` (how a kind checks its config) nothing is raised: each problem is kept in
+    ``source.problems`` and the bad fields are left out of the result, whose lookup of one
+    raises :class:`~wgpsim.errors.Unchecked`, so a check that needs it is skipped and the
+    others run:
+
+    >>> check_fields({"warps": 64, "burst_lengths": [1]}, fields, source, collect=True)
+    {'burst_lengths': [1]}
+    >>> source.problems.messages
+    ["lds.yaml: field 'warps': 64 is out of range (valid: 1..32)"]
     """
     by_name = {f.name: f for f in fields}
     unknown = [name for name in raw if name not in by_name]
     problems = [(f"{prefix}{name}", unknown_message(name, by_name)) for name in unknown]
     misspelt = {closest(str(name), by_name) for name in unknown}  # "missing" would repeat it
-    out: dict[str, Any] = {}
+    out = Checked()
     for f in fields:
         problem = _field_problem(f, raw.get(f.name, _MISSING), prefix)
-        if problem is not None and not (f.name in misspelt and f.name not in raw):
-            problems.append(problem)
+        if problem is not None:
+            if not (f.name in misspelt and f.name not in raw):
+                problems.append(problem)
         elif raw.get(f.name) is None:
             out[f.name] = copy.deepcopy(f.default)
         else:
             out[f.name] = raw[f.name]
+    errors = ConfigError.every([str(source.error(where, m)) for where, m in problems])
+    if problems and not collect:
+        raise errors
     if problems:
-        raise ConfigError(f"{source.name}: " + "; ".join(f"field '{w}': {m}" for w, m in problems))
+        source.problems.add(errors)
     return out
+
+
+class Checked(dict):
+    """The good fields of a section; looking up a bad one (already reported) raises
+    :class:`~wgpsim.errors.Unchecked`, which skips the check that needed it."""
+
+    def __missing__(self, key: str) -> Any:
+        raise Unchecked(f"field {key!r} is not valid (reported above)")
 
 
 def _field_problem(f: Field, value: Any, prefix: str) -> tuple[str, str] | None:
@@ -293,9 +375,46 @@ def load_hardware_for(
     else:
         path = None
     hw = load_hardware(path)
-    if overrides:
-        try:
-            hw = hw.with_overrides(**overrides)
-        except ConfigError as err:
+    if not overrides:
+        return hw
+    changes = dict(flatten(overrides))
+    try:
+        return _override_hardware(hw, changes, source)
+    except ConfigError as together:  # which ones are bad alone? each is reported
+        each = Problems()
+        for key, value in changes.items():
+            with each.guard():
+                _override_hardware(hw, {key: value}, source)
+        if not each:  # each is fine alone: a rule across fields, said by the error together
+            raise together from None
+        each.raise_any()
+        raise
+
+
+def _override_hardware(
+    hw: HardwareConfig, changes: Mapping[str, Any], source: ConfigSource
+) -> HardwareConfig:
+    """``hw`` with ``changes``; an error names the field as the config (or the ``--set`` that
+    set it) spells it, ``hardware_overrides.timing.lds_latency``, not the hardware file."""
+    try:
+        return hw.with_overrides(**changes)
+    except ConfigError as err:
+        field = getattr(err, "field", None)
+        if field is None:
             raise source.error("hardware_overrides", str(err)) from None
-    return hw
+        raise source.error(f"hardware_overrides.{field}", err.problem) from None
+
+
+def flatten(node: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """A nested mapping as dotted ``(key, value)`` pairs (an empty mapping is a value).
+
+    >>> flatten({"timing": {"lds_latency": 40, "queue_depth": 2}, "banks.count": 32})
+    [('timing.lds_latency', 40), ('timing.queue_depth', 2), ('banks.count', 32)]
+    """
+    out: list[tuple[str, Any]] = []
+    for key, value in node.items():
+        if isinstance(value, Mapping) and value:
+            out += flatten(value, f"{prefix}{key}.")
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out

@@ -134,36 +134,49 @@ class GemmCandidatesConfig:
 def parse_config(
     raw: dict[str, Any], source: ConfigSource, *, hw_path: str | Path | None = None
 ) -> GemmCandidatesConfig:
-    """Validate ``raw`` into a config; every candidate's spec is checked before any work."""
-    cfg = check_fields(raw, FIELDS, source)
-    hw = load_hardware_for(cfg["hardware"], cfg["hardware_overrides"], source, hw_path=hw_path)
-    for name, n in (("block", 3), ("instr_shape", 3)):
-        if len(cfg[name]) != n:
-            raise source.error(name, f"{cfg[name]} must have {n} entries")
-    if cfg["cacheline_bytes"] < 1:
-        raise source.error("cacheline_bytes", f"{cfg['cacheline_bytes']} must be >= 1")
-    gemm = gemm_of(cfg)
-    if not cfg["candidates"]:
-        raise source.error("candidates", "no candidates; name at least one")
-    check_names(cfg["candidates"], "candidates", source)
-    specs = tuple(_candidate(str(name), spec, source) for name, spec in cfg["candidates"].items())
-    for spec in specs:  # a ctaLayout that does not match the config is a config error
-        try:
-            gemm.wmma(spec.warp, spec.register)
-        except LayoutError as err:
-            raise source.error(f"candidates.{spec.name}.cta_layout", str(err)) from None
-    drift = parse_drift(cfg["drift"], source, seed=cfg["seed"])
+    """Validate ``raw`` into a config; every candidate's spec is checked before any work, and
+    every problem found is reported at once (``source.problems``)."""
+    cfg = check_fields(raw, FIELDS, source, collect=True)
+    hw = gemm = drift = None
+    specs: list[CandidateSpec] = []
+    with source.check():
+        hw = load_hardware_for(cfg["hardware"], cfg["hardware_overrides"], source, hw_path=hw_path)
+    with source.check():
+        gemm = _gemm(cfg, source)
+    with source.check():
+        if not cfg["candidates"]:
+            raise source.error("candidates", "no candidates; name at least one")
+        check_names(cfg["candidates"], "candidates", source)
+    for name, raw_spec in cfg.get("candidates", {}).items():
+        with source.check():
+            specs.append(_candidate(str(name), raw_spec, source))
+            if gemm is not None:  # a ctaLayout that does not match the config
+                try:
+                    gemm.wmma(specs[-1].warp, specs[-1].register)
+                except LayoutError as err:
+                    raise source.error(f"candidates.{name}.cta_layout", str(err)) from None
+    with source.check():
+        drift = parse_drift(cfg["drift"], source, seed=cfg.get("seed", 0))  # bad seed: said
+    source.problems.raise_any()
     return GemmCandidatesConfig(
         Path(source.name).stem,
         hw,
         gemm,
         cfg["cacheline_bytes"],
-        specs,
+        tuple(specs),
         cfg["engine"],
         cfg["seed"],
         drift,
         cfg["stages"],
     )
+
+
+def _gemm(cfg: dict[str, Any], source: ConfigSource) -> Gemm:
+    """The block, with the shapes checked (three entries each)."""
+    for name in ("block", "instr_shape"):
+        if len(cfg[name]) != 3:
+            raise source.error(name, f"{cfg[name]} must have 3 entries")
+    return gemm_of(cfg)
 
 
 def gemm_of(cfg: dict[str, Any]) -> Gemm:
@@ -184,7 +197,7 @@ def gemm_of(cfg: dict[str, Any]) -> Gemm:
 def _candidate(name: str, raw: Any, source: ConfigSource) -> CandidateSpec:
     where = f"candidates.{name}"
     if not isinstance(raw, dict):
-        raise source.error(where, f"expected a mapping with cta_layout, a, b; got {raw!r}")
+        raise source.error(where, f"expected a mapping with cta_layout, a, b; got {shown(raw)}")
     cfg = check_fields(raw, CANDIDATE_FIELDS, source, prefix=f"{where}.")
     cta = cfg["cta_layout"]
     if "warps_per_cta" in cta:
@@ -262,7 +275,9 @@ def _shared_spec(value: Any, where: str, source: ConfigSource, *, inner: bool = 
         layout = value.get("partition_layout", {"swizzled": {}})
         return {kind: "auto", "partition_layout": _inner(layout, where, source)}
     if not isinstance(value[kind], dict):
-        raise source.error(where, f"partitioned: expected 'auto' or a mapping, got {value[kind]!r}")
+        raise source.error(
+            where, f"partitioned: expected 'auto' or a mapping, got {shown(value[kind])}"
+        )
     fields = check_fields(value[kind], PARTITIONED_FIELDS, source, prefix=f"{where}.partitioned.")
     fields["partition_layout"] = _inner(fields["partition_layout"], where, source)
     return {kind: fields}

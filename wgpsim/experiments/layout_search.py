@@ -31,7 +31,7 @@ from wgpsim.analysis.search import SearchProblem, SearchResult, add_drift, searc
 from wgpsim.analysis.search_gluon import winner_code
 from wgpsim.analysis.search_space import CtaLayout, SharedChoice
 from wgpsim.engine import ENGINES
-from wgpsim.errors import LayoutError
+from wgpsim.errors import LayoutError, shown
 from wgpsim.experiments import ExperimentResult, register_kind
 from wgpsim.experiments.config import (
     KIND_AND_HARDWARE,
@@ -41,29 +41,38 @@ from wgpsim.experiments.config import (
     load_hardware_for,
 )
 from wgpsim.experiments.executor import Execution
-from wgpsim.experiments.gemm_candidates import _candidate, _shared_spec, gemm_of
+from wgpsim.experiments.gemm_candidates import _candidate, _gemm, _is_bases, _shared_spec
+from wgpsim.hw.config_schema import RANGES
 from wgpsim.layout.dtypes import DTYPE_BITS
 
 FIELDS = (
     *KIND_AND_HARDWARE,
-    Field("block", list, items=int, doc="[BLOCK_M, BLOCK_N, BLOCK_K]"),
+    Field("block", list, items=int, doc="[BLOCK_M, BLOCK_N, BLOCK_K]", valid=(1, 4096)),
     Field("dtype", str, default="fp16", choices=tuple(DTYPE_BITS)),
     Field("warps", int, choices=(1, 2, 4, 8, 16)),
-    Field("instr_shape", list, items=int, default=[16, 16, 32], doc="WMMA [M, N, K]"),
-    Field("k_width", int, default=8, doc="dot operand kWidth"),
+    Field(
+        "instr_shape", list, items=int, default=[16, 16, 32], doc="WMMA [M, N, K]", valid=(1, 128)
+    ),
+    Field("k_width", int, default=8, doc="dot operand kWidth", valid=(1, 64)),
     Field("transposed", bool, default=False, doc="WMMA result layout transposed"),
     Field("a_k_contiguous", bool, default=True, doc="A stored K-fastest"),
     Field("b_k_contiguous", bool, default=False, doc="B stored K-fastest"),
-    Field("stages", int, default=2, doc="num_stages: buffers per operand"),
-    Field("lds_budget", int, default=None, doc="LDS bytes a candidate may use"),
-    Field("cacheline_bytes", int, default=128),
-    Field("swizzle_depth", int, default=1, doc="register bits a warp basis may XOR"),
+    Field("stages", int, default=2, doc="num_stages: buffers per operand", valid=(1, 16)),
+    Field(
+        "lds_budget",
+        int,
+        default=None,
+        doc="LDS bytes a candidate may use",
+        valid=(1, RANGES["partitions.lds_bytes"][1]),
+    ),
+    Field("cacheline_bytes", int, default=128, valid=(1, 4096)),
+    Field("swizzle_depth", int, default=1, doc="register bits a warp basis may XOR", valid=(0, 3)),
     Field("cta_layout", dict, default=None, doc="fixed ctaLayout {register, warp}"),
     Field("a", (str, dict), default=None, doc="fixed shared layout of A"),
     Field("b", (str, dict), default=None, doc="fixed shared layout of B"),
     Field("b_transposed_loads", list, items=bool, default=[True, False]),
     Field("references", dict, default=None, doc="hand-made candidates: name -> {cta_layout, a, b}"),
-    Field("top", int, default=10, doc="rows of results.csv and winners.csv"),
+    Field("top", int, default=10, doc="rows of results.csv and winners.csv", valid=(1, 10**6)),
     Field("prune", bool, default=True),
     Field(
         "drift", dict, default=None, doc="{top, jitter_cycles, seeds}: conflict rate of the first"
@@ -73,9 +82,11 @@ FIELDS = (
 
 
 DRIFT_FIELDS = (
-    Field("top", int, default=3, doc="candidates of the ranking to run under drift"),
-    Field("jitter_cycles", int, default=8),
-    Field("seeds", int, default=8),
+    Field(
+        "top", int, default=3, doc="candidates of the ranking to run under drift", valid=(1, 100)
+    ),
+    Field("jitter_cycles", int, default=8, valid=RANGES["drift.jitter_cycles"]),
+    Field("seeds", int, default=8, valid=(2, 10_000)),
 )
 
 
@@ -88,48 +99,44 @@ class LayoutSearchSummary:
     hw: Any = None
 
 
-def parse_problem(raw: dict[str, Any], source: ConfigSource) -> tuple[SearchProblem, Any, dict]:
-    """The validated problem, the hardware and the remaining settings."""
-    cfg = check_fields(raw, FIELDS, source)
-    hw = load_hardware_for(cfg["hardware"], cfg["hardware_overrides"], source)
-    for name in ("block", "instr_shape"):
-        if len(cfg[name]) != 3 or min(cfg[name]) < 1:
-            raise source.error(name, f"{cfg[name]} must be three positive integers")
-    for name, low in (("stages", 1), ("top", 1), ("cacheline_bytes", 1), ("swizzle_depth", 0)):
-        if cfg[name] < low:
-            raise source.error(name, f"{cfg[name]} must be >= {low}")
-    if not cfg["b_transposed_loads"]:
-        raise source.error("b_transposed_loads", "give at least one of true, false")
-    gemm = gemm_of(cfg)
-    cta = None
-    if cfg["cta_layout"] is not None:
-        raw_cta = cfg["cta_layout"]
-        if set(raw_cta) - {"warp", "register"} or "warp" not in raw_cta:
-            raise source.error("cta_layout", f"expected warp (and register) bases, got {raw_cta}")
-        cta = CtaLayout(
-            tuple(tuple(b) for b in raw_cta["warp"]),
-            tuple(tuple(b) for b in raw_cta.get("register") or ()),
-        )
-        try:
-            gemm.wmma(cta.warp, cta.register)
-        except LayoutError as err:
-            raise source.error("cta_layout", str(err)) from None
-    fixed = [None, None]
-    for op, name in ((0, "a"), (1, "b")):
-        if cfg[name] is not None:
-            spec = _shared_spec(cfg[name], name, source)
-            fixed[op] = SharedChoice(f"given {name.upper()}", spec)
+def parse_problem(
+    raw: dict[str, Any], source: ConfigSource, *, hw_path: str | Path | None = None
+) -> tuple[SearchProblem, Any, dict]:
+    """The validated problem, the hardware (``hw_path``: ``--hw``) and the remaining settings;
+    every problem of the config is reported at once (``source.problems``)."""
+    cfg = check_fields(raw, FIELDS, source, collect=True)
+    hw = gemm = cta = None
+    fixed: list[Any] = [None, None]
     references = []
-    for name, spec in (cfg["references"] or {}).items():
-        ref = _candidate(str(name), spec, source)
-        references.append(
-            (
-                str(name),
-                CtaLayout(ref.warp, ref.register),
-                SharedChoice(f"{name} A", ref.shared[0]),
-                SharedChoice(f"{name} B", ref.shared[1]),
+    with source.check():
+        hw = load_hardware_for(cfg["hardware"], cfg["hardware_overrides"], source, hw_path=hw_path)
+    with source.check():
+        gemm = _gemm(cfg, source)
+    with source.check():
+        if not cfg["b_transposed_loads"]:
+            raise source.error("b_transposed_loads", "give at least one of true, false")
+    with source.check():
+        if cfg["cta_layout"] is not None:
+            cta = _cta_layout(cfg["cta_layout"], gemm, source)
+    for op, name in ((0, "a"), (1, "b")):
+        with source.check():
+            if cfg[name] is not None:
+                spec = _shared_spec(cfg[name], name, source)
+                fixed[op] = SharedChoice(f"given {name.upper()}", spec)
+    with source.check():
+        check_fields(cfg["drift"] or {}, DRIFT_FIELDS, source, prefix="drift.")
+    for name, spec in (cfg.get("references") or {}).items():
+        with source.check():
+            ref = _candidate(str(name), spec, source)
+            references.append(
+                (
+                    str(name),
+                    CtaLayout(ref.warp, ref.register),
+                    SharedChoice(f"{name} A", ref.shared[0]),
+                    SharedChoice(f"{name} B", ref.shared[1]),
+                )
             )
-        )
+    source.problems.raise_any()
     problem = SearchProblem(
         gemm,
         references=tuple(references),
@@ -143,6 +150,26 @@ def parse_problem(raw: dict[str, Any], source: ConfigSource) -> tuple[SearchProb
         b_transposed_loads=tuple(dict.fromkeys(cfg["b_transposed_loads"])),
     )
     return problem, hw, cfg
+
+
+def _cta_layout(raw_cta: Any, gemm: Any, source: ConfigSource) -> CtaLayout:
+    """A fixed ctaLayout ``{warp, register}``, checked against the block (if it is valid)."""
+    if set(raw_cta) - {"warp", "register"} or "warp" not in raw_cta:
+        raise source.error(
+            "cta_layout", f"expected warp (and register) bases, got {shown(raw_cta)}"
+        )
+    if not all(_is_bases(raw_cta.get(key) or []) for key in ("warp", "register")):
+        raise source.error("cta_layout", "expected lists of [m, n] bases (integers)")
+    cta = CtaLayout(
+        tuple(tuple(b) for b in raw_cta["warp"]),
+        tuple(tuple(b) for b in raw_cta.get("register") or ()),
+    )
+    if gemm is not None:
+        try:
+            gemm.wmma(cta.warp, cta.register)
+        except LayoutError as err:
+            raise source.error("cta_layout", str(err)) from None
+    return cta
 
 
 def tables(result: SearchResult, top: int) -> dict[str, pd.DataFrame]:
@@ -199,7 +226,7 @@ def run(
     execution: Execution | None = None,
 ) -> ExperimentResult:
     """Validate, search, tabulate."""
-    problem, hw, cfg = parse_problem(raw, source)
+    problem, hw, cfg = parse_problem(raw, source, hw_path=hw_path)
     execution = execution or Execution(progress=progress)
     result = search(
         problem,
@@ -212,6 +239,7 @@ def run(
     if not result.ranking:
         raise source.error("block", "no candidate of the space can be built and fits")
     drift = check_fields(cfg["drift"] or {}, DRIFT_FIELDS, source, prefix="drift.")
+    source.problems.raise_any()  # checked with the config already: nothing new here
     add_drift(result, hw, engine=cfg["engine"], **drift)
     out = tables(result, cfg["top"])
     out["counts"] = pd.DataFrame(

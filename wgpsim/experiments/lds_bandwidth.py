@@ -164,49 +164,45 @@ class Case:
 def parse_config(
     raw: dict[str, Any], source: ConfigSource, *, hw_path: str | Path | None = None
 ) -> LdsBandwidthConfig:
-    """Validate ``raw`` (fields, hardware, instruction, layouts) into a config."""
-    cfg = check_fields(raw, FIELDS, source)
-    hw = load_hardware_for(cfg["hardware"], cfg["hardware_overrides"], source, hw_path=hw_path)
-    if cfg["warps"] < 1:
-        raise source.error("warps", f"{cfg['warps']} must be >= 1")
-    elem_bytes = dtype_bytes(cfg["dtype"])
-    instr = INSTRUCTIONS.get(cfg["instruction"])
-    loads = [n for n, i in INSTRUCTIONS.items() if i.kind == "load"]
-    if instr is None or instr.kind != "load":
-        raise source.error(
-            "instruction",
-            unknown_message(cfg["instruction"], loads, f"load instruction '{cfg['instruction']}'"),
-        )
-    if instr.bytes_per_lane % elem_bytes:
-        raise source.error(
-            "instruction",
-            f"{instr.name} loads {instr.bytes_per_lane} B per lane, not a multiple of "
-            f"{cfg['dtype']} ({elem_bytes} B); pick a wider load or a narrower dtype",
-        )
-    bursts = tuple(sorted(set(cfg["burst_lengths"])))
-    if len(bursts) < 2 or bursts[0] < 1:
-        raise source.error(
-            "burst_lengths",
-            f"{cfg['burst_lengths']}: need at least 2 distinct burst lengths >= 1 for the fit",
-        )
-    if cfg["report_burst"] not in bursts:
-        raise source.error(
-            "report_burst", f"{cfg['report_burst']} is not among burst_lengths {list(bursts)}"
-        )
-    distributed = _parse_layout(cfg["distributed"], "distributed", source)
-    if not cfg["layouts"]:
-        raise source.error("layouts", "no candidates; name at least one shared layout")
-    check_names(cfg["layouts"], "layouts", source)
-    layouts = {
-        str(name): _parse_layout(spec, f"layouts.{name}", source)
-        for name, spec in cfg["layouts"].items()
-    }
-    for name, layout in layouts.items():  # a register layout as a candidate, or the reverse
-        try:
-            local_load_encodings(distributed, layout, ("distributed", f"layouts.{name}"))
-        except LayoutError as err:
-            raise ConfigError(f"{source.name}: {err}") from None
-    drift = parse_drift(cfg["drift"], source, seed=cfg["seed"], burst=True)
+    """Validate ``raw`` (fields, hardware, instruction, layouts) into a config; every problem
+    found is reported at once (``source.problems``)."""
+    cfg = check_fields(raw, FIELDS, source, collect=True)
+    hw = instr = bursts = distributed = drift = None
+    layouts: dict[str, Any] = {}
+    with source.check():
+        hw = load_hardware_for(cfg["hardware"], cfg["hardware_overrides"], source, hw_path=hw_path)
+    with source.check():
+        instr = _load_instruction(cfg, source)
+    with source.check():
+        bursts = tuple(sorted(set(cfg["burst_lengths"])))
+        if len(bursts) < 2:
+            raise source.error(
+                "burst_lengths",
+                f"{cfg['burst_lengths']}: need at least 2 distinct burst lengths >= 1 for the fit",
+            )
+        if cfg["report_burst"] not in bursts:
+            raise source.error(
+                "report_burst", f"{cfg['report_burst']} is not among burst_lengths {list(bursts)}"
+            )
+    with source.check():
+        distributed = _parse_layout(cfg["distributed"], "distributed", source)
+    with source.check():
+        if not cfg["layouts"]:
+            raise source.error("layouts", "no candidates; name at least one shared layout")
+        check_names(cfg["layouts"], "layouts", source)
+    for name, spec in cfg.get("layouts", {}).items():
+        with source.check():
+            layouts[str(name)] = _parse_layout(spec, f"layouts.{name}", source)
+            if distributed is not None:  # a register layout as a candidate, or the reverse
+                try:
+                    names = ("distributed", f"layouts.{name}")
+                    local_load_encodings(distributed, layouts[str(name)], names)
+                except LayoutError as err:
+                    raise ConfigError(f"{source.name}: {err}") from None
+    with source.check():
+        # (a bad seed is reported already; the section is checked all the same)
+        drift = parse_drift(cfg["drift"], source, seed=cfg.get("seed", 0), burst=True)
+    source.problems.raise_any()
     if drift is not None and drift.burst is None:
         drift = replace(drift, burst=cfg["report_burst"])
     return LdsBandwidthConfig(
@@ -214,7 +210,7 @@ def parse_config(
         hw=hw,
         warps=cfg["warps"],
         dtype=cfg["dtype"],
-        elem_bytes=elem_bytes,
+        elem_bytes=dtype_bytes(cfg["dtype"]),
         instruction=instr.name,
         burst_lengths=bursts,
         report_burst=cfg["report_burst"],
@@ -224,6 +220,25 @@ def parse_config(
         seed=cfg["seed"],
         drift=drift,
     )
+
+
+def _load_instruction(cfg: Mapping[str, Any], source: ConfigSource) -> Any:
+    """The config's load instruction, which must load whole elements of its dtype."""
+    instr = INSTRUCTIONS.get(cfg["instruction"])
+    loads = [n for n, i in INSTRUCTIONS.items() if i.kind == "load"]
+    if instr is None or instr.kind != "load":
+        raise source.error(
+            "instruction",
+            unknown_message(cfg["instruction"], loads, f"load instruction '{cfg['instruction']}'"),
+        )
+    elem_bytes = dtype_bytes(cfg["dtype"])
+    if instr.bytes_per_lane % elem_bytes:
+        raise source.error(
+            "instruction",
+            f"{instr.name} loads {instr.bytes_per_lane} B per lane, not a multiple of "
+            f"{cfg['dtype']} ({elem_bytes} B); pick a wider load or a narrower dtype",
+        )
+    return instr
 
 
 def _parse_layout(spec: Any, field: str, source: ConfigSource) -> Any:
@@ -261,38 +276,40 @@ def check_cases(cfg: LdsBandwidthConfig, source: ConfigSource) -> dict[str, Case
     """
     first = {}
     for layout, named in cfg.layouts.items():
-        for burst in cfg.burst_lengths:
-            shape = cfg.shape(burst)
-            try:
-                shared = for_shape(named, shape)
-                allocate_on(cfg.hw, tensor_buffers(layout, shared, shape, cfg.elem_bytes))
-                shared.to_linear_layout(shape)
-                cfg.distributed.to_linear_layout(shape)
-                if burst == cfg.burst_lengths[0]:
-                    first[layout] = prepare(cfg, layout, burst)
-            except AllocationError as err:
-                tensor = _kib(int(np.prod(shape)) * cfg.elem_bytes)
-                if burst == cfg.burst_lengths[0]:
+        with source.check():  # every candidate's problem is reported
+            for burst in cfg.burst_lengths:
+                shape = cfg.shape(burst)
+                try:
+                    shared = for_shape(named, shape)
+                    allocate_on(cfg.hw, tensor_buffers(layout, shared, shape, cfg.elem_bytes))
+                    shared.to_linear_layout(shape)
+                    cfg.distributed.to_linear_layout(shape)
+                    if burst == cfg.burst_lengths[0]:
+                        first[layout] = prepare(cfg, layout, burst)
+                except AllocationError as err:
+                    tensor = _kib(int(np.prod(shape)) * cfg.elem_bytes)
+                    if burst == cfg.burst_lengths[0]:
+                        raise source.error(
+                            f"layouts.{layout}",
+                            f"does not fit in the LDS even at burst {burst} ({tensor} tensor): {err}",
+                        ) from None
                     raise source.error(
-                        f"layouts.{layout}",
-                        f"does not fit in the LDS even at burst {burst} ({tensor} tensor): {err}",
+                        "burst_lengths",
+                        f"burst {burst} ({tensor} tensor) does not fit in the LDS with layout "
+                        f"'{layout}': {err}",
                     ) from None
+                except (LayoutError, TraceError) as err:
+                    said = str(err)  # the layout layer may already name the shape
+                    if not said.startswith(f"shape {list(shape)}"):
+                        said = f"shape {list(shape)}: {said}"
+                    raise source.error(f"layouts.{layout}", said) from None
+            if first[layout].trace.num_warps != cfg.warps:
                 raise source.error(
-                    "burst_lengths",
-                    f"burst {burst} ({tensor} tensor) does not fit in the LDS with layout "
-                    f"'{layout}': {err}",
-                ) from None
-            except (LayoutError, TraceError) as err:
-                said = str(err)  # the layout layer may already name the shape
-                if not said.startswith(f"shape {list(shape)}"):
-                    said = f"shape {list(shape)}: {said}"
-                raise source.error(f"layouts.{layout}", said) from None
-        if first[layout].trace.num_warps != cfg.warps:
-            raise source.error(
-                "distributed",
-                f"its layout has {first[layout].trace.num_warps} warps but warps is "
-                f"{cfg.warps}; make warpsPerCTA multiply to {cfg.warps}",
-            )
+                    "distributed",
+                    f"its layout has {first[layout].trace.num_warps} warps but warps is "
+                    f"{cfg.warps}; make warpsPerCTA multiply to {cfg.warps}",
+                )
+    source.problems.raise_any()
     return first
 
 
@@ -337,7 +354,7 @@ def summarize(
     for layout, runs in sweep.groupby("layout", sort=False):
         if runs["bytes"].nunique() < 2:  # the fit's one precondition, as a config error
             raise ConfigError(
-                f"field 'burst_lengths': bursts {', '.join(map(str, runs['burst']))} all move "
+                f"bursts {', '.join(map(str, runs['burst']))} all move "
                 f"{int(runs['bytes'].iloc[0])} B with layout '{layout}', and the fit needs 2 "
                 "distinct byte counts (a distributed layout wider than the tensor repeats "
                 "elements: use longer bursts)"
@@ -436,7 +453,7 @@ def run(
     try:
         table, fits = summarize(cfg, sweep, peaks)
     except ConfigError as err:  # found only once the sweep measured the bytes
-        raise ConfigError(f"{source.name}: {err}") from None
+        raise source.error("burst_lengths", str(err)) from None
     tables = {
         "results": table,
         "sweep": sweep,

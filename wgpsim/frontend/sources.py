@@ -16,7 +16,6 @@ The metadata's ``shared`` stands in for ``ttg.shared`` when the module has none 
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from wgpsim.errors import ModuleError
 from wgpsim.frontend.model import Kernel
 from wgpsim.frontend.ttgir import read_ttgir
 from wgpsim.frontend.vocabulary import SCRATCH_OPS
+from wgpsim.inputs import json_value, read_text
 
 __all__ = ["attach", "merge_offsets", "read_kernel"]
 
@@ -104,10 +104,7 @@ def merge_offsets(kernel: Kernel, allocated: Kernel) -> Kernel:
 
 
 def _json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ModuleError(f"{path}: not JSON metadata ({err})") from None
+    data = json_value(read_text(path, "kernel metadata file", ModuleError), str(path), ModuleError)
     return data if isinstance(data, dict) else {}
 
 
@@ -137,24 +134,36 @@ def _from_directory(path: Path, name: str | None) -> Kernel:
     return read_kernel(post[0])
 
 
+def _compilation(event: Any, found: list, path: Path, no: int) -> None:
+    """Add ``(kernel name, payload)`` of a compilation event to ``found``; other events are
+    skipped, a compilation whose payload, metadata or file_content is not a mapping is an
+    error naming its line."""
+    if not isinstance(event, dict) or event.get("event_type") != "compilation":
+        return
+    payload = event.get("payload") or {}
+    parts = {"payload": payload}
+    if isinstance(payload, dict):
+        parts |= {k: payload.get(k) or {} for k in ("metadata", "file_content")}
+    for part, value in parts.items():
+        if not isinstance(value, dict):
+            raise ModuleError(f"{path}:{no}: the compilation's {part} is not a mapping")
+    found.append((str(parts["metadata"].get("name", "?")), payload))
+
+
 def _from_tritonparse(path: Path, name: str | None) -> Kernel:
     import gzip
 
     opener = gzip.open if path.name.endswith(".gz") else open
     found: list[tuple[str, dict[str, Any]]] = []
-    with opener(path, "rt") as fh:
-        for no, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ModuleError(f"{path}:{no}: not a JSON line ({err.msg})") from None
-            if not isinstance(event, dict) or event.get("event_type") != "compilation":
-                continue
-            payload = event.get("payload") or {}
-            meta = payload.get("metadata") or {}
-            found.append((str(meta.get("name", "?")), payload))
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:
+            for no, line in enumerate(fh, 1):
+                if line.strip():
+                    _compilation(json_value(line, f"{path}:{no}", ModuleError), found, path, no)
+    except UnicodeDecodeError:
+        raise ModuleError(f"{path}: not UTF-8 text (a tritonparse trace is JSON lines)") from None
+    except (gzip.BadGzipFile, EOFError) as err:  # a damaged .gz
+        raise ModuleError(f"{path}: not a readable gzip file ({err})") from None
     if name is not None:
         found = [f for f in found if f[0] == name]
     if not found:
@@ -167,10 +176,11 @@ def _from_tritonparse(path: Path, name: str | None) -> Kernel:
         raise ModuleError(f"{path}: compilations of {', '.join(names)}: pick one with --name")
     kname, payload = found[-1]
     files = payload.get("file_content") or {}
-    ttgir = next((v for k, v in files.items() if k.endswith(".ttgir")), None)
+    text = {str(k): v for k, v in files.items() if isinstance(v, str)}
+    ttgir = next((v for k, v in text.items() if k.endswith(".ttgir")), None)
     if ttgir is None:
         raise ModuleError(f"{path}: the compilation of {kname} carries no .ttgir in file_content")
-    asm = next((v for k, v in files.items() if k.endswith(".amdgcn")), None)
+    asm = next((v for k, v in text.items() if k.endswith(".amdgcn")), None)
     meta = payload.get("metadata") or {}
     target = meta.get("target") or {}
     if isinstance(target, dict) and target.get("backend") not in (None, "hip"):

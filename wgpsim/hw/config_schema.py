@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from wgpsim.errors import ConfigError, did_you_mean, shown
+from wgpsim.errors import ConfigError, did_you_mean, field_error, shown
 from wgpsim.layout.bits import log2
 from wgpsim.trace.instructions import INSTRUCTIONS, LANES
 
@@ -189,7 +189,11 @@ class _Reader:
         self.source = source
 
     def fail(self, path: str, what: str, value: Any) -> ConfigError:
-        return ConfigError(f"{self.source}: field {path!r} must be {what}, got {shown(value)}")
+        return field_error(
+            f"{self.source}: field {path!r} must be {what}, got {shown(value)}",
+            path,
+            f"must be {what}, got {shown(value)}",
+        )
 
     def section(self, data: Any, path: str, keys: tuple[str, ...]) -> dict:
         where = f"section {path!r}" if path else "the top level"
@@ -197,9 +201,11 @@ class _Reader:
             raise ConfigError(f"{self.source}: {where} must be a mapping, got {shown(data)}")
         unknown = sorted(set(data) - set(keys))
         if unknown:
-            raise ConfigError(
-                f"{self.source}: unknown field {_join(path, unknown[0])!r}"
-                f"{did_you_mean(unknown[0], keys)} (valid in {where}: {', '.join(keys)})"
+            problem = f"{did_you_mean(unknown[0], keys)} (valid in {where}: {', '.join(keys)})"
+            raise field_error(
+                f"{self.source}: unknown field {_join(path, unknown[0])!r}{problem}",
+                _join(path, unknown[0]),
+                f"unknown field{problem}",
             )
         missing = [k for k in keys if k not in data]
         if missing:

@@ -83,6 +83,24 @@ def local_load_encodings(
     return dst, shared
 
 
+def check_warps(num_warps: int | None, spans: int, name: str = "num_warps") -> None:
+    """Refuse a warp count (``name``: the argument or flag that gave it) that the dst layout does
+    not span (a layout over ``k`` warp bases spans ``2**k`` warps); None checks nothing.
+
+    >>> check_warps(3, 1, "--warps")
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.LayoutError: --warps 3: the dst layout spans 1 warp (2 to the power of its warp bases); give --warps 1, or leave it out
+    """
+    if num_warps is None or num_warps == spans:
+        return
+    spanned = "1 warp" if spans == 1 else f"{spans} warps"
+    raise LayoutError(
+        f"{name} {num_warps}: the dst layout spans {spanned} (2 to the power of its warp "
+        f"bases); give {name} {spans}, or leave it out"
+    )
+
+
 def _linear(layout: Any, shape: Sequence[int]) -> LinearLayout:
     if isinstance(layout, LinearLayout):
         return layout

@@ -505,9 +505,7 @@ _WRITERS = {".jsonl": write_jsonl, ".parquet": write_parquet}
 
 def _format(path: Path) -> str:
     if path.suffix not in _READERS:
-        raise TraceError(
-            f"{path.name}: unknown trace format {path.suffix!r} (valid: .jsonl, .parquet)"
-        )
+        raise TraceError(f"{path}: unknown trace format {path.suffix!r} (valid: .jsonl, .parquet)")
     return path.suffix
 
 

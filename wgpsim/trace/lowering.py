@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from wgpsim.errors import LayoutError
-from wgpsim.layout.addresses import local_load_addresses, local_load_encodings
+from wgpsim.layout.addresses import check_warps, local_load_addresses, local_load_encodings
 from wgpsim.layout.dtypes import dtype_bits, parse_shape
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.trace.emulate import emulate
@@ -311,10 +311,7 @@ def lower(
     dst_enc, shared_enc = local_load_encodings(dst, shared)
     dst_ll = _linear(dst_enc, shape)
     cvt = _cvt(dst_ll, _linear(shared_enc, shape))
-    if num_warps is not None and num_warps != cvt.in_dim_size("warp"):
-        raise LayoutError(
-            f"num_warps {num_warps}: the dst layout spans {cvt.in_dim_size('warp')} warps"
-        )
+    check_warps(num_warps, cvt.in_dim_size("warp"))
     min_interval = _min_interval(shared_enc)
     eligibility = "invalid"
     if store:

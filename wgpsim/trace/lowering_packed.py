@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from wgpsim.errors import LayoutError
-from wgpsim.layout.addresses import local_load_addresses, local_load_encodings
+from wgpsim.layout.addresses import check_warps, local_load_addresses, local_load_encodings
 from wgpsim.layout.distributed import DistributedLinearLayout
 from wgpsim.layout.dtypes import parse_shape
 from wgpsim.layout.linear_layout import LinearLayout
@@ -112,8 +112,7 @@ def lower_packed_transposed(
     out_shape[1 - kdim] = 2 * mem_shape[1 - kdim]
     dst_ll = dst_enc.to_linear_layout(out_shape)
     warps = dst_ll.in_dim_size("warp")
-    if num_warps is not None and num_warps != warps:
-        raise LayoutError(f"num_warps {num_warps}: the dst layout spans {warps} warps")
+    check_warps(num_warps, warps)
     fp4 = _fp4_layout(dst_ll, kdim, ("dim0", "dim1"), packed)
     elem = local_load_addresses(fp4, shared_enc, mem_shape, 1, bases)  # [warp, lane, fp4 reg]
     nreg = elem.shape[2]
