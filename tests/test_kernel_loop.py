@@ -12,7 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wgpsim.analysis.kernel_loop import loop_program, loop_trace, ttgir_program, wmma_cost
+from wgpsim.analysis.kernel_loop import (
+    loop_program,
+    loop_trace,
+    tdm_timed,
+    ttgir_program,
+    wmma_cost,
+)
 from wgpsim.engine import simulate
 from wgpsim.errors import TraceError
 from wgpsim.experiments.config import load_config
@@ -104,7 +110,7 @@ def test_traced_iterations_hold_the_body(case, loop):
     ds = body.counts(("ds",))
     assert len(prog.unmatched) == UNMATCHED.get(case.name, 0) * (not body.is_loop or 1)
     assert all("\n" not in u and u.startswith("unmatched: ") for u in prog.unmatched)
-    rows = (lt.trace.warp == 0) & (lt.iteration == 0) & lt.trace.lds_mask()
+    rows = (lt.trace.warp == 0) & (lt.iteration == 0) & (lt.what == "lds")
     assert rows.sum() == sum(ds.values()) - len(prog.unmatched)
     assert [OPS[c] for c in lt.trace.op[rows]] == list(lt.mnemonic[rows])
     assert (lt.op_index[rows] >= 0).all()
@@ -264,7 +270,7 @@ def test_double_buffered_loads_alternate_stages(path, how):
         f"stage index is {how}: TTGIR iteration t reads stage (0 + t) mod 2" in n
         for n in lt.program.notes
     )
-    lds = lt.trace.lds_mask()
+    lds = lt.what == "lds"
     for w in range(lt.trace.num_warps):
         rows = [lds & (lt.trace.warp == w) & (lt.iteration == i) for i in range(3)]
         a0, a1, a2 = (lt.trace.addr[r].astype(np.int64) for r in rows)
@@ -281,8 +287,33 @@ def test_tdm_rows_name_their_copy_op():
     d = ROOT / "tests" / "corpus" / "fixtures" / "gemm_tdm_partitioned_fp16"
     prog = loop_program(read_kernel(d / "kernel.ttgir"), (d / "kernel.amdgcn").read_text())
     tdm = [s for s in prog.steps if s.what == "tdm"]
+    op = "tensor_load_to_lds" if tdm_timed() else "delay"
     assert [(s.op, s.name, s.loc) for s in tdm] == [
-        ("delay", "%11", "gluon_gemm.py:38"),
-        ("delay", "%14", "gluon_gemm.py:39"),
+        (op, "%11", "gluon_gemm.py:38"),
+        (op, "%14", "gluon_gemm.py:39"),
     ]
-    assert any("not timed as LDS writes" in n for n in prog.notes)
+    assert any("not timed as LDS writes" in n for n in prog.notes) == (not tdm_timed())
+
+
+@pytest.mark.skipif(not tdm_timed(), reason="the engines do not time TDM writes yet")
+def test_tdm_writes_are_traced_per_warp_and_iteration():
+    """Each tensor_load_to_lds is its warp's granule rows (`tdm_writes.block_rows`): per
+    iteration every warp writes its part of both tiles, the whole of them together (the
+    stage written alternates, the other buffer than the loads read), and s_wait_tensorcnt
+    is a wait_tensor row."""
+    from wgpsim.kernel import loop
+    from wgpsim.trace.instructions import op_code
+
+    d = ROOT / "examples" / "kernels" / "gemm_tdm_partitioned"
+    lt = loop(next(d.glob("*.ttgir")), iterations=2)
+    tdm = lt.trace.op == op_code("tensor_load_to_lds")
+    waits = lt.program.asm_counts["s_wait_tensorcnt"]  # per body, per warp
+    assert (lt.trace.op == op_code("wait_tensor")).sum() == waits * 2 * 4
+    for i in range(2):
+        rows = tdm & (lt.iteration == i)
+        written = lt.trace.addr[rows]
+        written = written[written >= 0]
+        assert len(written) * 8 == 2 * 128 * 64 * 2  # both fp16 tiles, 8 B a granule
+        assert len(set(written.tolist())) == len(written)
+        loads = lt.trace.addr[(lt.what == "lds") & (lt.iteration == i)]
+        assert not set(written.tolist()) & set(loads[loads >= 0].tolist())

@@ -44,6 +44,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -56,8 +57,10 @@ from wgpsim.analysis.kernel_lowering import (
     carried_stage,
     computed_stage,
     lower_op,
+    shared_view,
 )
-from wgpsim.errors import TraceError
+from wgpsim.analysis.tdm_writes import block_rows
+from wgpsim.errors import TraceError, WgpsimError
 from wgpsim.frontend.amdgcn_loops import AsmBody, AsmInstr, loops, straight
 from wgpsim.frontend.model import Kernel, LdsOp
 from wgpsim.hw.config import HardwareConfig, load_hardware
@@ -131,6 +134,8 @@ class LoopProgram:
         default_factory=dict, repr=False, compare=False
     )
     unrolled: int = 1
+    #: per TDM copy op: (first stage, per stage ``rows[warp][instruction]`` of granules)
+    tdm: dict[int, tuple[int, tuple]] = field(default_factory=dict, repr=False, compare=False)
 
     def counts(self) -> dict[str, int]:
         """Assembly mnemonic -> count over the steps (equals ``asm_counts`` by construction of
@@ -170,6 +175,11 @@ class KernelLoopTrace:
         return self._per_step("loc")
 
     @property
+    def what(self) -> np.ndarray:
+        """The class of the row's work (``lds``, ``tdm``, ``wmma``, ``alu``, ``wait_ds`` ...)."""
+        return self._per_step("what")
+
+    @property
     def mnemonic(self) -> np.ndarray:
         """The row's own assembly mnemonic (the last of its step's ``asm``)."""
         names = np.array([s.asm[-1] if s.asm else "" for s in self.program.steps], dtype=object)
@@ -178,7 +188,8 @@ class KernelLoopTrace:
     def counts(self, warp: int = 0, iteration: int = 0) -> dict[str, int]:
         """Assembly mnemonic -> count that warp ``warp`` runs in ``iteration``."""
         rows = (self.trace.warp == warp) & (self.iteration == iteration)
-        got = Counter(m for s in self.step[rows] for m in self.program.steps[s].asm)
+        # each step once: a TDM instruction's step spans one row per 256 B it writes
+        got = Counter(m for s in np.unique(self.step[rows]) for m in self.program.steps[s].asm)
         return dict(sorted(got.items()))
 
 
@@ -562,9 +573,12 @@ def loop_program(
         pending.clear()
 
     unmatched, seen_tdm, seen_async = [], False, False
+    tdm = _TdmRows(kernel, alloc, notes)
     for instr in body.instructions:
         k = instr.kind
-        if k in _OTHER or k in ("hint", "wait_load", "wait_tensor", "wait_async"):
+        if k == "wait_tensor" and tdm_timed():
+            add("wait_tensor", instr.count or 0, instr, "wait_tensor")
+        elif k in _OTHER or k in ("hint", "wait_load", "wait_tensor", "wait_async"):
             run.append(instr)
         elif k == "barrier":
             if instr.mnemonic == "s_barrier_wait":
@@ -583,12 +597,27 @@ def loop_program(
                 notes.append(note)
             add("delay", cycles, instr, "wmma")
         elif k in ("tdm", "async"):
-            seen_tdm |= k == "tdm"
             seen_async |= k == "async"
             op = copy_op(instr)
             name = op.name if op is not None else None
             index = op.index if op is not None else None
-            add("delay", _cost(instr, hw), instr, k, op_index=index, name=name)
+            per = tdm.rows(op, 0) if k == "tdm" and op is not None and tdm_timed() else None
+            if per is not None and instr.mnemonic == "tensor_load_to_lds":
+                n = tdm.seen.get(index, 0)
+                tdm.seen[index] = n + 1
+                add(
+                    "tensor_load_to_lds",
+                    0,
+                    instr,
+                    k,
+                    op_index=index,
+                    name=name,
+                    issued=n % len(per[0]),
+                    copy=n // len(per[0]),
+                )
+            else:
+                seen_tdm |= k == "tdm"
+                add("delay", _cost(instr, hw), instr, k, op_index=index, name=name)
         elif k == "ds":
             op, why = owners[instr.line]
             if op is None or instr.mnemonic not in INSTRUCTIONS:
@@ -652,6 +681,7 @@ def loop_program(
         lowerings=dict(assigner.low),
         staged=staged,
         unrolled=unrolled,
+        tdm=tdm.stages(body.is_loop),
     )
 
 
@@ -768,6 +798,15 @@ def loop_trace(
                     b.clock(w, _clock_label(s.arg, clocks, n, i))
                 elif s.op == "delay":
                     b.delay(w, s.arg)
+                elif s.op == "wait_tensor":
+                    b.wait_tensor(w, s.arg)
+                elif s.op == "tensor_load_to_lds":
+                    first, per = program.tdm[s.op_index]
+                    rows = per[(first + i * program.unrolled + s.copy) % len(per)]
+                    b.tdm(w, rows[w][s.issued])
+                    extra = len(rows[w][s.issued]) - 1  # one trace row per 256 B written
+                    it_col += [i] * extra
+                    step_col += [j] * extra
                 else:
                     issued = _lowering(program, s, i).lowering.issued
                     b.lds(w, s.op, issued.addresses[w, s.issued], int(issued.distance[s.issued]))
@@ -777,6 +816,56 @@ def loop_trace(
     return KernelLoopTrace(
         program, trace, n, np.asarray(it_col, dtype=np.int32), np.asarray(step_col, np.int32)
     )
+
+
+def tdm_timed() -> bool:
+    """Whether the engines time TDM writes (a ``tensor_load_to_lds`` trace op and
+    ``wait_tensor``); until they do, a TDM instruction is a ``delay`` of its issue."""
+    return "tensor_load_to_lds" in INSTRUCTIONS and hasattr(TraceBuilder, "wait_tensor")
+
+
+class _TdmRows:
+    """The granules each TDM copy op writes, per stage (`wgpsim.analysis.tdm_writes`)."""
+
+    def __init__(self, kernel: Kernel, alloc: KernelAllocation, notes: list[str]):
+        self.kernel, self.alloc, self.notes = kernel, alloc, notes
+        self.cache: dict[tuple[int, int], Any] = {}
+        self.seen: dict[int, int] = {}
+
+    def rows(self, op: LdsOp, stage: int):
+        key = (op.index, stage)
+        if key not in self.cache:
+            try:
+                view, _ = shared_view(self.kernel, op, stage)
+                bases = self.alloc.offsets[op.buffer]
+                md = op.memdesc
+                self.cache[key] = block_rows(
+                    view,
+                    md.shape,
+                    md.elem_bits // 8,
+                    list(bases) if len(bases) > 1 else bases[0],
+                    num_warps=self.kernel.num_warps,
+                )
+            except (WgpsimError, KeyError, AttributeError) as err:
+                self.notes.append(f"{op.name} ({op.loc.short}): TDM writes not traced: {err}")
+                self.cache[key] = None
+        return self.cache[key]
+
+    def stages(self, loop: bool) -> dict[int, tuple[int, tuple]]:
+        """Per op traced: (first stage, rows per stage). A copy into a computed stage of a
+        multi-buffered alloc writes stage (stages - 1 + t) mod stages in TTGIR iteration t
+        (assumption: it prefetches for the loads stages - 1 iterations ahead, as the Gluon
+        GEMM's ``index(1 - s)`` and Triton's pipeliner do)."""
+        out = {}
+        for index in self.seen:
+            op = self.kernel.ops[index]
+            stages = self.kernel.buffer(op.buffer).stages
+            if not loop or not computed_stage(op) or stages < 2:
+                out[index] = (0, (self.rows(op, 0),))
+                continue
+            per = tuple(self.rows(op, s) for s in range(stages))
+            out[index] = (stages - 1, per) if all(p is not None for p in per) else (0, per[:1])
+        return out
 
 
 def _lowering(program: LoopProgram, step: Step, iteration: int) -> OpLowering:
