@@ -60,6 +60,8 @@ def test_round_trip_recovers_the_changed_constants(fitted):
     assert grouping.written == "triton" and grouping.previous == "seed"
     assert dict(grouping.rss)["seed"] > 100 * dict(grouping.rss)["triton"]
     assert c["banks.count"].written == 64
+    interval = c["timing.issue_interval"]  # the issue probes: 92 cycles at 1, 123 at 2 (x64)
+    assert interval.identified and interval.written == 1 and "issue" in interval.families
     # the residuals are the noise: their RMS is the noise's standard deviation (2 cycles, the
     # rounding adds 1/12), and sigma estimates it
     assert 1.7 < fitted.sigma < 2.4

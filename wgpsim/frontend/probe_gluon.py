@@ -123,7 +123,7 @@ def _layout_lines(lay: ProbeLayouts) -> list[str]:
 def _loaded_body(p: Probe, lay: ProbeLayouts) -> list[str]:
     """barrier; [stagger]; clock; local_load; barrier + clock, or wait + clock."""
     m, n = lay.shape
-    barrier_first = p.family != "lane_groups"
+    barrier_first = p.family not in ("lane_groups", "issue")
     closing_barrier = p.family in ("bandwidth", "transposed")
     body = _layout_lines(lay)
     if barrier_first:

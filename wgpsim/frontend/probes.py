@@ -25,11 +25,14 @@ family              the timed region (per warp)                          pins
                     one or two partitions, wait, clock
 ``transposed``      barrier, clock, a dot-operand ds_load_tr*, barrier,  transposed-load passes
                     clock
+``issue``           clock, ``loads`` ds_load_b32 back to back (LLVM      issue_interval
+                    pairs them: one-pass ds_load_2addr_b32), wait, clock
+                    (one warp: its SIMD's issue rate, not the port)
 ==================  ===================================================  =====================
 
 >>> probes = catalogue()
 >>> len(probes), probes[0].name, probes[0].family, probes[0].warps
-(54, 'bandwidth_plain_w4_b1', 'bandwidth', 4)
+(56, 'bandwidth_plain_w4_b1', 'bandwidth', 4)
 >>> sorted({p.family for p in probes}) == sorted(FAMILIES)
 True
 >>> probe("banks_s256").param("stride")
@@ -72,6 +75,7 @@ FAMILIES = (
     "lane_groups",
     "partition_pairs",
     "transposed",
+    "issue",
 )
 """The probe families, in the order the kit runs and reports them."""
 
@@ -152,6 +156,8 @@ def catalogue() -> tuple[Probe, ...]:
             )
     for op in ("ds_load_tr16_b128", "ds_load_tr8_b64"):
         out.append(_probe("transposed", f"transposed_{op.removeprefix('ds_load_')}", 4, op=op))
+    for loads in (16, 64):
+        out.append(_probe("issue", f"issue_b32_x{loads}", 1, loads=loads))
     return tuple(out)
 
 
@@ -208,7 +214,7 @@ _WMMA4_K64 = AMDWMMALayout(3, True, [[1, 0], [2, 0]], (), (16, 16, 64))
 
 def layouts(p: Probe) -> ProbeLayouts | None:
     """The layouts of a probe that loads one tensor with ``local_load`` (bandwidth,
-    lane_groups, partition_pairs, transposed); None for the others, whose kernels read
+    lane_groups, partition_pairs, transposed, issue); None for the others, whose kernels read
     slices of a plain buffer (their addresses are written out in the trace builder)."""
     if p.family == "bandwidth":
         return _rows(p.warps, p.param("burst"), p.param("layout") == "partitioned")
@@ -227,6 +233,9 @@ def layouts(p: Probe) -> ProbeLayouts | None:
         dot = DotOperandLayout(1, _WMMA4_K64, 8)  # the corpus's store_load_dot_b_fp8
         shared = SwizzledSharedLayout(16, 1, 16, [1, 0])
         return ProbeLayouts((128, 128), "fp8e4m3", dot, shared, (0,))
+    if p.family == "issue":  # lane l of load i reads fp32 32 i + l: contiguous 128-byte rows
+        row = BlockedLayout([1, 1], [1, 32], [1, 1], [1, 0])
+        return ProbeLayouts((1, 32 * p.param("loads")), "fp32", row, PLAIN, (0,))
     return None
 
 

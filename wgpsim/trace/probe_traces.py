@@ -113,7 +113,7 @@ def probe_trace(p: Probe) -> Trace:
     if p.family == "banks":
         return _banks(p)
     low = probe_lowering(p)
-    if p.family == "lane_groups":
+    if p.family in ("lane_groups", "issue"):
         b = TraceBuilder(1)
         b.clock(0, "start")
         low.add_to(b, 0)
