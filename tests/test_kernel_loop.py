@@ -317,3 +317,23 @@ def test_tdm_writes_are_traced_per_warp_and_iteration():
         assert len(set(written.tolist())) == len(written)
         loads = lt.trace.addr[(lt.what == "lds") & (lt.iteration == i)]
         assert not set(written.tolist()) & set(loads[loads >= 0].tolist())
+
+
+@pytest.mark.parametrize("text", ["", "not assembly at all\n\x00", ".text\n.loc 1 2 3\n"])
+def test_an_assembly_without_a_kernel_is_one_line(text):
+    from wgpsim.errors import ModuleError
+
+    kernel, _ = _bandwidth("lds_bandwidth_plain")
+    with pytest.raises(ModuleError, match="no function in the assembly") as err:
+        loop_program(kernel, text)
+    assert "\n" not in str(err.value)
+
+
+def test_s_nop_waits_its_count_plus_one():
+    """The ISA: ``s_nop N`` inserts N + 1 wait states; the other hints cost nothing."""
+    from wgpsim.analysis.kernel_loop import _cost
+    from wgpsim.frontend.amdgcn_loops import straight as body_of
+
+    hw = load_hardware()
+    body = body_of("k:\n  s_nop 0x3\n  s_nop 0\n  s_wait_alu depctr_va_vdst(0)\n  s_endpgm")
+    assert [_cost(i, hw) for i in body.instructions] == [4, 1, 0, hw.costs.salu]

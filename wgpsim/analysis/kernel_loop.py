@@ -226,7 +226,10 @@ def wmma_cost(instr: AsmInstr, hw: HardwareConfig) -> tuple[int, str]:
 def _cost(instr: AsmInstr, hw: HardwareConfig) -> int:
     c, k = hw.costs, instr.kind
     if k == "hint":
-        return int(instr.operands.split()[0], 0) + 1 if instr.mnemonic == "s_nop" else 0
+        if instr.mnemonic != "s_nop":
+            return 0
+        m = re.match(r"\s*(0x[0-9a-fA-F]+|\d+)", instr.operands)
+        return int(m.group(1), 0) + 1 if m else 1  # ISA: s_nop N waits N + 1 cycles
     return {
         "valu": c.valu,
         "salu": c.salu,

@@ -43,6 +43,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from wgpsim.errors import ModuleError
 from wgpsim.frontend.amdgcn import _FILE, _LOC
 
 __all__ = ["KINDS", "AsmBody", "AsmInstr", "kind_of", "loops", "straight", "stream"]
@@ -247,4 +248,5 @@ def straight(asm: str, function: str | None = None) -> AsmBody:
             body = tuple(x for k, x, _ in items if k == "instr")
             return AsmBody(fname, fname, (body[0].line, body[-1].line), body, None)
     names = ", ".join(f for f, _ in funcs) or "none"
-    raise KeyError(f"no function {function!r} in the assembly (functions: {names})")
+    what = "no function" if function is None else f"no function {function!r}"
+    raise ModuleError(f"{what} in the assembly (functions: {names}): expected a kernel's listing")
