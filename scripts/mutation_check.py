@@ -36,6 +36,7 @@ TESTS = (
     "tests/test_engine_limits.py",
     "tests/test_engine_des.py",
     "tests/test_engine_differential.py",
+    "tests/test_engine_tdm.py",
 )
 """The test files run against a mutant of the plain rules, fastest to fail first (``-x``)."""
 TESTS_FAST = (
@@ -43,6 +44,7 @@ TESTS_FAST = (
     "tests/test_engine_limits.py",
     "tests/test_engine_differential.py",
     "tests/test_engine_des.py",
+    "tests/test_engine_tdm.py",
 )
 """The test files run against a mutant of the fast engine (the des-only files cannot fail)."""
 COPIED = ("wgpsim", "tests", "configs", "pyproject.toml")
@@ -190,6 +192,17 @@ MUTANTS = (
         ),
         "a pair's queue holds one instruction more",
     ),
+    Mutant(
+        "des.tdm_counts_rows",
+        DES,
+        (
+            (
+                "self.tdm_last = ((trace.op == TDM) & (trace.arg == 1)).tolist()",
+                "self.tdm_last = (trace.op == TDM).tolist()",
+            ),
+        ),
+        "wait_tensor counts the TDM's rows, not its instructions",
+    ),
     # -- the fast engine's compiled statement ------------------------------------------------
     Mutant(
         "fast.bank_count",
@@ -293,6 +306,17 @@ MUTANTS = (
         LOOP,
         (("simd.next_issue = now + hw.issue_interval", "simd.next_issue = now + 1"),),
         "a SIMD issues every cycle whatever issue_interval says",
+    ),
+    Mutant(
+        "fast.tdm_counts_rows",
+        LOOP,
+        (
+            (
+                "    if tr.args[row] == 1:\n        st.warps[w].tensors += 1",
+                "    if True:\n        st.warps[w].tensors += 1",
+            ),
+        ),
+        "wait_tensor counts the TDM's rows, not its instructions",
     ),
     Mutant(
         "fast.queue_depth",

@@ -120,6 +120,8 @@ def distance(op: str, spec) -> int:
 
 warp_op = st.one_of(
     st.tuples(st.just("lds"), st.sampled_from(OPS), addresses),
+    st.tuples(st.just("tdm"), st.lists(addresses, min_size=1, max_size=3)),
+    st.tuples(st.just("wait_tensor"), st.integers(0, 2)),
     st.tuples(st.just("wait_ds"), st.integers(0, 3)),
     st.tuples(st.just("delay"), st.integers(0, 9)),
     st.tuples(st.just("clock"), st.sampled_from(LABELS)),
@@ -139,6 +141,8 @@ def traces(draw, max_ops: int = 8):
             for op in draw(st.lists(warp_op, max_size=max_ops)):
                 if op[0] == "lds":
                     b.lds(w, op[1], lane_addresses(op[1], op[2]), distance(op[1], op[2]))
+                elif op[0] == "tdm":  # one TDM instruction of 1-3 rows of 256 B
+                    b.tdm(w, np.stack([lane_addresses("tensor_load_to_lds", a) for a in op[1]]))
                 else:
                     getattr(b, op[0])(w, op[1])
     return b.build(lds_bytes=LDS_BYTES)

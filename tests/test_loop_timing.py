@@ -203,3 +203,21 @@ def test_a_loop_without_lds():
     lt = lp.time(engine="fast")
     assert lt.cycles_per_iteration == 30 and lt.exposed == 0 and lt.ops.empty
     assert set(lt.what_ifs.values()) == {30}
+
+
+def test_wait_tensor_is_exposed_and_charged_to_the_copy():
+    """One warp: a TDM instruction of 2 rows (256 B each, into partition 0), wait_tensor 0,
+    20 of work. Rows enter the queue at 0 and 1, served 1 and 2; the instruction completes at
+    2 + 56 = 58: the wait from 0 to 58 is exposed and charged to the copy; iteration 58 + 20."""
+    lp = Loop(1)
+    for i in range(2):
+        lp.i = i
+        lp.add("copy", "tdm", 0, 256 * np.arange(2)[:, None] + 8 * LANE)
+        lp.add("wait", "wait_tensor", 0, 0)
+        lp.add("work", "delay", 0, 20)
+    lt = lp.time(engine="des")
+    assert lt.cycles_per_iteration == 2 + LAT + 20
+    assert lt.exposed == 2 + LAT and lt.warps["exposed_wait"][0] == 2 + LAT
+    ops = lt.ops.set_index("op")
+    assert ops.loc["copy", "exposed"] == 2 + LAT and ops.loc["copy", "instructions"] == 2
+    assert lt.what_if("no_lds") == 20

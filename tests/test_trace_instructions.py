@@ -23,7 +23,15 @@ MNEMONIC = re.compile(
 )
 
 
-@pytest.mark.parametrize("name", list(INSTRUCTIONS))
+def test_the_tdm_record():
+    """The TDM's write rows (docs/DESIGN.md, "TDM writes"): 32 granules of 8 bytes, 256 B a
+    row (one port cycle), a write (not a load), after every ds_* instruction."""
+    ins = INSTRUCTIONS["tensor_load_to_lds"]
+    assert (ins.bytes_per_lane * 32, ins.kind, ins.is_load, ins.addresses) == (256, "tdm", False, 1)
+    assert list(INSTRUCTIONS)[-1] == "tensor_load_to_lds"
+
+
+@pytest.mark.parametrize("name", [n for n in INSTRUCTIONS if n.startswith("ds_")])
 def test_each_record_agrees_with_its_mnemonic(name):
     # The gfx1250 mnemonic spells the record: bN / uN = N bits per access, 2addr = two
     # accesses, stride64 = offsets in units of 64 elements, trK = a transposed load of K-bit
@@ -64,7 +72,8 @@ def test_alignment_is_natural_up_to_a_dword(name, align):
 
 def test_ops_lists_instructions_then_control_ops():
     assert OPS[: len(INSTRUCTIONS)] == tuple(INSTRUCTIONS)
-    assert OPS[len(INSTRUCTIONS) :] == ("wait_ds", "barrier", "clock", "delay") == CONTROL_OPS
+    control = ("wait_ds", "barrier", "clock", "wait_tensor", "delay")
+    assert OPS[len(INSTRUCTIONS) :] == control == CONTROL_OPS
     for code, name in enumerate(OPS):
         assert op_code(name) == code
         assert op_name(code) == name

@@ -7,7 +7,8 @@ Input: a trace of N iterations with, per row, its ``iteration`` (-1 outside the 
 "Loop timing", defines every word):
 
 - a warp's cycle is *work* (a ``delay`` or ``clock`` row), *issue* (at an LDS row that has not
-  issued yet: queue full, DS counter full, its SIMD busy), *wait* (at ``wait_ds``) or *barrier*;
+  issued yet: queue full, DS counter full, its SIMD busy), *wait* (at ``wait_ds``, or at
+  ``wait_tensor`` for the TDM's writes) or *barrier*;
 - *exposed* LDS cycles: issue + wait + the barrier cycles in which some warp not yet at the
   barrier is itself at issue or wait (the barrier waits behind LDS work);
 - *in flight*: a cycle in which one of the warp's LDS instructions has issued and not completed;
@@ -56,7 +57,7 @@ from wgpsim.analysis.loop_whatif import TRANSFORMS, WHAT_IFS, kept_rows
 from wgpsim.engine import simulate
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware
-from wgpsim.trace.instructions import BARRIER, NUM_LDS_OPS, WAIT_DS
+from wgpsim.trace.instructions import BARRIER, NUM_LDS_OPS, TDM, WAIT_DS, WAIT_TENSOR
 from wgpsim.trace.trace import Trace
 
 WORK, ISSUE, WAIT, AT_BARRIER, BEHIND_LDS = 1, 2, 3, 4, 5
@@ -253,6 +254,8 @@ def _account(trace, times, events, iteration, label, n, steady) -> dict[str, Any
     arrive, leave = times["arrive"].to_numpy(), times["leave"].to_numpy()
     issue, complete = times["issue"].to_numpy(), times["complete"].to_numpy()
     lds = op < NUM_LDS_OPS
+    ds = lds & (op != TDM)  # what wait_ds counts
+    tdm_end = (op == TDM) & (trace.arg == 1)  # what wait_tensor counts: TDM instructions
     for r in range(len(trace)):
         w, a, b = warp[r], arrive[r], leave[r]
         iter_of[w, a:b] = iteration[r]
@@ -263,7 +266,10 @@ def _account(trace, times, events, iteration, label, n, steady) -> dict[str, Any
             flight[w, complete[r]] -= 1
         elif op[r] == WAIT_DS:
             state[w, a:b] = WAIT
-            _charge_wait(r, w, a, b, warp, lds, complete, code, blame)
+            _charge_wait(r, w, a, b, warp, ds, complete, code, blame)
+        elif op[r] == WAIT_TENSOR:
+            state[w, a:b] = WAIT
+            _charge_wait(r, w, a, b, warp, tdm_end, complete, code, blame)
         elif op[r] == BARRIER:
             state[w, a:b] = AT_BARRIER
         else:
@@ -317,10 +323,11 @@ def _account(trace, times, events, iteration, label, n, steady) -> dict[str, Any
     }
 
 
-def _charge_wait(r, w, a, b, warp, lds, complete, code, blame) -> None:
+def _charge_wait(r, w, a, b, warp, counted, complete, code, blame) -> None:
     """Charge the wait ``[a, b)`` of row ``r``: each stretch up to a completion of one of the
-    warp's earlier loads to that load (the last stretch to the load completing at ``b``)."""
-    earlier = np.flatnonzero((warp[:r] == w) & lds[:r])
+    warp's earlier ``counted`` rows (loads for wait_ds, TDM instructions' last rows for
+    wait_tensor) to that row (the last stretch to the one completing at ``b``)."""
+    earlier = np.flatnonzero((warp[:r] == w) & counted[:r])
     done = earlier[(complete[earlier] > a) & (complete[earlier] <= b)]
     start = a
     for k in done[np.argsort(complete[done], kind="stable")]:

@@ -13,8 +13,9 @@ transform, never a change in the engines (docs/DESIGN.md, "Loop timing"):
   with that many more partitions (``partitions.count``, ``lds``, ``l0``, ``lds_bytes``). A shift
   by ``lds_bytes`` keeps every bank (327,680 / 4 = 81,920 dwords, a multiple of 64 banks), so
   only the cross-pair partition conflicts go.
-- ``no_lds``: infinitely fast LDS (the bound): the LDS rows and the ``wait_ds`` rows are
-  dropped; the other work, the barriers and the clocks stay.
+- ``no_lds``: infinitely fast LDS (the bound): the LDS rows (the TDM's writes too) and the
+  ``wait_ds`` / ``wait_tensor`` rows are dropped; the other work, the barriers and the clocks
+  stay.
 
 >>> from wgpsim.hw import load_hardware
 >>> from wgpsim.trace.trace import TraceBuilder
@@ -31,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from wgpsim.hw.config import HardwareConfig
-from wgpsim.trace.instructions import NUM_LDS_OPS, WAIT_DS
+from wgpsim.trace.instructions import NUM_LDS_OPS, WAIT_DS, WAIT_TENSOR
 from wgpsim.trace.trace import Trace
 
 IDEAL_BANKS = {"banks.width_bytes": 64, "banks.count": 4096}
@@ -40,7 +41,7 @@ IDEAL_BANKS = {"banks.width_bytes": 64, "banks.count": 4096}
 WHAT_IFS = {
     "ideal_banks": "every pass 1 bank cycle (banks.width_bytes=64, banks.count=4096)",
     "separate_partitions": "each SIMD pair on partitions of its own (a copy of the LDS per pair)",
-    "no_lds": "infinitely fast LDS: LDS and wait_ds rows dropped (the bound)",
+    "no_lds": "infinitely fast LDS: LDS rows and their waits dropped (the bound)",
 }
 """The what-ifs by name, each with the one line the report prints."""
 
@@ -97,5 +98,6 @@ def kept_rows(name: str, trace: Trace) -> np.ndarray:
 
 
 def _kept(trace: Trace) -> np.ndarray:
-    """Rows that are neither LDS instructions nor ``wait_ds`` (what ``no_lds`` keeps)."""
-    return (trace.op >= NUM_LDS_OPS) & (trace.op != WAIT_DS)
+    """Rows that are neither LDS instructions (TDM writes included) nor waits for them (what
+    ``no_lds`` keeps)."""
+    return (trace.op >= NUM_LDS_OPS) & (trace.op != WAIT_DS) & (trace.op != WAIT_TENSOR)

@@ -37,6 +37,7 @@ from wgpsim.engine._fast_state import (
     WARP,
     borrowed,
     complete,
+    complete_tensor,
     pop,
     push,
     wrap,
@@ -72,8 +73,7 @@ def run_loop(tr, hw, st, log, record):
                 for p in range(npairs):  # free ports whose pass ends now
                     if st.held[p] and st.pairs[p].busy_until <= now:
                         st.held[p] = 0
-                if c.waiting:
-                    _issue(now, st, tr, hw)
+                _issue(now, st, tr, hw)
                 _grant(now, st, tr, hw, record, log)
                 c.last_tick = now
             while c.events and st.events[0, TIME] == now:
@@ -108,7 +108,7 @@ def _busy(st):
     if c.waiting > 0 or c.completions > 0:
         return True
     for p in range(len(st.held)):  # noqa: SIM110 (a loop: no temporary arrays in compiled code)
-        if st.pairs[p].len or st.held[p]:
+        if st.pairs[p].len or st.held[p] or st.pairs[p].copy_len:
             return True
     return False
 
@@ -125,6 +125,9 @@ def _next_lds_cycle(now, st, hw):
             step = min(step, st.pairs[p].busy_until)
         elif st.pairs[p].len:
             return now + 1
+    for p in range(len(st.held)):
+        if st.pairs[p].copy_len:
+            return now + 1  # TDM rows waiting for their queue (des: checked every cycle)
     if c.completions:
         step = min(step, st.done[0, TIME])
     if c.waiting and step > now + 1:
@@ -151,6 +154,12 @@ def _run_warp(w, now, st, tr, hw):
         op = tr.ops[row]
         if times and not warp.jittered:
             st.times[row, ARRIVE] = now
+        if op == hw.tdm:  # handed to the copy engine of its pair; the warp goes on
+            _hand_over(w, row, st, tr, hw)
+            warp.pc += 1
+            if times:
+                st.times[row, LEAVE] = now
+            continue
         if op < hw.num_lds_ops:
             if len(tr.jitter) and tr.jitter[row] > 0 and not warp.jittered:
                 warp.jittered = 1
@@ -165,6 +174,10 @@ def _run_warp(w, now, st, tr, hw):
         if op == hw.wait_ds:
             if warp.outstanding > tr.args[row]:
                 warp.wait_n = tr.args[row]
+                return
+        elif op == hw.wait_tensor:
+            if warp.tensors > tr.args[row]:
+                warp.wait_t = tr.args[row]
                 return
         elif op == hw.barrier:
             st.arrival[c.arrived] = w
@@ -193,9 +206,15 @@ def _retire(now, st):
     count; a satisfied ``wait_ds`` resumes."""
     c = st.counters[0]
     while c.completions and st.done[0, TIME] <= now:
-        w = st.done[0, WARP]
+        w, kind = st.done[0, WARP], st.done[0, KIND]
         c.completions = pop(st.done, c.completions)
         warp = st.warps[w]
+        if kind == 1:  # a TDM instruction
+            warp.tensors -= 1
+            if warp.wait_t >= 0 and warp.tensors <= warp.wait_t:
+                warp.wait_t = -1
+                push(st, now, WAKE, w)
+            continue
         warp.outstanding -= 1
         if warp.wait_n >= 0 and warp.outstanding <= warp.wait_n:
             warp.wait_n = -1
@@ -210,6 +229,11 @@ def _issue(now, st, tr, hw):
     depth = hw.queue_depth
     for p in range(len(hw.pair_nsimds)):
         pair = st.pairs[p]
+        if pair.copy_len and pair.len < depth:  # the copy engine takes the queue first
+            _copy_in(now, p, st, tr, hw)
+            continue
+        if c.waiting == 0:
+            continue
         n = hw.pair_nsimds[p]
         for k in range(n):
             # as des: the round-robin start is re-read after an issue (DESIGN, "Engines")
@@ -286,7 +310,15 @@ def _grant(now, st, tr, hw, record, log):
         if times and k == tr.pass_start[head.row]:
             st.times[head.row, FIRST_GRANT] = now
         head.next += 1
-        if head.next == head.end:
+        if head.next == head.end and tr.ops[head.row] == hw.tdm:
+            pair.head = wrap(pair.head + 1, hw.queue_depth)
+            pair.len -= 1
+            if tr.args[head.row] == 1:  # the TDM instruction's last row: it is done
+                complete_tensor(st, head.warp, now + cycles + hw.lds_latency)
+            if times:
+                st.times[head.row, SERVED] = now + cycles
+                st.times[head.row, COMPLETE] = now + cycles + hw.lds_latency
+        elif head.next == head.end:
             pair.head = wrap(pair.head + 1, hw.queue_depth)
             pair.len -= 1
             complete(st, head.warp, now + cycles + hw.lds_latency)
@@ -301,6 +333,41 @@ def _grant(now, st, tr, hw, record, log):
         if record:
             head = st.queue[p, st.pairs[p].head]
             _log(log, c, now, p, NONE, head.warp, head.row, head.next, STALLED)
+
+
+@njit(cache=True, inline="always")
+def _hand_over(w, row, st, tr, hw):
+    """TDM row ``row`` of warp ``w`` joins its pair's copy engine (des ``hand_over``)."""
+    p = hw.pair_of[w]
+    pair, cap = st.pairs[p], st.copies.shape[1]
+    i = wrap(pair.copy_head + pair.copy_len, cap)
+    st.copies[p, i, 0], st.copies[p, i, 1] = row, w
+    pair.copy_len += 1
+    if tr.args[row] == 1:
+        st.warps[w].tensors += 1
+
+
+@njit(cache=True, inline="always")
+def _copy_in(now, p, st, tr, hw):
+    """The copy engine's oldest TDM row enters pair ``p``'s queue (des ``copy_in``)."""
+    pair = st.pairs[p]
+    row, w = st.copies[p, pair.copy_head, 0], st.copies[p, pair.copy_head, 1]
+    pair.copy_head = wrap(pair.copy_head + 1, st.copies.shape[1])
+    pair.copy_len -= 1
+    start, end = tr.pass_start[row], tr.pass_start[row + 1]
+    times = len(st.times) > 0
+    if times:
+        st.times[row, ISSUE] = now
+    if start < end:
+        q = st.queue[p, wrap(pair.head + pair.len, hw.queue_depth)]
+        q.row, q.warp, q.issued, q.next, q.end = row, w, now, start, end
+        pair.len += 1
+    else:  # no active lane: nothing to write
+        if times:
+            st.times[row, SERVED] = now
+            st.times[row, COMPLETE] = now + hw.lds_latency
+        if tr.args[row] == 1:
+            complete_tensor(st, w, now + hw.lds_latency)
 
 
 @njit(cache=True, inline="always")

@@ -70,6 +70,8 @@ WARP_FIELDS = _fields(
     wait_n=np.int64,  # n of the ``wait_ds n`` it waits in, -1 none
     jittered=np.int64,  # 1 once it has waited its drift before its request
     finished=np.int64,
+    tensors=np.int64,  # TDM instructions outstanding (s_wait_tensorcnt's counter)
+    wait_t=np.int64,  # n of the ``wait_tensor n`` it waits in, -1 none
 )
 SIMD_FIELDS = _fields(rr=np.int64, next_issue=np.int64)  # warp index tried first; cycle
 PAIR_FIELDS = _fields(
@@ -78,6 +80,8 @@ PAIR_FIELDS = _fields(
     len=np.int64,  # instructions in the queue
     busy_until=np.int64,  # end of its pass in service (whose partitions are ``st.held[p]``)
     stalls=np.int64,  # partition-conflict stall cycles
+    copy_head=np.int64,  # ring-buffer index of the copy engine's oldest TDM row (``st.copies``)
+    copy_len=np.int64,  # TDM rows handed over, not yet in the queue
 )
 PORT_FIELDS = _fields(free_at=np.int64, busy=np.int64)
 SLOT_FIELDS = _fields(row=np.int64, warp=np.int64, issued=np.int64, next=np.int64, end=np.int64)
@@ -110,12 +114,15 @@ class LoopHardware(NamedTuple):
     simd_nwarps: np.ndarray
     pair_simds: np.ndarray
     pair_nsimds: np.ndarray
+    pair_of: np.ndarray
     nports: int
     num_lds_ops: int
     wait_ds: int
     barrier: int
     clock: int
     delay: int
+    tdm: int
+    wait_tensor: int
     lds_latency: int
     queue_depth: int
     issue_interval: int
@@ -145,6 +152,7 @@ class LoopState(NamedTuple):
     order: np.ndarray  # grant scratch
     decision: np.ndarray  # grant scratch: grants and stalls
     times: np.ndarray  # per trace row its cycles [rows, ARRIVE..STALL_CYCLES]; [0, 7]: not kept
+    copies: np.ndarray  # per pair the copy engine's ring buffer of (row, warp) [pair, n, 2]
 
 
 @njit(cache=True)
@@ -170,10 +178,14 @@ def new_state(tr: LoopTrace, hw: LoopHardware, times: bool = False) -> LoopState
     counters = np.zeros(1, COUNTERS)
     counters["last_tick"] = -1
     # loads in flight: at most dscnt_max per warp, and at most the trace's LDS rows
-    in_flight = min(int((tr.ops < hw.num_lds_ops).sum()), nwarps * hw.dscnt_max) + 1
+    tdm_rows = int((tr.ops == hw.tdm).sum())
+    tdm_ends = int(((tr.ops == hw.tdm) & (tr.args == 1)).sum())
+    ds_rows = int((tr.ops < hw.num_lds_ops).sum()) - tdm_rows
+    # in flight: at most dscnt_max ds loads per warp (and the trace's), and every TDM end
+    in_flight = min(ds_rows, nwarps * hw.dscnt_max) + tdm_ends + 1
     warps = np.zeros(nwarps, WARP_FIELDS)
     warps["pc"] = tr.warp_first[:-1]
-    warps["request"] = warps["wait_n"] = -1
+    warps["request"] = warps["wait_n"] = warps["wait_t"] = -1
     st = LoopState(
         counters=counters,
         warps=warps,
@@ -192,6 +204,7 @@ def new_state(tr: LoopTrace, hw: LoopHardware, times: bool = False) -> LoopState
         order=np.zeros(npairs, np.int64),
         decision=np.zeros((2, 2 * npairs), np.int64),
         times=np.full((len(tr.ops) if times else 0, STALL_CYCLES + 1), -1, np.int64),
+        copies=np.zeros((npairs, tdm_rows + 1, 2), np.int64),
     )
     if times:
         st.times[:, STALL_CYCLES] = 0
@@ -251,6 +264,16 @@ def complete(st, w, cycle):
     if cycle > MAX_CYCLE or cycle < 0:
         c.overflow = 1
     c.completions = _push_heap(st.done, c.completions, cycle, c.seq, 0, w)
+    c.seq += 1
+
+
+@njit(cache=True, inline="always")
+def complete_tensor(st, w, cycle):
+    """A TDM instruction of warp ``w`` completes at ``cycle`` (its ``KIND`` 1 in the heap)."""
+    c = st.counters[0]
+    if cycle > MAX_CYCLE or cycle < 0:
+        c.overflow = 1
+    c.completions = _push_heap(st.done, c.completions, cycle, c.seq, 1, w)
     c.seq += 1
 
 

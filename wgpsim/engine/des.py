@@ -31,7 +31,17 @@ from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, OP_TIMES, Result
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
 from wgpsim.hw.rules import ArbiterState, Head, grant, pass_table
-from wgpsim.trace.instructions import BARRIER, CLOCK, DELAY, INSTRUCTIONS, NUM_LDS_OPS, OPS, WAIT_DS
+from wgpsim.trace.instructions import (
+    BARRIER,
+    CLOCK,
+    DELAY,
+    INSTRUCTIONS,
+    NUM_LDS_OPS,
+    OPS,
+    TDM,
+    WAIT_DS,
+    WAIT_TENSOR,
+)
 
 LATE = 2
 """simpy priority of the LDS tick: after every ordinary (priority 1) event of the same cycle."""
@@ -65,6 +75,8 @@ class _Warp:
         self.outstanding = 0
         self.request: tuple[int, Event] | None = None  # (row, issued event)
         self.waiter: tuple[int, Event] | None = None  # (n of wait_ds, event)
+        self.tensors = 0  # TDM instructions outstanding (s_wait_tensorcnt's counter)
+        self.tensor_waiter: tuple[int, Event] | None = None  # (n of wait_tensor, event)
 
 
 class _Pair:
@@ -72,6 +84,7 @@ class _Pair:
         self.simds = simds
         self.first = 0  # index into simds offered queue room first (round robin)
         self.queue: deque[_Instr] = deque()
+        self.copies: deque[tuple[int, int]] = deque()  # TDM rows handed over: (row, warp)
         self.busy_until = 0  # a pass in service until this cycle
         self.held = 0  # its partitions
         self.port = -1
@@ -130,6 +143,8 @@ class Lds:
         self.pass_index = table.index.tolist()
         self.table = table
         self.op_names = [OPS[c] for c in trace.op.tolist()]
+        self.tdm_last = ((trace.op == TDM) & (trace.arg == 1)).tolist()
+        self.is_tdm = (trace.op == TDM).tolist()
         self.warps = [
             _Warp(w, hw.simd_of_warp(w), hw.pair_of_warp(w)) for w in range(trace.num_warps)
         ]
@@ -156,6 +171,22 @@ class Lds:
         self.waiting += 1
         self.wake()
         return issued
+
+    def hand_over(self, warp: _Warp, row: int) -> None:
+        """A TDM row goes to the copy engine of the warp's pair; the warp does not wait."""
+        self.pairs[warp.pair].copies.append((row, warp.id))
+        if self.tdm_last[row]:
+            warp.tensors += 1
+        self.wake()
+
+    def wait_tensor(self, warp: _Warp, n: int) -> Event | None:
+        """``wait_tensor n``: an event that fires once at most ``n`` TDM instructions are
+        outstanding."""
+        if warp.tensors <= n:
+            return None
+        done = self.env.event()
+        warp.tensor_waiter = (n, done)
+        return done
 
     def wait(self, warp: _Warp, n: int) -> Event | None:
         """``wait_ds n``: an event that fires once at most ``n`` loads are outstanding."""
@@ -196,7 +227,11 @@ class Lds:
         self.asleep = None
 
     def busy(self) -> bool:
-        return bool(self.waiting or self.completions or any(p.queue or p.held for p in self.pairs))
+        return bool(
+            self.waiting
+            or self.completions
+            or any(p.queue or p.held or p.copies for p in self.pairs)
+        )
 
     def next_cycle(self, now: int) -> int | None:
         """The next cycle after ``now`` in which a tick can issue, grant, release or retire
@@ -206,6 +241,8 @@ class Lds:
             return None
         if any(p.queue and not p.held for p in self.pairs):
             return now + 1  # a head to present
+        if any(p.copies for p in self.pairs):
+            return now + 1  # TDM rows waiting for their queue (assumption: checked every cycle)
         times = [p.busy_until for p in self.pairs if p.held]
         if self.completions:
             times.append(self.completions[0][0])
@@ -219,15 +256,21 @@ class Lds:
         for pair in self.pairs:
             if pair.held and pair.busy_until <= now:
                 pair.held, pair.port = 0, -1
-        if self.waiting:
-            for pair in self.pairs:
+        for pair in self.pairs:  # the copy engine first, then the SIMDs (docs: "TDM writes")
+            if not self.copy_in(pair, now) and self.waiting:
                 self.issue(pair, now)
         self.arbitrate(now)
 
     def retire(self, now: int) -> None:
         while self.completions and self.completions[0][0] <= now:
-            _, _, wid = heapq.heappop(self.completions)
+            _, _, wid, tensor = heapq.heappop(self.completions)
             warp = self.warps[wid]
+            if tensor:
+                warp.tensors -= 1
+                if warp.tensor_waiter is not None and warp.tensors <= warp.tensor_waiter[0]:
+                    warp.tensor_waiter[1].succeed()
+                    warp.tensor_waiter = None
+                continue
             warp.outstanding -= 1
             if warp.waiter is not None and warp.outstanding <= warp.waiter[0]:
                 warp.waiter[1].succeed()
@@ -275,10 +318,25 @@ class Lds:
         if self.times is not None:
             self.times[row].update(cycles)
 
-    def complete(self, wid: int, cycle: int) -> None:
+    def copy_in(self, pair: _Pair, now: int) -> bool:
+        """The copy engine's oldest TDM row enters the pair's queue if it has room."""
+        if not pair.copies or len(pair.queue) >= self.depth:
+            return False
+        row, wid = pair.copies.popleft()
+        start, end = self.pass_start[row], self.pass_end[row]
+        self.note(row, issue=now)
+        if start < end:
+            pair.queue.append(_Instr(row, wid, now, start, end))
+        else:  # no active lane: nothing to write
+            self.note(row, served=now, complete=now + self.latency)
+            if self.tdm_last[row]:
+                self.complete(wid, now + self.latency, tensor=True)
+        return True
+
+    def complete(self, wid: int, cycle: int, tensor: bool = False) -> None:
         if cycle > MAX_CYCLE:
             raise overflow()
-        heapq.heappush(self.completions, (cycle, self.seq, wid))
+        heapq.heappush(self.completions, (cycle, self.seq, wid, tensor))
         self.seq += 1
 
     def arbitrate(self, now: int) -> None:
@@ -309,7 +367,12 @@ class Lds:
             if self.record:
                 self.log.append((now, index, port, instr, k, "granted"))
             instr.next += 1
-            if instr.next == instr.end:
+            if instr.next == instr.end and self.is_tdm[instr.row]:
+                pair.queue.popleft()
+                if self.tdm_last[instr.row]:  # the TDM instruction is done
+                    self.complete(instr.warp, now + cycles + self.latency, tensor=True)
+                self.note(instr.row, served=now + cycles, complete=now + cycles + self.latency)
+            elif instr.next == instr.end:
                 pair.queue.popleft()
                 self.complete(instr.warp, now + cycles + self.latency)
                 self.note(instr.row, served=now + cycles, complete=now + cycles + self.latency)
@@ -365,12 +428,18 @@ def run(
         for row in rows_of[warp.id]:
             op = ops[row]
             lds.note(row, arrive=int(env.now))
-            if op < NUM_LDS_OPS:
+            if op == TDM:
+                lds.hand_over(warp, row)
+            elif op < NUM_LDS_OPS:
                 if delays is not None and delays[row]:
                     yield env.timeout(later(env.now, delays[row]))
                 yield lds.request(warp, row)
             elif op == WAIT_DS:
                 done = lds.wait(warp, args[row])
+                if done is not None:
+                    yield done
+            elif op == WAIT_TENSOR:
+                done = lds.wait_tensor(warp, args[row])
                 if done is not None:
                     yield done
             elif op == BARRIER:

@@ -34,7 +34,16 @@ from wgpsim.engine.limits import check_inputs, overflow
 from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, Result
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
-from wgpsim.trace.instructions import BARRIER, CLOCK, DELAY, NUM_LDS_OPS, OPS, WAIT_DS
+from wgpsim.trace.instructions import (
+    BARRIER,
+    CLOCK,
+    DELAY,
+    NUM_LDS_OPS,
+    OPS,
+    TDM,
+    WAIT_DS,
+    WAIT_TENSOR,
+)
 
 
 def _drop_stale_loop_cache() -> None:
@@ -129,12 +138,15 @@ def loop_hardware(hw: HardwareConfig, num_warps: int) -> LoopHardware:
         simd_nwarps=simd_nwarps,
         pair_simds=pair_simds,
         pair_nsimds=pair_nsimds,
+        pair_of=np.array([hw.pair_of_warp(w) for w in range(num_warps)], dtype=np.int64),
         nports=hw.num_ports,
         num_lds_ops=NUM_LDS_OPS,
         wait_ds=WAIT_DS,
         barrier=BARRIER,
         clock=CLOCK,
         delay=DELAY,
+        tdm=TDM,
+        wait_tensor=WAIT_TENSOR,
         lds_latency=t.lds_latency,
         queue_depth=t.queue_depth,
         issue_interval=t.issue_interval,

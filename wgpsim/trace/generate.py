@@ -29,6 +29,7 @@ from wgpsim.trace.instructions import (
     INSTRUCTIONS,
     LANES,
     WAIT_DS,
+    WAIT_TENSOR,
     instruction,
     op_code,
 )
@@ -192,7 +193,7 @@ def random_trace(
         for segment in range(barriers + 1):
             for _ in range(int(rng.integers(0, max_ops // (barriers + 1) + 1))):
                 if rng.random() < p_control:
-                    code = (WAIT_DS, CLOCK, DELAY)[rng.integers(3)]
+                    code = (WAIT_DS, CLOCK, DELAY, WAIT_TENSOR)[rng.integers(4)]
                     arg = (
                         int(rng.integers(len(labels))) if code == CLOCK else int(rng.integers(0, 9))
                     )
@@ -205,6 +206,8 @@ def random_trace(
                         rng.choice([1, 2, 16, 64, 255]).clip(1, units)
                     )
                     addr = _random_addresses(rng, ins.access_bytes, ins.alignment, lds_bytes, dist)
+                    if ins.kind == "tdm":  # a TDM row: the last of its instruction or not
+                        dist = int(rng.integers(2))
                     stream.append((w, op_code(ins.name), dist, addr))
             if segment < barriers:
                 stream.append((w, BARRIER, 0, None))

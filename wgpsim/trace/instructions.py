@@ -9,7 +9,8 @@ across lanes afterwards (16 for ``tr16``, 8 for ``tr8``). The 2addr forms (``ds_
 address and, in ``arg``, the byte distance to the second (the same for every lane).
 
 A trace stores ops as small integers: the index into ``OPS``, which lists every LDS instruction
-and then the control ops ``wait_ds``, ``barrier``, ``clock`` and ``delay``.
+(the TDM's writes, ``tensor_load_to_lds``, last) and then the control ops ``wait_ds``,
+``barrier``, ``clock``, ``wait_tensor`` and ``delay``.
 
 >>> b128 = INSTRUCTIONS["ds_load_b128"]
 >>> b128.bytes_per_lane, b128.kind, b128.elem_bits, b128.addresses
@@ -34,7 +35,7 @@ from wgpsim.errors import TraceError
 LANES = 32
 """Lanes of a wave32 warp: the width of one row of ``Trace.addr`` (a trace format constant)."""
 
-Kind = Literal["load", "store", "load_tr"]
+Kind = Literal["load", "store", "load_tr", "tdm"]
 
 MIN_ALIGNMENT = 4
 """Coarsest alignment an access of a dword or more needs (bytes): gfx1250 runs the LDS in
@@ -110,7 +111,7 @@ class Instruction:
     @property
     def is_load(self) -> bool:
         """True for plain and transposed loads."""
-        return self.kind != "store"
+        return self.kind in ("load", "load_tr")
 
 
 CATALOGUE: tuple[Instruction, ...] = (
@@ -144,6 +145,10 @@ CATALOGUE: tuple[Instruction, ...] = (
     # stores of a register's high half (LLVM, for a byte or half of a packed register)
     Instruction("ds_store_b8_d16_hi", 1, "store", 8, d16_hi=True),
     Instruction("ds_store_b16_d16_hi", 2, "store", 16, d16_hi=True),
+    # the Tensor Data Mover's writes into the LDS (docs/DESIGN.md, "TDM writes"): one trace row
+    # is 256 B, 8 B per "lane" (a write granule at the destination layout's address); an
+    # instruction is consecutive rows of its warp, ``arg`` 1 on its last row
+    Instruction("tensor_load_to_lds", 8, "tdm", 64),
 )
 """Every LDS instruction, one record each. Adding an instruction is its record here, its
 lowering (``wgpsim.trace.lowering*``) and its lane grouping in ``configs/mi450.yaml``
@@ -153,15 +158,18 @@ lowering (``wgpsim.trace.lowering*``) and its lane grouping in ``configs/mi450.y
 INSTRUCTIONS: dict[str, Instruction] = {ins.name: ins for ins in CATALOGUE}
 """Every LDS instruction a trace may use, by name."""
 
-CONTROL_OPS: tuple[str, ...] = ("wait_ds", "barrier", "clock", "delay")
-"""Ops that move no data: ``wait_ds n``, ``barrier``, ``clock <label>``, ``delay <cycles>``."""
+CONTROL_OPS: tuple[str, ...] = ("wait_ds", "barrier", "clock", "wait_tensor", "delay")
+"""Ops that move no data: ``wait_ds n``, ``barrier``, ``clock <label>``, ``delay <cycles>``,
+``wait_tensor n`` (s_wait_tensorcnt: at most n of the warp's TDM instructions outstanding)."""
 
 OPS: tuple[str, ...] = (*INSTRUCTIONS, *CONTROL_OPS)
 """All op names; a trace stores the index into this tuple."""
 
 _CODE: dict[str, int] = {name: i for i, name in enumerate(OPS)}
 NUM_LDS_OPS = len(INSTRUCTIONS)
-WAIT_DS, BARRIER, CLOCK, DELAY = (_CODE[name] for name in CONTROL_OPS)
+WAIT_DS, BARRIER, CLOCK, WAIT_TENSOR, DELAY = (_CODE[name] for name in CONTROL_OPS)
+TDM = _CODE["tensor_load_to_lds"]
+"""Op code of the TDM's LDS write rows (its ``arg``: 1 on an instruction's last row)."""
 
 OP_BYTES_PER_LANE = np.array(
     [INSTRUCTIONS[name].bytes_per_lane if name in INSTRUCTIONS else 0 for name in OPS],

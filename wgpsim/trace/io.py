@@ -51,7 +51,9 @@ from wgpsim.trace.instructions import (
     INSTRUCTIONS,
     LANES,
     OPS,
+    TDM,
     WAIT_DS,
+    WAIT_TENSOR,
     op_code,
 )
 from wgpsim.trace.trace import Trace, affine_rows
@@ -63,17 +65,26 @@ if TYPE_CHECKING:  # imported by the Parquet functions, so JSON Lines and `--hel
 
 _INT32_MAX = int(np.iinfo(np.int32).max)
 _INT64_MAX = int(np.iinfo(np.int64).max)
-_ARG_FIELD = {WAIT_DS: "n", DELAY: "cycles", CLOCK: "label"}
+_ARG_FIELD = {WAIT_DS: "n", DELAY: "cycles", CLOCK: "label", WAIT_TENSOR: "n"}
 _ALL_WARPS = -1  # marker for a barrier line without "warp"
 MAX_WARPS = 1 << 16
 """Sanity bound on warp ids in a file (a format limit, far above any workgroup)."""
 
 
 def _fields(code: int) -> tuple[str, ...]:
+    if code == TDM:
+        return ("warp", "op", "addr", "last")
     if code < len(INSTRUCTIONS):
         two = INSTRUCTIONS[OPS[code]].addresses == 2
         return ("warp", "op", "addr", "distance") if two else ("warp", "op", "addr")
     return ("warp", "op", _ARG_FIELD[code]) if code in _ARG_FIELD else ("warp", "op")
+
+
+def _last(value, where: str) -> bool:
+    """A TDM row's ``last`` field: true on the last row of its instruction."""
+    if type(value) is not bool:
+        raise TraceError(f"{where}: field 'last': expected true or false, got {value!r}")
+    return value
 
 
 def _int(
@@ -201,7 +212,7 @@ def read_jsonl(
                         f"{where}: field {key!r}: not used by {rec['op']} (valid: {', '.join(allowed)})"
                     )
             for key in allowed:
-                if key not in rec and not (key == "warp" and code == BARRIER):
+                if key not in rec and not (key == "warp" and code == BARRIER) and key != "last":
                     raise TraceError(
                         f"{where}: field {key!r} missing (required for {rec['op']}: {', '.join(allowed)})"
                     )
@@ -219,6 +230,8 @@ def read_jsonl(
                 arg = _int(rec[_ARG_FIELD[code]], where, _ARG_FIELD[code], 0, _INT64_MAX)
             elif "distance" in allowed:
                 arg = _int(rec["distance"], where, "distance", 0, _INT32_MAX)
+            elif "last" in allowed:
+                arg = int(_last(rec.get("last", False), where))
             if code < len(INSTRUCTIONS):
                 addr_rows.append((len(lines), _lane_row(rec["addr"], where)))
             lines.append(number)
@@ -279,6 +292,8 @@ def _jsonl_lines(trace: Trace):
         if code < len(INSTRUCTIONS):
             if INSTRUCTIONS[OPS[code]].addresses == 2:
                 head += f', "distance": {arg[i]}'
+            elif code == TDM and arg[i]:
+                head += ', "last": true'
             if affine[i]:
                 yield f'{head}, "addr": {{"base": {base[i]}, "stride": {stride[i]}}}}}'
             else:

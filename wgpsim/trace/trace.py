@@ -43,7 +43,9 @@ from wgpsim.trace.instructions import (
     LANES,
     OP_BYTES_PER_LANE,
     OPS,
+    TDM,
     WAIT_DS,
+    WAIT_TENSOR,
     instruction,
     is_lds,
     op_code,
@@ -332,6 +334,19 @@ class TraceBuilder:
     def wait_ds(self, warp: int, n: int = 0) -> None:
         """Block ``warp`` until at most ``n`` of its LDS ops are outstanding."""
         self._control(warp, WAIT_DS, n)
+
+    def tdm(self, warp: int, addr) -> None:
+        """One ``tensor_load_to_lds``: the copy engine writes ``addr`` ([rows, 32] byte
+        addresses of 8-byte granules, 256 B a row) for ``warp``; the last row carries
+        ``arg`` 1 (the instruction ends there; ``wait_tensor`` counts instructions)."""
+        rows = _lane_addresses(np.asarray(addr), "tensor_load_to_lds", batch=True)
+        for k, row in enumerate(rows):
+            self._addr_rows[len(self._rows)] = row
+            self._rows.append((self._warp(warp), TDM, int(k == len(rows) - 1)))
+
+    def wait_tensor(self, warp: int, n: int = 0) -> None:
+        """Block ``warp`` until at most ``n`` of its TDM instructions are outstanding."""
+        self._control(warp, WAIT_TENSOR, n)
 
     def barrier(self, warps: Iterable[int] | None = None) -> None:
         """A workgroup barrier in each of ``warps`` (default: every warp)."""

@@ -37,7 +37,9 @@ from wgpsim.trace.instructions import (
     OP_ALIGNMENT,
     OP_OFFSET_UNIT,
     OPS,
+    TDM,
     WAIT_DS,
+    WAIT_TENSOR,
 )
 
 if TYPE_CHECKING:
@@ -90,8 +92,12 @@ def _row_problems(trace: Trace) -> list[tuple[int, str]]:
         lambda r: f"field 'warp': {warp[r]} is not a warp (valid: 0..{trace.num_warps - 1})",
     )
     check(
-        (op == WAIT_DS) & (arg < 0),
-        lambda r: f"field 'n': wait_ds count {arg[r]} is negative (expected >= 0)",
+        ((op == WAIT_DS) | (op == WAIT_TENSOR)) & (arg < 0),
+        lambda r: f"field 'n': {OPS[op[r]]} count {arg[r]} is negative (expected >= 0)",
+    )
+    check(
+        (op == TDM) & (arg != 0) & (arg != 1),
+        lambda r: f"field 'last': {arg[r]} for tensor_load_to_lds (valid: 0 or 1)",
     )
     check(
         (op == DELAY) & (arg < 0),
@@ -116,7 +122,7 @@ def _row_problems(trace: Trace) -> list[tuple[int, str]]:
     code = np.where((op >= 0) & (op < len(OPS)), op, len(OPS) - 1).astype(np.int64)
     unit = OP_OFFSET_UNIT[code]
     check(
-        (((op < NUM_LDS_OPS) & (unit == 0)) | (op == BARRIER)) & (arg != 0),
+        (((op < NUM_LDS_OPS) & (unit == 0) & (op != TDM)) | (op == BARRIER)) & (arg != 0),
         lambda r: f"field 'arg': expected 0 for {OPS[op[r]]}, got {arg[r]}",
     )
     check(
