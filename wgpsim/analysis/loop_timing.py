@@ -77,6 +77,7 @@ WARP_COLUMNS = (
 )
 OP_COLUMNS = (
     "op",
+    "kind",
     "instructions",
     "exposed",
     "exposed_share",
@@ -305,7 +306,7 @@ def _account(trace, times, events, iteration, label, n, steady) -> dict[str, Any
         columns=list(WARP_COLUMNS),
     )
     ops = _per_op(
-        names, code, lds, iteration, steady, per, nw, times, events, blame, exposed, in_steady
+        names, code, lds, op, iteration, steady, per, nw, times, events, blame, exposed, in_steady
     )
     busy = _port_busy(events, iteration, steady, total) / per
     notes = []
@@ -335,7 +336,9 @@ def _charge_wait(r, w, a, b, warp, counted, complete, code, blame) -> None:
         start = max(start, complete[k])
 
 
-def _per_op(names, code, lds, iteration, steady, per, nw, times, events, blame, exposed, in_steady):
+def _per_op(
+    names, code, lds, op, iteration, steady, per, nw, times, events, blame, exposed, in_steady
+):
     import pandas as pd
 
     rows = lds & (iteration >= steady)
@@ -352,6 +355,7 @@ def _per_op(names, code, lds, iteration, steady, per, nw, times, events, blame, 
         out.append(
             {
                 "op": str(names[k]),
+                "kind": "tdm" if (op[mine] == TDM).all() else "ds",
                 "instructions": mine.sum() / (per * nw),
                 "exposed": float(charged[k]),
                 "latency": float(lat[mine].mean()),
@@ -361,7 +365,7 @@ def _per_op(names, code, lds, iteration, steady, per, nw, times, events, blame, 
         )
     frame = pd.DataFrame(out, columns=[c for c in OP_COLUMNS if c != "exposed_share"])
     total = frame["exposed"].sum()
-    frame.insert(3, "exposed_share", frame["exposed"] / total if total else 0.0)
+    frame.insert(4, "exposed_share", frame["exposed"] / total if total else 0.0)
     return frame.sort_values("exposed", ascending=False, kind="stable").reset_index(drop=True)
 
 

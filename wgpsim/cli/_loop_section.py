@@ -104,10 +104,12 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
     ]
     lines += _table(head, rows, width)
     lines.append("")
-    ohead = ("op", "instr/iter", "exposed", "share%", "latency", "bank conflict", "partition stall")
+    ohead = ("op", "kind", "instr/iter", "exposed", "share%", "latency", "bank conflict",
+             "partition stall")  # fmt: skip
     orows = [
         (
             str(r.op),
+            str(r.kind),
             _f(r.instructions),
             _f(r.exposed),
             _f(100 * r.exposed_share),
@@ -125,5 +127,7 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
         for name, v in payload["what_ifs"].items()
     ]
     lines += _table(whead, wrows, width)
+    if (lt.ops["kind"] == "tdm").any():
+        lines.append("note: a tdm op's instr/iter counts its 256-byte write rows")
     lines += [f"note: {n}" for n in payload["notes"]]
     return lines
