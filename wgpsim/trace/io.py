@@ -12,7 +12,10 @@ JSON Lines, one op a line (``#`` comments and blank lines are skipped)::
 
 ``addr`` is 32 byte addresses (``null`` = inactive lane) or ``{"base": B, "stride": S}`` (lane l
 reads B + l*S). A 2addr form also gives ``"distance": D``: each lane's second access is at its
-address + D bytes (``{"warp": 0, "op": "ds_load_2addr_b64", "distance": 512, "addr": ...}``). Without a header, ``num_warps`` is the largest warp + 1. The writer uses the
+address + D bytes (``{"warp": 0, "op": "ds_load_2addr_b64", "distance": 512, "addr": ...}``).
+A TDM write row (``tensor_load_to_lds``: 32 granules of 8 bytes) gives ``"last": true`` on its
+instruction's last row (absent: false); ``{"warp": 0, "op": "wait_tensor", "n": 0}`` waits for
+the warp's TDM instructions. Without a header, ``num_warps`` is the largest warp + 1. The writer uses the
 base/stride form whenever all lanes are active and equally spaced, and ``{"op": "barrier"}``
 for a barrier of every warp in warp order.
 
