@@ -97,7 +97,8 @@ def read_text(path: str | Path, what: str, error: type[Exception] = ConfigError)
     :data:`MAX_TEXT_BYTES`. A missing file stays a ``FileNotFoundError`` (the CLI names it)."""
     path = Path(path)
     if path.is_dir():
-        raise error(f"{path}: is a directory, expected a {what} file")
+        article = "an" if what[:1] in "aeiou" else "a"
+        raise error(f"{path}: is a directory, expected {article} {what} file")
     try:
         with path.open("rb") as f:
             data = f.read(MAX_TEXT_BYTES + 1)

@@ -44,6 +44,10 @@ def parse(items: Iterable[str], source: str = "--set") -> list[tuple[str, Any]]:
         key, sep, value = str(item).partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"{source} '{item}': expected key=value (e.g. timing.lds_latency=40)")
+        if not all(part.strip() for part in key.split(".")):
+            raise ConfigError(
+                f"{source} '{key.strip()}': a key is field names joined by dots (timing.lds_latency)"
+            )
         pairs.append((key.strip(), set_value(value, f"{source} '{key.strip()}'")))
     return pairs
 

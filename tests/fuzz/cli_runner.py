@@ -34,7 +34,7 @@ class Outcome:
         """Exit 2, every stderr line a ``wgpsim: error:`` line, each fragment in some line;
         the lines."""
         assert self.code == 2, f"exit {self.code}, expected 2: {self.err[-2000:]}"
-        lines = self.err.splitlines()
+        lines = self.err.split("\n")[:-1]  # lines end in \n only (a quoted \x1e is not one)
         assert lines and self.err.endswith("\n"), self.err[-2000:]
         assert all(line.startswith("wgpsim: error: ") for line in lines), self.err[-2000:]
         for fragment in fragments:

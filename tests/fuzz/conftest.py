@@ -1,7 +1,7 @@
 """The fuzz suite's settings: how many inputs each property draws, and the count it prints.
 
 ``CI`` set (as on CI) runs the full count, derandomized (the ``fuzz-ci`` profile: the same
-inputs every run, 10,492 in all, about a minute on two idle cores); locally the
+inputs every run, 10,092 in all, about a minute on two idle cores); locally the
 ``fuzz-local`` profile draws a tenth of them, new ones every run (``WGPSIM_FUZZ=ci`` runs the
 full count locally). The session ends with ``fuzz: N inputs`` (every input run through the CLI).
 """

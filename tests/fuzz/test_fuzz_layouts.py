@@ -53,7 +53,7 @@ SHAPES = st.one_of(
 )  # fmt: skip
 
 
-@examples(4000)
+@examples(3400)
 @given(layout_texts(), SHAPES)
 @example("#ttg.blocked<{sizePerThread = " + "[" * 5000 + "}>", "4x4")  # RecursionError
 @example(LAYOUTS[0].replace("[1, 8]", "[1, " + "9" * 5000 + "]"), "4x4")  # int digits

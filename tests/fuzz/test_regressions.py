@@ -437,6 +437,12 @@ def test_search_refuses_bad_flags_before_it_searches(monkeypatch):
     run_cli("search", LDS).assert_one_line(
         f"{LDS}: field 'kind': this is a kind: lds_bandwidth config", "wgpsim run"
     )
+    # A block whose operands cannot be in the LDS (2 x (4096 x 4096 x 2) x 2 B = 128 MiB, 320 KiB
+    # of LDS) is refused before an enumeration that took minutes to find nothing.
+    run_cli("search", "--block", "4096x4096x4096", "--warps", "16").assert_one_line(
+        "--block: 4096x4096x4096 fp16 with 2 stages needs at least 134,217,728 B",
+        "more than the 327,680 B LDS",
+    )
 
 
 def test_set_names_the_hardware_field_it_set():
@@ -511,3 +517,53 @@ def test_lower_warps_names_the_warps_the_layout_spans():
         "--warps",
         "3",
     ).assert_one_line("--warps 3: the dst layout spans 1 warp (", "give --warps 1")
+
+
+def test_a_tritonparse_trace_of_odd_shapes_is_one_line(tmp_path):
+    cases = {
+        "payload.ndjson": '{"event_type": "compilation", "payload": 5}\n',
+        "meta.ndjson": '{"event_type": "compilation", "payload": {"metadata": 3}}\n',
+        "files.ndjson": '{"event_type": "compilation", "payload": {"file_content": {"k.ttgir": 5}}}\n',
+        "deep.ndjson": "[" * 100_000 + "\n",
+        "digits.ndjson": '{"event_type": "compilation", "n": ' + "9" * 5000 + "}\n",
+    }
+    expected = {
+        "payload.ndjson": "payload.ndjson:1: the compilation's payload is not a mapping",
+        "meta.ndjson": "meta.ndjson:1: the compilation's metadata is not a mapping",
+        "files.ndjson": "carries no .ttgir in file_content",
+        "deep.ndjson": "deep.ndjson:1: nested too deeply",
+        "digits.ndjson": "digits.ndjson:1: an integer of 5000 digits",
+    }
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+        run_cli("kernel", tmp_path / name).assert_one_line(expected[name])
+    (tmp_path / "latin1.ndjson").write_bytes(b"\xff\xfe\n")
+    run_cli("kernel", tmp_path / "latin1.ndjson").assert_one_line("not UTF-8 text")
+    (tmp_path / "x.ndjson.gz").write_text("not gzip")
+    run_cli("kernel", tmp_path / "x.ndjson.gz").assert_one_line("not a readable gzip file")
+
+
+def test_replay_seed_out_of_range_is_one_line():
+    drift = ["--set", "drift.model=uniform", "--set", "drift.jitter_cycles=4"]
+    run_cli("replay", TRACE, *drift, "--seed", "-1").assert_one_line(
+        "--seed -1: out of range (valid: 0..4294967295)"
+    )
+
+
+def test_init_into_empty_text_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run_cli("init", "").assert_one_line("argument dir: empty text")
+    assert not list(tmp_path.iterdir())  # nothing written into the working directory
+
+
+def test_odd_set_keys_name_their_flag():
+    run_cli("run", LDS, "--set", "a..b=1").assert_one_line(
+        "--set 'a..b': a key is field names joined by dots"
+    )
+    run_cli("run", LDS, "--set", "hardware_overrides.timing=[1]").assert_one_line(
+        "--set hardware_overrides.timing: must be a mapping, got [1]"
+    )
+    search = ROOT / "configs" / "layout_search.yaml"
+    run_cli("run", search, "--set", "references.x=5").assert_one_line(
+        "--set references.x: expected a mapping with cta_layout, a, b; got 5"
+    )

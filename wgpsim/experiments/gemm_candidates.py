@@ -194,8 +194,11 @@ def gemm_of(cfg: dict[str, Any]) -> Gemm:
     )
 
 
-def _candidate(name: str, raw: Any, source: ConfigSource) -> CandidateSpec:
-    where = f"candidates.{name}"
+def _candidate(
+    name: str, raw: Any, source: ConfigSource, section: str = "candidates"
+) -> CandidateSpec:
+    """The candidate ``name`` of ``section`` (``references`` in a layout_search), checked."""
+    where = f"{section}.{name}"
     if not isinstance(raw, dict):
         raise source.error(where, f"expected a mapping with cta_layout, a, b; got {shown(raw)}")
     cfg = check_fields(raw, CANDIDATE_FIELDS, source, prefix=f"{where}.")

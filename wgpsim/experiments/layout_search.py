@@ -113,6 +113,9 @@ def parse_problem(
     with source.check():
         gemm = _gemm(cfg, source)
     with source.check():
+        if gemm is not None and hw is not None:
+            _check_fits(gemm, cfg, hw, source)
+    with source.check():
         if not cfg["b_transposed_loads"]:
             raise source.error("b_transposed_loads", "give at least one of true, false")
     with source.check():
@@ -127,7 +130,7 @@ def parse_problem(
         check_fields(cfg["drift"] or {}, DRIFT_FIELDS, source, prefix="drift.")
     for name, spec in (cfg.get("references") or {}).items():
         with source.check():
-            ref = _candidate(str(name), spec, source)
+            ref = _candidate(str(name), spec, source, "references")
             references.append(
                 (
                     str(name),
@@ -150,6 +153,23 @@ def parse_problem(
         b_transposed_loads=tuple(dict.fromkeys(cfg["b_transposed_loads"])),
     )
     return problem, hw, cfg
+
+
+def _check_fits(gemm: Any, cfg: dict[str, Any], hw: Any, source: ConfigSource) -> None:
+    """Refuse a block whose operands cannot be in the LDS whatever their layouts, before the
+    enumeration (which would try every candidate of it): ``stages`` buffers of A ``[M, K]`` and
+    of B ``[K, N]`` take at least ``stages x (M x K + K x N) x element bytes`` (padding only adds).
+    """
+    m, n, k = gemm.block
+    need = cfg["stages"] * (m * k + k * n) * gemm.elem_bytes
+    budget = cfg["lds_budget"] or hw.partitions.lds_bytes
+    if need > min(budget, hw.partitions.lds_bytes):
+        what = "lds_budget" if budget < hw.partitions.lds_bytes else "LDS"
+        raise source.error(
+            "block",
+            f"{m}x{n}x{k} {gemm.dtype} with {cfg['stages']} stages needs at least {need:,} B "
+            f"(stages x (M*K + K*N) x {gemm.elem_bytes} B), more than the {min(budget, hw.partitions.lds_bytes):,} B {what}",
+        )
 
 
 def _cta_layout(raw_cta: Any, gemm: Any, source: ConfigSource) -> CtaLayout:

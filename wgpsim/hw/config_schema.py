@@ -198,7 +198,10 @@ class _Reader:
     def section(self, data: Any, path: str, keys: tuple[str, ...]) -> dict:
         where = f"section {path!r}" if path else "the top level"
         if not isinstance(data, dict):
-            raise ConfigError(f"{self.source}: {where} must be a mapping, got {shown(data)}")
+            message = f"{self.source}: {where} must be a mapping, got {shown(data)}"
+            if not path:
+                raise ConfigError(message)
+            raise field_error(message, path, f"must be a mapping, got {shown(data)}")
         unknown = sorted(set(data) - set(keys))
         if unknown:
             problem = f"{did_you_mean(unknown[0], keys)} (valid in {where}: {', '.join(keys)})"
