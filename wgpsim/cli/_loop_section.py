@@ -69,6 +69,7 @@ def loop_section(kernel, args: argparse.Namespace, hw) -> tuple[dict[str, Any], 
 
 def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
     """The section's lines (tables through ``wgpsim.cli.kernel._table``)."""
+    from wgpsim.analysis.loop_timing import WARP_COLUMNS
     from wgpsim.analysis.loop_timing import number_text as _f
     from wgpsim.cli.kernel import _table
 
@@ -80,26 +81,11 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
         lt.sentence(),
     ]
     w = lt.warps
+    # WARP_COLUMNS' headers, in their order
     head = ("warp", "cycles/iter", "exposed", "wait_ds", "issue", "barrier", "hidden",
             "in flight", "work", "barrier other")  # fmt: skip
     rows = [
-        (
-            str(int(r.warp)),
-            *(
-                _f(getattr(r, c))
-                for c in (
-                    "cycles_per_iteration",
-                    "exposed",
-                    "exposed_wait",
-                    "exposed_issue",
-                    "exposed_barrier",
-                    "hidden",
-                    "in_flight",
-                    "work",
-                    "barrier_other",
-                )
-            ),
-        )  # fmt: skip
+        (str(int(r.warp)), *(_f(getattr(r, c)) for c in WARP_COLUMNS[1:]))
         for r in w.itertuples(index=False)
     ]
     lines += _table(head, rows, width)
