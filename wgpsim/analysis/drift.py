@@ -46,15 +46,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from wgpsim.engine import Result, simulate
 from wgpsim.errors import ConfigError, TraceError
 from wgpsim.hw import HardwareConfig
 from wgpsim.trace.trace import Trace
+
+if TYPE_CHECKING:  # tables are built where asked for: `wgpsim run` imports no pandas
+    import pandas as pd
 
 DEFAULT_CONFIDENCE = 0.95
 
@@ -154,6 +156,8 @@ class DriftEstimate:
         cls, runs: pd.DataFrame, jitter_cycles: int, confidence: float = DEFAULT_CONFIDENCE
     ) -> DriftEstimate:
         """The estimate from per-seed rows (as :func:`drift_run` returns them)."""
+        import pandas as pd
+
         runs = pd.DataFrame(runs)[list(RUN_COLUMNS)].reset_index(drop=True)
         return cls(
             int(jitter_cycles),
@@ -222,6 +226,8 @@ def drift_point(
 def summarize_runs(runs: pd.DataFrame, confidence: float = DEFAULT_CONFIDENCE) -> pd.DataFrame:
     """Rows of :func:`drift_point` (``name``, ``jitter_cycles`` and :data:`RUN_COLUMNS`) to one
     :meth:`DriftEstimate.to_dict` row per (name, jitter), in first-seen order."""
+    import pandas as pd
+
     rows = [
         {"name": name, **DriftEstimate.from_runs(group, jitter, confidence).to_dict()}
         for (name, jitter), group in runs.groupby(["name", "jitter_cycles"], sort=False)
@@ -250,6 +256,8 @@ def conflict_rate(
     """Run ``trace`` under ``uniform`` drift of ``jitter_cycles`` once per seed (``seeds``: a
     count, meaning seeds 0..n-1, or the seeds themselves) and estimate the partition-conflict
     rate and the cycles (see the module docstring)."""
+    import pandas as pd
+
     runs = [
         drift_run(trace, hw, jitter_cycles=jitter_cycles, seed=s, engine=engine)
         for s in _seed_list(seeds)

@@ -108,7 +108,7 @@ def _positive(text: str) -> int:
 
 def handle(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else Path("results") / args.config.stem
-    result, written = execute(args, args.config, args.overrides, out=out)
+    result, written = execute(args, args.config, args.overrides, out=out, frames=False)
     if args.json:
         print_json(result.records())
     else:
@@ -123,11 +123,13 @@ def execute(
     *,
     out: Path | None,
     kind: str | None = None,
+    frames: bool = True,
 ) -> tuple[ExperimentResult, list[Path]]:
     """Run ``config`` with ``overrides`` as the flags of ``args`` say (``--hw``, ``--workers``,
     ``--scheduler``, ``--resume``, ``--parquet``, ``--json``); with ``out``, write its tables and
     figures there, each atomically, under the checkpoint's lock (``wgpsim run``, ``wgpsim
-    search --out``). Returns the result and the files written."""
+    search --out``). Returns the result and the files written; its tables are DataFrames, or
+    with ``frames=False`` as the kind built them (``Columns``: no pandas import for them)."""
     from wgpsim.experiments import run_experiment
     from wgpsim.experiments.executor import Checkpoint
 
@@ -148,6 +150,7 @@ def execute(
             scheduler=args.scheduler or os.environ.get(SCHEDULER_ENV) or None,
             checkpoint=checkpoint,
             kind=kind,
+            frames=frames,
         )
         if checkpoint is None:
             return result, []
@@ -184,22 +187,24 @@ def _print_table(result: ExperimentResult, written: list[Path]) -> None:
     A table wider than the terminal (or than ``COLUMNS``) is printed as several tables of the
     columns that fit, each repeating the first (key) column: no column is ever squeezed away.
     """
-    shown = result.display if result.display is not None else result.table
-    prose = [c for c in shown.columns[1:] if shown[c].map(lambda v: len(str(v))).max() > _PROSE]
+    from wgpsim.columns import Columns
+
+    shown = Columns.of(result.display if result.display is not None else result.table)
+    prose = [c for c in shown.columns[1:] if max(map(len, map(str, shown[c])), default=0) > _PROSE]
     title = result.kind if result.name == result.kind else f"{result.kind}: {result.name}"
     if result.overrides:
         title += f" ({'; '.join(result.overrides)})"
-    cells = shown.drop(columns=prose)
+    cells = shown.select(c for c in shown.columns if c not in prose)
     width = output_width()
     console = rich_console(width=width, highlight=False)
     if len(title) > width:
         title = textwrap.fill(title, width)
     for part in column_groups(cells, width):
-        console.print(_rich_table(cells[part], title))
+        console.print(_rich_table(cells.select(part), title))
         title = None
     for column in prose:
         console.print(f"{column}:")
-        for key, text in zip(shown.iloc[:, 0], shown[column], strict=True):
+        for key, text in zip(shown[shown.columns[0]], shown[column], strict=True):
             console.print(textwrap.fill(f"  {key}: {text}", width, subsequent_indent="    "))
     for note in result.notes:
         console.print(textwrap.fill(f"warning: {note}", width), style="yellow")
@@ -215,7 +220,7 @@ def _rich_table(cells: Any, title: str | None) -> Any:
         table.add_column(
             str(column), justify="left" if i == 0 else "right", no_wrap=True, min_width=len(column)
         )
-    for row in cells.itertuples(index=False):
+    for row in zip(*(cells[c] for c in cells.columns), strict=True):
         table.add_row(*(_cell(v) for v in row))
     return table
 

@@ -20,14 +20,14 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import simpy
 from simpy.events import Event
 
 from wgpsim.engine.limits import MAX_CYCLE, check_inputs, overflow
-from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, OP_TIMES, Result
+from wgpsim.engine.result import EVENT_COLUMNS, OP_TIMES, ClockReads, Result
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
 from wgpsim.hw.rules import ArbiterState, Head, grant, pass_table
@@ -42,6 +42,9 @@ from wgpsim.trace.instructions import (
     WAIT_DS,
     WAIT_TENSOR,
 )
+
+if TYPE_CHECKING:  # a run builds no table (the event log is one, when recorded)
+    import pandas as pd
 
 LATE = 2
 """simpy priority of the LDS tick: after every ordinary (priority 1) event of the same cycle."""
@@ -385,6 +388,8 @@ class Lds:
                 self.log.append((now, index, -1, instr, instr.next, "stalled"))
 
     def events(self) -> pd.DataFrame:
+        import pandas as pd
+
         pairs, ports = self.hw.pair_names, self.hw.ports.names
         rows = [
             (
@@ -508,9 +513,7 @@ def partition_accesses(table, hw: HardwareConfig) -> tuple[int, ...]:
 def _result(trace, hw, lds: Lds, clocks, now: int, seed: int, record: bool) -> Result:
     table = lds.table
     return Result(
-        clocks=pd.DataFrame(clocks, columns=list(CLOCK_COLUMNS)).astype(
-            {"warp": "int64", "cycle": "int64"}
-        ),
+        clock_reads=ClockReads.of(clocks),
         total_cycles=now,
         bytes=int(table.bytes.sum()),
         passes=len(table),

@@ -7,10 +7,9 @@ rocprof's conflicts per access, BC / (IDX - BC), is ``bank_conflict_cycles / pas
 ``measurement()`` is what the seed's kernel reports: the difference of two ``clock`` reads of one
 warp, maxed over warps.
 
->>> import pandas as pd
 >>> r = Result(
-...     clocks=pd.DataFrame({"warp": [0, 0, 1, 1], "label": ["start", "end"] * 2,
-...                          "cycle": [11, 334, 11, 333]}),
+...     clock_reads=ClockReads.of([(0, "start", 11), (0, "end", 334), (1, "start", 11),
+...                                (1, "end", 333)]),
 ...     total_cycles=345, bytes=65536, passes=256, bank_cycles=256,
 ...     port_busy_cycles={"L": 256, "C": 0}, partition_stall_cycles={"A": 128, "B": 128},
 ...     partition_accesses=(256, 0, 0, 0, 0, 0), instructions={"load": 128})
@@ -18,11 +17,15 @@ warp, maxed over warps.
 (323, [323, 322], 202.9)
 >>> r.bank_conflict_cycles, r.to_dict()["port_busy_cycles"]
 (0, {'L': 256, 'C': 0})
+>>> r.clocks.iloc[1].tolist()  # the clock reads as a table, built when first read
+[0, 'end', 334]
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -58,10 +61,39 @@ OP_COLUMNS = ("row", "warp", "op", *OP_TIMES)
 
 
 @dataclass(frozen=True, eq=False)
-class Result:
-    """Counters of one run. ``clocks`` has one row per executed ``clock`` (warp, label, cycle)."""
+class ClockReads:
+    """The ``clock`` ops a run executed, in the order the engine executed them: the warp, the
+    label and the cycle of each, as numpy arrays (int64, object: str, int64). Kept as arrays
+    because a sweep reads them once per simulation (``Result.measurement``) and a table would
+    cost more than a short run; ``Result.clocks`` is the same as a DataFrame.
 
-    clocks: pd.DataFrame
+    >>> ClockReads.of([(0, "start", 11), (0, "end", 334)]).cycle.tolist()
+    [11, 334]
+    """
+
+    warp: np.ndarray
+    label: np.ndarray
+    cycle: np.ndarray
+
+    @classmethod
+    def of(cls, rows: Iterable[tuple[int, str, int]]) -> ClockReads:
+        """From ``(warp, label, cycle)`` tuples."""
+        rows = list(rows)
+        label = np.empty(len(rows), dtype=object)
+        label[:] = [r[1] for r in rows]
+        return cls(
+            warp=np.array([r[0] for r in rows], dtype=np.int64),
+            label=label,
+            cycle=np.array([r[2] for r in rows], dtype=np.int64),
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Result:
+    """Counters of one run. ``clock_reads`` holds one entry per executed ``clock`` (warp,
+    label, cycle); ``clocks`` is the same as a DataFrame."""
+
+    clock_reads: ClockReads
     total_cycles: int
     bytes: int
     passes: int
@@ -76,6 +108,16 @@ class Result:
     event_log: pd.DataFrame | None = field(default=None, repr=False)
     op_log: np.ndarray | None = field(default=None, repr=False)
     """int64 [rows, len(OP_TIMES)] (``record_ops``); read it with ``ops()``."""
+
+    @cached_property
+    def clocks(self) -> pd.DataFrame:
+        """The clock reads as a table, one row per ``clock`` executed: warp, label, cycle
+        (pandas is imported here, not for a run: ``wgpsim run`` builds no table of them)."""
+        import pandas as pd
+
+        reads = self.clock_reads
+        columns = (reads.warp, reads.label, reads.cycle)
+        return pd.DataFrame(dict(zip(CLOCK_COLUMNS, columns, strict=True)))
 
     @property
     def bank_conflict_cycles(self) -> int:
@@ -96,9 +138,7 @@ class Result:
         """Warps that read both labels, with their first ``start`` and last ``end`` cycle (numpy:
         this runs once per simulation in sweeps, where a pandas groupby costs more than the
         fast engine's whole run)."""
-        label = self.clocks["label"].to_numpy()
-        warp = self.clocks["warp"].to_numpy(dtype=np.int64)
-        cycle = self.clocks["cycle"].to_numpy(dtype=np.int64)
+        label, warp, cycle = self.clock_reads.label, self.clock_reads.warp, self.clock_reads.cycle
         n = int(warp.max()) + 1 if warp.size else 0
         first = np.full(n, np.iinfo(np.int64).max)
         last = np.full(n, np.iinfo(np.int64).min)
@@ -112,7 +152,7 @@ class Result:
         """The kernel's measured cycles: the largest per-warp ``end - start``."""
         _, first, last = self._spans(start, end)
         if not first.size:
-            have = sorted(set(self.clocks["label"]))
+            have = sorted(set(self.clock_reads.label.tolist()))
             raise TraceError(
                 f"no warp reads both clock labels {start!r} and {end!r} (labels read: {have})"
             )
@@ -184,7 +224,12 @@ class Result:
             "instructions": {k: int(v) for k, v in self.instructions.items()},
             "clocks": [
                 {"warp": int(w), "label": str(lab), "cycle": int(c)}
-                for w, lab, c in self.clocks[list(CLOCK_COLUMNS)].itertuples(index=False)
+                for w, lab, c in zip(
+                    self.clock_reads.warp.tolist(),
+                    self.clock_reads.label.tolist(),
+                    self.clock_reads.cycle.tolist(),
+                    strict=True,
+                )
             ],
         }
 

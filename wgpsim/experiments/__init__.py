@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wgpsim.columns import Columns
 from wgpsim.errors import ConfigError, shown
 from wgpsim.experiments.config import (
     ConfigSource,
@@ -78,31 +79,42 @@ EXECUTION_FIELDS = (
 class ExperimentResult:
     """What an experiment produced.
 
-    ``tables`` maps a name to a DataFrame (the first is the main one, :attr:`table`);
+    ``tables`` maps a name to a DataFrame (the first is the main one, :attr:`table`); a kind
+    may give :class:`~wgpsim.columns.Columns` instead (``lds_bandwidth`` does: ``wgpsim run``
+    then prints and writes them without importing pandas), which :func:`run_experiment`
+    turns into DataFrames (:meth:`frames`) unless asked not to (``frames=False``, the CLI);
     ``summary`` holds what tables do not, as the kind's frozen dataclass (e.g.
     ``LdsBandwidthSummary``: the parsed config, fits, peaks), read by attribute; ``overrides``
     lists the changes to the config files the run used (``--set`` items, ``hardware_overrides``,
     ``--hw``), which figure titles show (:meth:`title`); ``notes`` are warnings about the
     results (a poor fit) that the CLI prints; ``display`` is the
     main table formatted for people (strings, headers as the seed writes them), if the kind
-    gives one. ``figures`` maps a file stem to a ``matplotlib.figure.Figure`` or a callable
+    gives one (a DataFrame or Columns, as the tables). ``figures`` maps a file stem to a ``matplotlib.figure.Figure`` or a callable
     returning one (built only when written): experiments sit below ``wgpsim.plots``, so the
     figures are attached above them, with :meth:`with_figures` (``wgpsim run`` does it).
     """
 
     kind: str
     name: str
-    tables: dict[str, pd.DataFrame]
+    tables: dict[str, pd.DataFrame | Columns]
     summary: Any = None
-    display: pd.DataFrame | None = None
+    display: pd.DataFrame | Columns | None = None
     figures: dict[str, Any] = field(default_factory=dict)
     overrides: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
     @property
-    def table(self) -> pd.DataFrame:
+    def table(self) -> pd.DataFrame | Columns:
         """The main table (the first of :attr:`tables`)."""
         return next(iter(self.tables.values()))
+
+    def frames(self) -> ExperimentResult:
+        """This result with every table (and ``display``) a DataFrame: what the Python API
+        returns (pandas is imported only if a table is :class:`~wgpsim.columns.Columns`)."""
+        if not any(isinstance(t, Columns) for t in (*self.tables.values(), self.display)):
+            return self
+        tables = {n: _frame(t) for n, t in self.tables.items()}
+        return replace(self, tables=tables, display=_frame(self.display))
 
     def title(self, text: str) -> str:
         """``text`` with the run's name and the overrides it used, for figure and table titles.
@@ -120,6 +132,8 @@ class ExperimentResult:
 
     def records(self) -> list[dict[str, Any]]:
         """The main table as a list of plain dicts (what ``--json`` prints)."""
+        if isinstance(self.table, Columns):
+            return self.table.rows()
         return [
             {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
             for row in self.table.to_dict(orient="records")
@@ -140,16 +154,25 @@ class ExperimentResult:
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         written = []
-        for name, df in self.tables.items():
+        for name, table in self.tables.items():
             written.append(out_dir / f"{name}.csv")
-            atomic_write(written[-1], lambda p, df=df: df.to_csv(p, index=False))
+            if isinstance(table, Columns):
+                atomic_write(written[-1], table.write_csv)
+            else:
+                atomic_write(written[-1], lambda p, df=table: df.to_csv(p, index=False))
             if parquet:
                 written.append(out_dir / f"{name}.parquet")
+                df = _frame(table)
                 atomic_write(written[-1], lambda p, df=df: df.to_parquet(p, index=False))
         for name, make in self.figures.items():
             written.append(out_dir / f"{name}.png")
             atomic_write(written[-1], lambda p, make=make: _save_figure(make, p))
         return written
+
+
+def _frame(table: Any) -> Any:
+    """``table`` as a DataFrame if it is :class:`~wgpsim.columns.Columns` (else itself)."""
+    return table.to_frame() if isinstance(table, Columns) else table
 
 
 def _save_figure(make: Callable[[], Any], path: Path) -> None:
@@ -190,6 +213,7 @@ def run_experiment(
     checkpoint: str | Path | Checkpoint | None = None,
     resume: bool = False,
     kind: str | None = None,
+    frames: bool = True,
 ) -> ExperimentResult:
     """Load ``config`` (a YAML path or a mapping), apply ``overrides`` and run its kind.
 
@@ -201,7 +225,9 @@ def run_experiment(
     Given as a path, the checkpoint is locked for the run and kept to this run's lines when it
     succeeds; given as a :class:`~wgpsim.experiments.executor.Checkpoint`, its owner (the CLI,
     which writes the tables first) calls ``finish`` and ``close``. ``kind``, if given, is the
-    only kind the caller runs (``wgpsim search``: ``layout_search``).
+    only kind the caller runs (``wgpsim search``: ``layout_search``). The tables are
+    DataFrames; with ``frames=False`` they stay as the kind built them (``wgpsim run``, which
+    prints and writes :class:`~wgpsim.columns.Columns` without importing pandas).
 
     Every problem of the config is reported at once: one ConfigError whose ``messages`` name
     each bad field (in the file, or the ``--set`` that gave it).
@@ -235,7 +261,8 @@ def run_experiment(
     finally:
         if owned:
             checkpoint.close()
-    return replace(result, overrides=used) if used and not result.overrides else result
+    result = replace(result, overrides=used) if used and not result.overrides else result
+    return result.frames() if frames else result
 
 
 def _other_kind(found: Any, expected: str) -> str:

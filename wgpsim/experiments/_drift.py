@@ -21,9 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from wgpsim.analysis.drift import DEFAULT_CONFIDENCE, drift_point, summarize_runs
 from wgpsim.experiments.config import ConfigSource, Field, check_fields
@@ -31,6 +29,9 @@ from wgpsim.experiments.executor import Execution
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.config_schema import RANGES
 from wgpsim.trace.trace import Trace
+
+if TYPE_CHECKING:  # built only for a drift section: `wgpsim run` imports no pandas
+    import pandas as pd
 
 DRIFT_FIELDS = (
     Field(
@@ -98,6 +99,8 @@ def drift_tables(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(summary, runs)`` from :func:`~wgpsim.analysis.drift.drift_point` rows, with the
     ``name`` column renamed to ``name`` (``layout``, ``candidate``)."""
+    import pandas as pd
+
     runs = pd.DataFrame(rows)
     summary = summarize_runs(runs, section.confidence)
     return summary.rename(columns={"name": name}), runs.rename(columns={"name": name})

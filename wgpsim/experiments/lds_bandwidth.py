@@ -40,11 +40,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from wgpsim.analysis.fit import SteadyStateFit, fit_steady_state
 from wgpsim.analysis.metrics import conflict_rate
 from wgpsim.analysis.ports import peak_bytes_per_cycle
+from wgpsim.columns import Columns
 from wgpsim.engine import ENGINES, simulate
 from wgpsim.errors import AllocationError, ConfigError, LayoutError, TraceError
 from wgpsim.experiments import ExperimentResult, register_kind
@@ -347,20 +347,21 @@ def measure_point(cfg: LdsBandwidthConfig, point: tuple[str, int]) -> dict[str, 
 
 
 def summarize(
-    cfg: LdsBandwidthConfig, sweep: pd.DataFrame, peaks: dict[str, float]
-) -> tuple[pd.DataFrame, dict[str, SteadyStateFit]]:
+    cfg: LdsBandwidthConfig, sweep: Columns, peaks: dict[str, float]
+) -> tuple[Columns, dict[str, SteadyStateFit]]:
     """The seed's table (one row per candidate at ``report_burst``) and the fits behind it."""
     fits, rows = {}, []
-    for layout, runs in sweep.groupby("layout", sort=False):
-        if runs["bytes"].nunique() < 2:  # the fit's one precondition, as a config error
+    for layout, runs in _by_layout(sweep).items():
+        nbytes = [run["bytes"] for run in runs]
+        if len(set(nbytes)) < 2:  # the fit's one precondition, as a config error
             raise ConfigError(
-                f"bursts {', '.join(map(str, runs['burst']))} all move "
-                f"{int(runs['bytes'].iloc[0])} B with layout '{layout}', and the fit needs 2 "
+                f"bursts {', '.join(str(run['burst']) for run in runs)} all move "
+                f"{int(nbytes[0])} B with layout '{layout}', and the fit needs 2 "
                 "distinct byte counts (a distributed layout wider than the tensor repeats "
                 "elements: use longer bursts)"
             )
-        fit = fits[layout] = fit_steady_state(runs["bytes"], runs["cycles"])
-        at = runs[runs["burst"] == cfg.report_burst].iloc[0]
+        fit = fits[layout] = fit_steady_state(nbytes, [run["cycles"] for run in runs])
+        at = next(run for run in runs if run["burst"] == cfg.report_burst)
         rows.append(
             {
                 "layout": layout,
@@ -378,30 +379,38 @@ def summarize(
                 )[0],
             }
         )
-    table = pd.DataFrame(rows)
-    table["speedup"] = table["cycles"].iloc[0] / table["cycles"]
-    return table[list(TABLE_COLUMNS)], fits
+    for row in rows:
+        row["speedup"] = rows[0]["cycles"] / row["cycles"]
+    return Columns.from_rows(rows, TABLE_COLUMNS), fits
 
 
-def display(table: pd.DataFrame) -> pd.DataFrame:
+def _by_layout(sweep: Columns) -> dict[str, list[dict[str, Any]]]:
+    """The sweep's rows by candidate, candidates and rows in sweep order."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in sweep.rows():
+        groups.setdefault(row["layout"], []).append(row)
+    return groups
+
+
+def display(table: Columns) -> Columns:
     """The table as the seed prints it (strings, human headers)."""
-    return pd.DataFrame(
+    return Columns(
         {
             "layout": table["layout"],
-            "cycles": table["cycles"].map(str),
-            "LDS": table["lds_bytes"].map(_kib),
-            "raw B/cycle": table["raw_bytes_per_cycle"].map("{:.1f}".format),
-            "steady B/cycle": table["steady_bytes_per_cycle"].map("{:.1f}".format),
-            "peak B/cycle": table["peak_bytes_per_cycle"].map("{:g}".format),
-            "fixed cycles": table["fixed_cycles"].map("{:.1f}".format),
-            "R²": table["r_squared"].map("{:.4f}".format),
-            "speedup": table["speedup"].map("{:.2f}x".format),
-            "bank conflicts": [
+            "cycles": tuple(map(str, table["cycles"])),
+            "LDS": tuple(map(_kib, table["lds_bytes"])),
+            "raw B/cycle": tuple(map("{:.1f}".format, table["raw_bytes_per_cycle"])),
+            "steady B/cycle": tuple(map("{:.1f}".format, table["steady_bytes_per_cycle"])),
+            "peak B/cycle": tuple(map("{:g}".format, table["peak_bytes_per_cycle"])),
+            "fixed cycles": tuple(map("{:.1f}".format, table["fixed_cycles"])),
+            "R²": tuple(map("{:.4f}".format, table["r_squared"])),
+            "speedup": tuple(map("{:.2f}x".format, table["speedup"])),
+            "bank conflicts": tuple(
                 f"{c} ({r:.0f}%)" if c else "0"
                 for c, r in zip(
                     table["bank_conflict_cycles"], table["bank_conflict_rate"], strict=True
                 )
-            ],
+            ),
         }
     )
 
@@ -449,7 +458,7 @@ def run(
     points = [(layout, burst) for layout in cfg.layouts for burst in cfg.burst_lengths]
     fn = partial(measure_point, cfg)
     rows = execution.map(fn, points, desc="lds_bandwidth", fp=fingerprint(cfg))
-    sweep = pd.DataFrame(rows)
+    sweep = Columns.from_rows(rows)
     try:
         table, fits = summarize(cfg, sweep, peaks)
     except ConfigError as err:  # found only once the sweep measured the bytes
@@ -457,7 +466,7 @@ def run(
     tables = {
         "results": table,
         "sweep": sweep,
-        "fit": pd.DataFrame([{"layout": k, **f.to_dict()} for k, f in fits.items()]),
+        "fit": Columns.from_rows([{"layout": k, **f.to_dict()} for k, f in fits.items()]),
     }
     if cfg.drift is not None:
         tables["drift"], tables["drift_runs"] = run_drift(

@@ -19,17 +19,21 @@ horizontal line it approaches.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from matplotlib.figure import Figure
 
 from wgpsim.analysis.fit import SteadyStateFit
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from wgpsim.columns import Columns
+
 
 def bandwidth_vs_burst(
-    sweep: pd.DataFrame,
+    sweep: pd.DataFrame | Columns,
     fits: Mapping[str, SteadyStateFit],
     peaks: Mapping[str, float] | None = None,
     *,
@@ -40,14 +44,19 @@ def bandwidth_vs_burst(
     Markers and dash patterns differ per layout too, so candidates with equal numbers stay
     visible on top of each other.
 
-    ``sweep`` needs columns ``layout``, ``burst``, ``bytes`` and ``raw_bytes_per_cycle``.
+    ``sweep`` (a DataFrame or :class:`~wgpsim.columns.Columns`) needs columns ``layout``,
+    ``burst``, ``bytes`` and ``raw_bytes_per_cycle``.
     """
     fig = Figure(figsize=(10, 4.5), layout="constrained")
     ax = fig.add_subplot()
-    for i, (name, rows) in enumerate(sweep.groupby("layout", sort=False)):
+    layouts = np.asarray(sweep["layout"], dtype=object)
+    columns = {c: np.asarray(sweep[c]) for c in ("burst", "bytes", "raw_bytes_per_cycle")}
+    for i, name in enumerate(dict.fromkeys(layouts.tolist())):
         color = f"C{i % 10}"
         marker, dashes = _MARKERS[i % len(_MARKERS)], _DASHES[i % len(_DASHES)]
-        rows = rows.sort_values("burst")
+        mine = np.flatnonzero(layouts == name)
+        mine = mine[np.argsort(columns["burst"][mine], kind="stable")]
+        rows = {c: values[mine] for c, values in columns.items()}
         ax.plot(
             rows["burst"],
             rows["raw_bytes_per_cycle"],
@@ -59,7 +68,7 @@ def bandwidth_vs_burst(
         )
         fit = fits.get(name)
         if fit is not None:
-            bytes_per_burst = float((rows["bytes"] / rows["burst"]).iloc[0])
+            bytes_per_burst = float((rows["bytes"] / rows["burst"])[0])
             burst = np.linspace(rows["burst"].min(), rows["burst"].max(), 200)
             ax.plot(
                 burst,

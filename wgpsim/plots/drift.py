@@ -30,10 +30,12 @@ J = 32: 323 -> 646 cycles, x2.0, although its conflict rate fell to 0.19):
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from matplotlib.figure import Figure
+
+if TYPE_CHECKING:  # a drift table is a DataFrame; `wgpsim run` without one imports no pandas
+    import pandas as pd
 
 
 def conflict_rate_vs_jitter(
