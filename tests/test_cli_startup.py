@@ -67,6 +67,24 @@ def test_the_check_sees_a_heavy_import() -> None:
     assert "pandas" in _heavy_modules_after(code)
 
 
+def test_the_seed_run_builds_no_dataframe(tmp_path: Path) -> None:
+    """``wgpsim run configs/lds_bandwidth.yaml`` (``engine: auto``: des) prints its table and
+    writes its files without pandas (nor pyarrow), numba, scipy, dask or pyplot: it needs
+    numpy, yaml, simpy and matplotlib's Figure only."""
+    out = tmp_path / "out"
+    code = (
+        "import contextlib, io, sys\n"
+        "from wgpsim.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as shown:\n"
+        f"    assert main(['run', 'configs/lds_bandwidth.yaml', '--out', {str(out)!r}]) == 0\n"
+        "assert 'partitioned' in shown.getvalue(), shown.getvalue()\n"
+        "assert 'matplotlib.pyplot' not in sys.modules\n"
+    )
+    heavy = _heavy_modules_after(code)
+    assert sorted(heavy) == ["matplotlib", "numpy", "simpy", "yaml"]
+    assert {p.name for p in out.iterdir()} >= {"results.csv", "bandwidth_vs_burst.png"}
+
+
 def test_run_help_names_the_scheduler_variable() -> None:
     """``wgpsim run --help`` names the executor's variable without importing the executor."""
     import contextlib

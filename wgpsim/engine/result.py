@@ -17,8 +17,8 @@ warp, maxed over warps.
 (323, [323, 322], 202.9)
 >>> r.bank_conflict_cycles, r.to_dict()["port_busy_cycles"]
 (0, {'L': 256, 'C': 0})
->>> r.clocks.iloc[1].tolist()  # the clock reads as a table, built when first read
-[0, 'end', 334]
+>>> r.clocks.to_dict(orient="records")[1]  # the clock reads as a table, built when first read
+{'warp': 0, 'label': 'end', 'cycle': 334}
 """
 
 from __future__ import annotations
