@@ -14,7 +14,7 @@ from wgpsim.experiments import run_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TEXT = st.text(st.sampled_from('ab1.- ,;"\'\n\r\té²'), max_size=6)  # what CSV must quote
+TEXT = st.text(st.sampled_from("ab1.- ,;\"'\n\r\té²"), max_size=6)  # what CSV must quote
 FLOATS = st.floats(allow_nan=True, allow_infinity=True) | st.none()
 COLUMN = st.sampled_from(["int", "float", "str", "bool"])
 VALUES = {
