@@ -41,6 +41,7 @@ x 20,000 b128 loads, separate partitions; 6.7 M -> 1.6 M on one partition), so t
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import subprocess
 import sys
@@ -50,18 +51,40 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "lds_bandwidth.yaml"
 
-# name: (issue 18's target, baseline above), CPU seconds
-TARGETS = {
-    "import wgpsim": (0.2, 0.05),
-    "wgpsim --help": (0.3, 0.79),
-    "wgpsim run lds_bandwidth (warm)": (1.5, 2.87),
+RUN = "wgpsim run lds_bandwidth (warm)"
+TARGETS = {"import wgpsim": 0.2, "wgpsim --help": 0.3, RUN: 1.5}
+"""Issue 18's targets, CPU seconds."""
+
+RUN_LIBRARIES = (
+    "numpy",
+    "yaml",
+    "simpy",
+    "rich.console",
+    "rich.table",
+    "matplotlib.figure",
+    "matplotlib.backends.backend_agg",
+)
+"""What the warm run cannot avoid importing: the des engine's simpy, the figure's matplotlib
+(Figure and the Agg canvas only), the table's rich, numpy and yaml."""
+
+FLOORS = {
+    "import wgpsim": ("python -c pass", "pass"),
+    "wgpsim --help": ("python -c pass", "pass"),
+    RUN: ("its libraries' imports", f"import {', '.join(RUN_LIBRARIES)}"),
 }
+"""Per command, the floor measured beside it: a bare interpreter, and for the run the imports of
+the libraries it needs (so ``vs floor`` is what wgpsim's own code and work add on top)."""
 
 
-def cpu_seconds(argv: list[str]) -> float:
-    """The CPU time (user + system) of running ``argv`` to completion in a child process."""
+def cpu_seconds(argv: list[str], side: tuple[Path, dict[str, str]]) -> float:
+    """The CPU time (user + system) of running ``argv`` to completion in a child process in
+    ``side``'s checkout (its directory: ``python -m`` imports from there first) and
+    environment."""
+    cwd, env = side
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(argv, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        argv, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -71,32 +94,65 @@ def commands(out: Path) -> dict[str, list[str]]:
     return {
         "import wgpsim": [py, "-c", "import wgpsim"],
         "wgpsim --help": [py, "-m", "wgpsim", "--help"],
-        "wgpsim run lds_bandwidth (warm)": [
-            py,
-            "-m",
-            "wgpsim",
-            "run",
-            str(CONFIG),
-            "--out",
-            str(out),
-        ],
+        RUN: [py, "-m", "wgpsim", "run", str(CONFIG), "--out", str(out)],
     }
+
+
+def checkout(path: Path) -> tuple[Path, dict[str, str]]:
+    """The directory and environment that make ``path`` the wgpsim a child imports."""
+    path = path.resolve()
+    paths = os.pathsep.join([str(path), os.environ.get("PYTHONPATH", "")])
+    return path, dict(os.environ, PYTHONPATH=paths)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="runs per command (best kept)")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="CHECKOUT",
+        help="also measure this checkout of wgpsim (e.g. `git archive main | tar -x -C DIR`), "
+        "interleaved with this one, and print the ratio",
+    )
     args = parser.parse_args()
+    sides = {"this": checkout(ROOT)}
+    if args.against is not None:
+        sides["against"] = checkout(args.against)
     with tempfile.TemporaryDirectory() as tmp:
         cmds = commands(Path(tmp) / "out")
-        cpu_seconds(cmds["wgpsim run lds_bandwidth (warm)"])  # warm numba's cache
-        print(f"{'command':34} {'CPU s':>7} {'target':>7} {'vs target':>10} {'vs baseline':>12}")
-        for name, argv in cmds.items():
-            best = min(cpu_seconds(argv) for _ in range(args.repeat))
-            target, baseline = TARGETS[name]
-            print(
-                f"{name:34} {best:7.2f} {target:7.2f} {best / target:9.2f}x {best / baseline:11.2f}x"
-            )
+        for side in sides.values():
+            cpu_seconds(cmds[RUN], side)  # warm numba's cache and the .pyc files
+        floors = {text: [sys.executable, "-c", text] for _, text in FLOORS.values()}
+        best: dict[tuple[str, str], float] = {}
+        for _ in range(args.repeat):  # interleaved: a change in the machine's load hits all
+            for name, argv in cmds.items():
+                for side in sides:
+                    key = (name, side)
+                    best[key] = min(best.get(key, float("inf")), cpu_seconds(argv, sides[side]))
+            for text, argv in floors.items():
+                key = (text, "floor")
+                best[key] = min(best.get(key, float("inf")), cpu_seconds(argv, sides["this"]))
+    load = os.getloadavg()[0]
+    print(f"CPU seconds, best of {args.repeat} (load average {load:.1f} at the end)")
+    header = (
+        f"{'command':32} {'CPU s':>6} {'target':>6} {'vs target':>9}  {'floor':>22} {'vs floor':>8}"
+    )
+    if args.against is not None:
+        header += f" {'against':>7} {'vs against':>10}"
+    print(header)
+    for name in cmds:
+        cpu, target = best[(name, "this")], TARGETS[name]
+        floor_name, floor_text = FLOORS[name]
+        floor = best[(floor_text, "floor")]
+        line = (
+            f"{name:32} {cpu:6.2f} {target:6.2f} {cpu / target:8.2f}x  "
+            f"{floor_name + f' {floor:.2f}':>22} {cpu / floor:7.2f}x"
+        )
+        if args.against is not None:
+            other = best[(name, "against")]
+            line += f" {other:7.2f} {cpu / other:9.2f}x"
+        print(line)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,16 @@
 """The ``auto`` engine: the simpy reference for a process's first small traces, the compiled
 ``fast`` engine beyond; the two agree cycle for cycle, so the choice changes only the cost.
 
-Loading the fast engine costs a process about 1.5 CPU-s even with numba's cache warm (numba's
-import, its target's set-up, the cached functions) and about 20 CPU-s on a fresh machine (the
-compile); ``des`` simulates about 28,000 passes per CPU-s (``benchmarks/first_run.py``). So a job
-whose traces add up to fewer than ``DES_PASSES`` passes (the AMD blog's microbenchmark, ``wgpsim
-run configs/lds_bandwidth.yaml``: 12 traces, 1,008 passes) is cheaper on ``des`` than loading
-``fast`` at all, and on a fresh machine its first run compiles nothing. Once the process has sent
-that many passes to ``des``, or has the fast engine loaded already, every trace goes to ``fast``.
-``Result.engine`` says which engine ran.
+Loading the fast engine costs a process about 0.6 CPU-s even with numba's cache warm (numba's
+import 0.13, ``wgpsim.engine.fast`` 0.03, its first call loading the cached functions 0.42; about
+1.5 on a loaded machine) and about 20 CPU-s on a fresh machine (the compile); ``des`` simulates
+about 60,000 passes per CPU-s (28,000 loaded): the two cost the same near 35,000-42,000 passes
+(2026-12-03, load 1, 8 warps x 600 ``ds_load_b128``). So a job whose traces add up to fewer than
+``DES_PASSES`` passes (the AMD blog's microbenchmark, ``wgpsim run configs/lds_bandwidth.yaml``:
+12 traces, 1,008 passes) is cheaper on ``des`` than loading ``fast`` at all (that whole warm run:
+0.86 CPU-s on ``des``, 1.34 with ``--set engine=fast``), and on a fresh machine its first run
+compiles nothing. Once the process has sent that many passes to ``des``, or has the fast engine
+loaded already, every trace goes to ``fast``. ``Result.engine`` says which engine ran.
 
 The microbenchmark's 1,008 passes in a fresh process, then a trace past the budget, and any trace
 once the fast engine is loaded:
@@ -33,7 +35,8 @@ from wgpsim.trace.instructions import NUM_LDS_OPS, OPS
 DES_PASSES = 40_000
 """Passes a process sends to ``des`` before ``auto`` loads the fast engine: about what ``des``
 simulates in the 1.5 CPU-s that loading a warm fast engine costs (28,000 passes per CPU-s
-measured on the 2-core machine, 2026-12-02)."""
+measured on the loaded 2-core machine, 2026-12-02; 0.6 CPU-s and 60,000 at light load,
+2026-12-03: the same break-even within 15%)."""
 
 _sent = [0]  # passes this process has sent to des through auto
 
