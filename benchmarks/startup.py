@@ -4,16 +4,50 @@
 A plain script (not a test: timings on a shared machine are not assertions)::
 
     python benchmarks/startup.py [--repeat 5]
+    git archive main | tar -x -C /tmp/main && python benchmarks/startup.py --against /tmp/main
 
 Each command runs in a fresh interpreter (``sys.executable``, ``python -m wgpsim`` for the
-command, so the checkout on ``PYTHONPATH`` is the one measured); its cost is the CPU time (user +
-system) of that child, read with ``resource.getrusage(RUSAGE_CHILDREN)`` before and after it
-(CPU seconds, not wall time: other processes on a loaded machine stretch wall time but not the
-child's CPU). The best of ``--repeat`` runs is kept (the least disturbed one). The ``run`` is
-warm: it is run once, untimed, first, so the fast engine's compiled functions are in numba's
-cache; its output goes to a temporary directory.
+command, in the checkout measured and with it first on ``PYTHONPATH``); its cost is the CPU time
+(user + system) of that child, read with ``resource.getrusage(RUSAGE_CHILDREN)`` before and after
+it (CPU seconds, not wall time: other processes on a loaded machine stretch wall time but not the
+child's CPU). The best of ``--repeat`` runs is kept (the least disturbed one), the commands taking
+turns so that a change of the machine's load hits every one. The ``run`` is warm: it is run once,
+untimed, first, so numba's cache and the ``.pyc`` files are written; its output goes to a
+temporary directory.
 
-Each figure is printed with its ratio to issue 18's target and to the baseline below.
+Each figure is printed with its ratio to issue 18's target and to a floor measured beside it in
+the same run (:data:`FLOORS`: a bare ``python -c pass``; for the run, importing the libraries it
+needs, numpy, yaml, simpy, rich and matplotlib's Figure with the Agg canvas); with ``--against
+CHECKOUT``, also with the same command's figure on that checkout (the old code path).
+
+Measured 2026-12-03 after the run stopped importing pandas (``wgpsim.columns``, the clock reads
+as arrays; this 2-core machine, load average 1-1.5 from this engineer's tests, other engineers
+idle; best of 5, ``--against`` main at f206180):
+
+=================================  =====  ======  =======================  ==========
+command                            CPU s  target  floor                    vs main
+=================================  =====  ======  =======================  ==========
+``import wgpsim``                  0.03   0.2     ``pass`` 0.03 (1.03x)    0.03 (1.0x)
+``wgpsim --help``                  0.05   0.3     ``pass`` 0.03 (1.66x)    0.05 (1.0x)
+warm ``run`` lds_bandwidth         0.74   1.5     libraries 0.50 (1.47x)   1.00 (0.74x)
+=================================  =====  ======  =======================  ==========
+
+(Another run the same morning, load 1.4: 0.82 against main's 1.04, 0.78x; at load 0, main's run
+was 1.09.) What the warm run costs now, from ``-X importtime`` and ``cProfile`` in the child:
+matplotlib's import 0.25-0.27 (about 0.05 of it matplotlib building the docstrings of every
+artist's ``set``) and the figure's ``savefig`` 0.13 (``bbox_inches="tight"`` draws it twice),
+numpy 0.09, wgpsim's own modules about 0.06, the 12 ``des`` runs with their traces 0.09, simpy
+0.03 (its ``importlib.metadata`` version lookup), yaml and the two config files 0.04, the table
+on the terminal 0.02. pandas' import (with pyarrow) was 0.26 of the 1.09. With ``--set
+engine=fast`` the run costs 1.34 (numba's import and its cached functions: 0.6), so ``engine:
+auto`` stays on ``des`` for it (``wgpsim.engine.auto``). On an empty numba cache the shipped run
+costs 0.72 CPU-s and prints nothing on stderr (``benchmarks/first_run.py``); with ``--set
+engine=fast`` it costs 16.1 and stderr says ``wgpsim: compiling the fast engine (first run only,
+~20 s)...`` before the compile.
+
+Earlier figures, for the record. Load inflates CPU seconds too (the two cores are shared):
+main's warm run was 2.2 in the README's figure (2026-12-02, a package install on the other core)
+and 1.09 here at load 0 (2026-12-03), so compare figures of one run, not across days.
 
 Baseline (2026-12-01, this 2-core machine, loaded: load average ~10, seven other engineers
 running tests; best of 5, CPU seconds) measured on main at 3bc10e2, before lazy imports:
