@@ -424,7 +424,7 @@ def run(
     barrier = _Barrier(env, trace.num_warps, hw.timing.barrier_latency)
     drift = jitter(len(trace), hw, seed)
     delays = None if drift is None else drift.tolist()
-    clocks: list[tuple[int, str, int]] = []
+    clocks: list[tuple[int, int, int]] = []  # (warp, label index, cycle)
     finished = [False] * trace.num_warps
     ops, args = trace.op.tolist(), trace.arg.tolist()
     rows_of = [np.flatnonzero(trace.warp == w).tolist() for w in range(trace.num_warps)]
@@ -450,7 +450,7 @@ def run(
             elif op == BARRIER:
                 yield barrier.arrive()
             elif op == CLOCK:
-                clocks.append((warp.id, trace.labels[args[row]], int(env.now)))
+                clocks.append((warp.id, int(args[row]), int(env.now)))
                 yield env.timeout(later(env.now, hw.timing.clock_latency))
             elif op == DELAY and args[row]:
                 yield env.timeout(later(env.now, args[row]))
@@ -510,10 +510,17 @@ def partition_accesses(table, hw: HardwareConfig) -> tuple[int, ...]:
     return tuple(int(((masks >> p) & 1).sum()) for p in range(hw.partitions.count))
 
 
+def _clock_reads(clocks: list[tuple[int, int, int]], labels) -> ClockReads:
+    """The ``(warp, label index, cycle)`` reads as arrays (``Result.clocks`` is built from them
+    when read: a run imports no pandas)."""
+    warp, label, cycle = np.array(clocks, dtype=np.int64).reshape(-1, 3).T.copy()
+    return ClockReads(warp, label, cycle, tuple(labels))
+
+
 def _result(trace, hw, lds: Lds, clocks, now: int, seed: int, record: bool) -> Result:
     table = lds.table
     return Result(
-        clock_reads=ClockReads.of(clocks),
+        clocks=_clock_reads(clocks, trace.labels),
         total_cycles=now,
         bytes=int(table.bytes.sum()),
         passes=len(table),

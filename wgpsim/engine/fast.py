@@ -20,9 +20,9 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
 from wgpsim.engine import _compile_notice, _fast_grant, _fast_loop, _fast_state
 from wgpsim.engine._fast_grant import policy_of
@@ -31,7 +31,7 @@ from wgpsim.engine._fast_passes import loop_passes
 from wgpsim.engine._fast_state import LoopHardware, LoopTrace, new_state, warp_order
 from wgpsim.engine.des import instruction_counts, jitter, partition_accesses
 from wgpsim.engine.limits import check_inputs, overflow
-from wgpsim.engine.result import EVENT_COLUMNS, ClockReads, Result
+from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, Result
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
 from wgpsim.trace.instructions import (
@@ -44,9 +44,6 @@ from wgpsim.trace.instructions import (
     WAIT_DS,
     WAIT_TENSOR,
 )
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 
 def _drop_stale_loop_cache() -> None:
@@ -111,7 +108,7 @@ def run(
             f"warps {stuck} never finished (a barrier or wait_ds that cannot complete)"
         )
     return Result(
-        clock_reads=_clocks(st.clocks[: counters["clocks"]], trace.labels),
+        clocks=_clocks(st.clocks[: counters["clocks"]], trace.labels),
         total_cycles=int(max(counters["last_event"], counters["last_tick"] + 1)),
         bytes=table.bytes,
         passes=len(table),
@@ -169,20 +166,15 @@ def _padded(groups: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return out, lengths
 
 
-def _clocks(clocks: np.ndarray, labels: tuple[str, ...]) -> ClockReads:
+def _clocks(clocks: np.ndarray, labels: tuple[str, ...]) -> pd.DataFrame:
     """The clock reads as des reports them (warp, label, cycle)."""
     names = np.array(labels, dtype=object)
-    return ClockReads(
-        warp=clocks["warp"].astype(np.int64),
-        label=names[clocks["label"]],
-        cycle=clocks["cycle"].astype(np.int64),
-    )
+    columns = (clocks["warp"], names[clocks["label"]], clocks["cycle"])
+    return pd.DataFrame(dict(zip(CLOCK_COLUMNS, columns, strict=True)))
 
 
 def _events(log: np.ndarray, trace, table, hw: HardwareConfig) -> pd.DataFrame:
     """The arbiter log with des's columns and dtypes."""
-    import pandas as pd  # only when recorded: a run builds no table
-
     if len(log) == 0:
         return pd.DataFrame([], columns=list(EVENT_COLUMNS))
     cycle, pair, port, warp, row, k, status = log.T

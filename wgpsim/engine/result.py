@@ -7,9 +7,10 @@ rocprof's conflicts per access, BC / (IDX - BC), is ``bank_conflict_cycles / pas
 ``measurement()`` is what the seed's kernel reports: the difference of two ``clock`` reads of one
 warp, maxed over warps.
 
+>>> import pandas as pd
 >>> r = Result(
-...     clock_reads=ClockReads.of([(0, "start", 11), (0, "end", 334), (1, "start", 11),
-...                                (1, "end", 333)]),
+...     clocks=pd.DataFrame({"warp": [0, 0, 1, 1], "label": ["start", "end"] * 2,
+...                          "cycle": [11, 334, 11, 333]}),
 ...     total_cycles=345, bytes=65536, passes=256, bank_cycles=256,
 ...     port_busy_cycles={"L": 256, "C": 0}, partition_stall_cycles={"A": 128, "B": 128},
 ...     partition_accesses=(256, 0, 0, 0, 0, 0), instructions={"load": 128})
@@ -17,15 +18,21 @@ warp, maxed over warps.
 (323, [323, 322], 202.9)
 >>> r.bank_conflict_cycles, r.to_dict()["port_busy_cycles"]
 (0, {'L': 256, 'C': 0})
->>> r.clocks.to_dict(orient="records")[1]  # the clock reads as a table, built when first read
-{'warp': 0, 'label': 'end', 'cycle': 334}
+
+An engine may hand over its clock reads as arrays (:class:`ClockReads`): ``measurement()`` then
+reads them directly and the ``clocks`` table is built only when it is read (sweeps measure
+thousands of runs and never look at the table).
+
+>>> reads = ClockReads(np.array([0, 0]), np.array([0, 1]), np.array([11, 334]), ("start", "end"))
+>>> r2 = Result(clocks=reads, total_cycles=345, bytes=0, passes=0, bank_cycles=0,
+...     port_busy_cycles={}, partition_stall_cycles={}, partition_accesses=(), instructions={})
+>>> r2.measurement(), r2.clocks.to_dict("list")
+(323, {'warp': [0, 0], 'label': ['start', 'end'], 'cycle': [11, 334]})
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -62,38 +69,54 @@ OP_COLUMNS = ("row", "warp", "op", *OP_TIMES)
 
 @dataclass(frozen=True, eq=False)
 class ClockReads:
-    """The ``clock`` ops a run executed, in the order the engine executed them: the warp, the
-    label and the cycle of each, as numpy arrays (int64, object: str, int64). Kept as arrays
-    because a sweep reads them once per simulation (``Result.measurement``) and a table would
-    cost more than a short run; ``Result.clocks`` is the same as a DataFrame.
-
-    >>> ClockReads.of([(0, "start", 11), (0, "end", 334)]).cycle.tolist()
-    [11, 334]
-    """
+    """Clock reads as arrays: ``warp``, ``label`` (an index into ``labels``) and ``cycle`` per
+    read, in the order the engine recorded them."""
 
     warp: np.ndarray
     label: np.ndarray
     cycle: np.ndarray
+    labels: tuple[str, ...]
 
-    @classmethod
-    def of(cls, rows: Iterable[tuple[int, str, int]]) -> ClockReads:
-        """From ``(warp, label, cycle)`` tuples."""
-        rows = list(rows)
-        label = np.empty(len(rows), dtype=object)
-        label[:] = [r[1] for r in rows]
-        return cls(
-            warp=np.array([r[0] for r in rows], dtype=np.int64),
-            label=label,
-            cycle=np.array([r[2] for r in rows], dtype=np.int64),
-        )
+    def frame(self) -> pd.DataFrame:
+        """The ``Result.clocks`` table (warp, label, cycle)."""
+        import pandas as pd
+
+        names = np.array(self.labels, dtype=object)
+        columns = (self.warp, names[self.label], self.cycle)
+        return pd.DataFrame(dict(zip(CLOCK_COLUMNS, columns, strict=True)))
+
+    def of(self, label: str) -> np.ndarray:
+        """Which reads have ``label``."""
+        if label not in self.labels:
+            return np.zeros(len(self.label), dtype=bool)
+        return self.label == self.labels.index(label)
+
+
+class _ClockTable:
+    """``Result.clocks``: kept as given (a DataFrame, or an engine's :class:`ClockReads`) and a
+    DataFrame when read (built once)."""
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:  # the dataclass asks for a default: there is none
+            raise AttributeError("clocks")
+        value = obj.__dict__["_clocks"]
+        if isinstance(value, ClockReads):
+            table = obj.__dict__.get("_clock_table")
+            if table is None:
+                table = obj.__dict__["_clock_table"] = value.frame()
+            return table
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__["_clocks"] = value
 
 
 @dataclass(frozen=True, eq=False)
 class Result:
-    """Counters of one run. ``clock_reads`` holds one entry per executed ``clock`` (warp,
-    label, cycle); ``clocks`` is the same as a DataFrame."""
+    """Counters of one run. ``clocks`` has one row per executed ``clock`` (warp, label, cycle);
+    an engine may pass a :class:`ClockReads` instead of the table (built when read)."""
 
-    clock_reads: ClockReads
+    clocks: pd.DataFrame = _ClockTable()  # type: ignore[assignment]
     total_cycles: int
     bytes: int
     passes: int
@@ -108,16 +131,6 @@ class Result:
     event_log: pd.DataFrame | None = field(default=None, repr=False)
     op_log: np.ndarray | None = field(default=None, repr=False)
     """int64 [rows, len(OP_TIMES)] (``record_ops``); read it with ``ops()``."""
-
-    @cached_property
-    def clocks(self) -> pd.DataFrame:
-        """The clock reads as a table, one row per ``clock`` executed: warp, label, cycle
-        (pandas is imported here, not for a run: ``wgpsim run`` builds no table of them)."""
-        import pandas as pd
-
-        reads = self.clock_reads
-        columns = (reads.warp, reads.label, reads.cycle)
-        return pd.DataFrame(dict(zip(CLOCK_COLUMNS, columns, strict=True)))
 
     @property
     def bank_conflict_cycles(self) -> int:
@@ -138,11 +151,19 @@ class Result:
         """Warps that read both labels, with their first ``start`` and last ``end`` cycle (numpy:
         this runs once per simulation in sweeps, where a pandas groupby costs more than the
         fast engine's whole run)."""
-        label, warp, cycle = self.clock_reads.label, self.clock_reads.warp, self.clock_reads.cycle
+        reads = self.__dict__["_clocks"]
+        if isinstance(reads, ClockReads):
+            warp, cycle = reads.warp.astype(np.int64, copy=False), reads.cycle
+            is_start, is_end = reads.of(start), reads.of(end)
+        else:
+            label = reads["label"].to_numpy()
+            warp = reads["warp"].to_numpy(dtype=np.int64)
+            cycle = reads["cycle"].to_numpy(dtype=np.int64)
+            is_start, is_end = label == start, label == end
+        cycle = cycle.astype(np.int64, copy=False)
         n = int(warp.max()) + 1 if warp.size else 0
         first = np.full(n, np.iinfo(np.int64).max)
         last = np.full(n, np.iinfo(np.int64).min)
-        is_start, is_end = label == start, label == end
         np.minimum.at(first, warp[is_start], cycle[is_start])
         np.maximum.at(last, warp[is_end], cycle[is_end])
         both = np.flatnonzero((first != np.iinfo(np.int64).max) & (last != np.iinfo(np.int64).min))
@@ -152,7 +173,11 @@ class Result:
         """The kernel's measured cycles: the largest per-warp ``end - start``."""
         _, first, last = self._spans(start, end)
         if not first.size:
-            have = sorted(set(self.clock_reads.label.tolist()))
+            reads = self.__dict__["_clocks"]
+            if isinstance(reads, ClockReads):
+                have = sorted({reads.labels[i] for i in set(reads.label.tolist())})
+            else:
+                have = sorted(set(reads["label"]))
             raise TraceError(
                 f"no warp reads both clock labels {start!r} and {end!r} (labels read: {have})"
             )
@@ -224,12 +249,7 @@ class Result:
             "instructions": {k: int(v) for k, v in self.instructions.items()},
             "clocks": [
                 {"warp": int(w), "label": str(lab), "cycle": int(c)}
-                for w, lab, c in zip(
-                    self.clock_reads.warp.tolist(),
-                    self.clock_reads.label.tolist(),
-                    self.clock_reads.cycle.tolist(),
-                    strict=True,
-                )
+                for w, lab, c in self.clocks[list(CLOCK_COLUMNS)].itertuples(index=False)
             ],
         }
 
