@@ -19,38 +19,35 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
+from wgpsim.analysis import gemm_parts as parts
 from wgpsim.analysis.candidates import (
     OPERANDS,
     AutoPartition,
     Gemm,
     auto_partition,
     cross_pair_bands,
-    instruction_tiles,
     issue_rounds,
 )
 from wgpsim.analysis.pieces import (
     PieceInfo,
     band_partitions,
-    band_pieces,
     cross_pair_overlap,
-    element_addresses,
     lockstep_partition_overlaps,
-    piece_info,
 )
 from wgpsim.engine import Result, simulate
 from wgpsim.errors import LayoutError
 from wgpsim.hw import HardwareConfig
-from wgpsim.hw.alloc import Allocation, allocate_on, tensor_buffers
+from wgpsim.hw.alloc import Allocation, tensor_buffers
 from wgpsim.layout.distributed import AMDWMMALayout
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
     SwizzledSharedLayout,
 )
-from wgpsim.trace.kernels import k_step_trace
-from wgpsim.trace.lowering import Lowering, lower
+from wgpsim.trace.lowering import Lowering
 from wgpsim.trace.trace import Trace
 
 
@@ -151,10 +148,10 @@ def analyse(
 
     ``stages``: buffers per operand (``num_stages``): each operand is one ``local_alloc`` of
     ``[stages, *shape]``, as a pipelined Gluon GEMM allocates it; the K step reads buffer 0.
+    What candidates share (layouts, lowerings, pieces, allocations, operands at the same bases,
+    simulations) comes from the caches of ``wgpsim.analysis.gemm_parts``.
     """
-    sim = {"engine": engine, "seed": seed}
-    wmma = gemm.wmma(spec.warp, spec.register)
-    tiles = instruction_tiles(wmma, gemm.block_mn)
+    wmma, tiles = parts.cta_tiles(gemm, tuple(spec.warp), tuple(spec.register))
     pairs = tuple(hw.pair_of_warp(w) for w in range(gemm.num_warps))
     rounds = issue_rounds(gemm.num_warps, hw.wgp.simds)
     layouts = []
@@ -165,10 +162,10 @@ def analyse(
                 spec.shared[op],
                 shape,
                 gemm.order(op),
-                lambda op=op: auto_partition(gemm, tiles, op, pairs, rounds),
+                lambda op=op: _auto(gemm, wmma, op, pairs, rounds),
             )
         )
-    buffers = [
+    buffers = tuple(
         b
         for op, (shared, _) in enumerate(layouts)
         for b in tensor_buffers(
@@ -177,44 +174,61 @@ def analyse(
             (stages, *gemm.operand_shape(op)) if stages > 1 else gemm.operand_shape(op),
             gemm.elem_bytes,
         )
-    ]
-    allocation = allocate_on(hw, buffers)
+    )
+    allocation = parts.allocation(hw, buffers)
     operands = tuple(
-        _operand(gemm, hw, op, shared, derived, wmma, tiles, allocation, cacheline_bytes, sim)
+        _operand(
+            gemm,
+            hw,
+            op,
+            shared,
+            derived,
+            wmma,
+            tuple(allocation.offsets_of(OPERANDS[op].upper())),
+            cacheline_bytes,
+            engine,
+            seed,
+        )
         for op, (shared, derived) in enumerate(layouts)
     )
-    trace = k_step_trace([o.lowering for o in operands])
-    result = simulate(trace, hw, **sim)
+    trace, result = _k_step(tuple(o.lowering for o in operands), hw, engine, seed)
     return CandidateAnalysis(spec, wmma, tiles, pairs, operands, allocation, trace, result)
 
 
+@lru_cache(maxsize=parts.CACHE_SIZE)
+def _auto(gemm: Gemm, wmma: AMDWMMALayout, op: int, pairs: tuple, rounds: tuple) -> AutoPartition:
+    tiles = parts.cta_tiles(gemm, wmma.warp_bases, wmma.reg_bases)[1]
+    return auto_partition(gemm, tiles, op, pairs, rounds)
+
+
+@lru_cache(maxsize=parts.CACHE_SIZE)
+def _k_step(lowerings: tuple[Lowering, ...], hw: HardwareConfig, engine: str, seed: int):
+    """One K step of ``lowerings`` and its simulation."""
+    trace = parts.k_step(lowerings)
+    return trace, simulate(trace, hw, engine=engine, seed=seed)
+
+
+@lru_cache(maxsize=parts.CACHE_SIZE)
 def _operand(
-    gemm, hw, op, shared, derived, wmma, tiles, allocation, cacheline_bytes, sim
+    gemm, hw, op, shared, derived, wmma, bases, cacheline_bytes, engine, seed
 ) -> OperandAnalysis:
+    """Operand ``op`` in ``shared`` under ``wmma`` with its buffers at ``bases``."""
     pairs = tuple(hw.pair_of_warp(w) for w in range(gemm.num_warps))
     rounds = issue_rounds(gemm.num_warps, hw.wgp.simds)
+    tiles = parts.cta_tiles(gemm, wmma.warp_bases, wmma.reg_bases)[1]
     shape, dim, extent = gemm.operand_shape(op), gemm.non_k_dim(op), gemm.band_extent(op)
-    bases = tuple(allocation.offsets_of(OPERANDS[op].upper()))
-    addresses = element_addresses(shared, shape, gemm.elem_bytes, bases)
-    parts = band_partitions(addresses, dim, extent, hw.partitions.size)
+    addresses = parts.elements_at(shared, shape, gemm.elem_bytes, bases)
+    band_parts = band_partitions(addresses, dim, extent, hw.partitions.size)
     colocated, _ = cross_pair_bands(tiles, op, pairs, rounds)
     band = tiles[..., op]
     same_partition = [
         r
         for r in range(band.shape[0])
-        if cross_pair_overlap([set(parts[b]) for b in band[r]], pairs, rounds)
+        if cross_pair_overlap([set(band_parts[b]) for b in band[r]], pairs, rounds)
     ]
-    lowering = lower(
-        shared,
-        gemm.dot_operand(wmma, op),
-        shape,
-        gemm.dtype,
-        bases=bases if len(bases) > 1 else bases[0],
-    )
-    info = piece_info(
-        shared, shape, gemm.contiguous_dim(op), gemm.elem_bytes, gemm.num_warps, cacheline_bytes
-    )
-    alone = simulate(k_step_trace([lowering]), hw, **sim)
+    lowering = parts.lowering_at(parts.sentinel_lowering(gemm, wmma, op, shared), bases)
+    info, pieces = parts.pieces_of(gemm, op, shared, cacheline_bytes)
+    _, alone = _k_step((lowering,), hw, engine, seed)
     return OperandAnalysis(
         op,
         shared,
@@ -223,12 +237,19 @@ def _operand(
         bases,
         tuple(colocated),
         tuple(same_partition),
-        tuple(band_pieces(shared, shape, dim, extent)),
-        tuple(parts),
+        pieces,
+        tuple(band_parts),
         lowering,
         tuple(lockstep_partition_overlaps(lowering.addresses, pairs, hw.partitions.size, rounds)),
         alone,
     )
+
+
+def clear_caches() -> None:
+    """Empty the caches ``analyse`` reads (this module's and ``wgpsim.analysis.gemm_parts``)."""
+    for fn in (_auto, _k_step, _operand):
+        fn.cache_clear()
+    parts.clear()
 
 
 __all__ = [
@@ -237,4 +258,5 @@ __all__ = [
     "OperandAnalysis",
     "analyse",
     "build_shared",
+    "clear_caches",
 ]

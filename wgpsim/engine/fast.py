@@ -31,7 +31,7 @@ from wgpsim.engine._fast_passes import loop_passes
 from wgpsim.engine._fast_state import LoopHardware, LoopTrace, new_state, warp_order
 from wgpsim.engine.des import instruction_counts, jitter, partition_accesses
 from wgpsim.engine.limits import check_inputs, overflow
-from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, Result
+from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, ClockReads, Result
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
 from wgpsim.trace.instructions import (
@@ -166,11 +166,11 @@ def _padded(groups: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return out, lengths
 
 
-def _clocks(clocks: np.ndarray, labels: tuple[str, ...]) -> pd.DataFrame:
-    """The clock reads as des reports them (warp, label, cycle)."""
-    names = np.array(labels, dtype=object)
-    columns = (clocks["warp"], names[clocks["label"]], clocks["cycle"])
-    return pd.DataFrame(dict(zip(CLOCK_COLUMNS, columns, strict=True)))
+def _clocks(clocks: np.ndarray, labels: tuple[str, ...]) -> ClockReads:
+    """The clock reads (warp, label, cycle) as arrays: ``Result.clocks`` is the table des
+    reports, built only when read."""
+    warp, label, cycle = (np.ascontiguousarray(clocks[f]) for f in CLOCK_COLUMNS)
+    return ClockReads(warp, label, cycle, tuple(labels))
 
 
 def _events(log: np.ndarray, trace, table, hw: HardwareConfig) -> pd.DataFrame:
