@@ -45,6 +45,7 @@ from wgpsim.analysis.pieces import band_pieces, element_addresses, piece_info
 from wgpsim.analysis.search_plan import BUFFER_SHIFT, OFFSET_MASK
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.alloc import Allocation, Buffer, allocate_on
+from wgpsim.layout.addresses import linear_of
 from wgpsim.layout.shared import PartitionedSharedLayout
 from wgpsim.trace.kernels import k_step_trace
 from wgpsim.trace.lowering import Lowering, lower
@@ -165,10 +166,11 @@ def k_step(lowerings: Sequence[Lowering], *, lds_bytes: int = DEFAULT_LDS_BYTES)
 
 
 def clear() -> None:
-    """Empty every cache of this module."""
+    """Empty every cache of this module, and the layouts' LinearLayouts (``linear_of``)."""
     for fn in (cta_tiles, sentinel_lowering, sentinel_elements, pieces_of, allocation, _skeleton):
         fn.cache_clear()
     _SKELETONS.clear()
+    linear_of.cache_clear()
 
 
 __all__ = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from wgpsim.analysis.candidates import OPERANDS
@@ -88,10 +89,10 @@ def candidate_rows(c: CandidateAnalysis) -> dict[str, list[dict[str, Any]]]:
         fields = operand_row(c, o)
         row.update({f"{OPERANDS[o.op]}_{k}": v for k, v in fields.items()})
         ops.append({"candidate": c.spec.name, "operand": OPERANDS[o.op], **fields})
-        band = c.tiles[..., o.op]
-        for r in range(band.shape[0]):
-            for w in range(band.shape[1]):
-                b = int(band[r, w])
+        tiles = c.tiles.tolist()
+        for r, per_warp in enumerate(tiles):
+            for w, tile in enumerate(per_warp):
+                b = tile[o.op]
                 instr.append(
                     {
                         "candidate": c.spec.name,
@@ -99,23 +100,24 @@ def candidate_rows(c: CandidateAnalysis) -> dict[str, list[dict[str, Any]]]:
                         "instruction": r,
                         "warp": w,
                         "pair": c.pairs[w],
-                        "tile_row": int(c.tiles[r, w, 0]),
-                        "tile_col": int(c.tiles[r, w, 1]),
+                        "tile_row": tile[0],
+                        "tile_col": tile[1],
                         "band": b,
                         "pieces": list(o.band_pieces[b]),
                         "partitions": list(o.band_partitions[b]),
                     }
                 )
         loads.extend(_loads(c, o))
-    frame = c.allocation.to_frame()
-    frame.insert(0, "candidate", c.spec.name)
-    frame["partitions"] = frame["partitions"].map(list)
+    alloc = [
+        {"candidate": c.spec.name, **r, "partitions": list(r["partitions"])}
+        for r in c.allocation.rows()
+    ]
     return {
         "results": [row],
         "operands": ops,
         "instructions": instr,
         "loads": loads,
-        "allocation": frame.to_dict(orient="records"),
+        "allocation": alloc,
     }
 
 
@@ -164,26 +166,31 @@ def tables_from_rows(parts: list[Mapping[str, list[dict[str, Any]]]]) -> dict[st
 
 
 def _loads(c: CandidateAnalysis, o: OperandAnalysis) -> list[dict[str, Any]]:
+    """Per warp and Triton-level load: its LDS partitions (a bitmask per load, decoded once per
+    mask) and lowest address, over the active lanes."""
     low, size = o.lowering, c.allocation.partition_size
-    rows = []
-    for w in range(low.num_warps):
-        for k in range(low.num_instructions):
-            lanes = low.addresses[w, k]
-            lanes = lanes[lanes >= 0]
-            rows.append(
-                {
-                    "candidate": c.spec.name,
-                    "operand": OPERANDS[o.op],
-                    "warp": w,
-                    "pair": c.pairs[w],
-                    "load": k,
-                    "instruction": low.instruction,
-                    "partitions": sorted({int(p) for p in lanes // size}),
-                    "min_address": int(lanes.min()),
-                    "lockstep_conflict": k in o.lockstep_overlaps,
-                }
-            )
-    return rows
+    addr = low.addresses
+    active = addr >= 0
+    masks = np.bitwise_or.reduce(np.where(active, 1 << np.where(active, addr // size, 0), 0), -1)
+    lowest = np.where(active, addr, np.iinfo(np.int64).max).min(axis=-1)
+    masks, lowest = masks.tolist(), lowest.tolist()
+    names = {m: [p for p in range(m.bit_length()) if m >> p & 1] for r in masks for m in r}
+    conflict = set(o.lockstep_overlaps)
+    return [
+        {
+            "candidate": c.spec.name,
+            "operand": OPERANDS[o.op],
+            "warp": w,
+            "pair": c.pairs[w],
+            "load": k,
+            "instruction": low.instruction,
+            "partitions": list(names[m]),
+            "min_address": a,
+            "lockstep_conflict": k in conflict,
+        }
+        for w, (row_masks, row_lowest) in enumerate(zip(masks, lowest, strict=True))
+        for k, (m, a) in enumerate(zip(row_masks, row_lowest, strict=True))
+    ]
 
 
 def _frame(rows: list[dict[str, Any]], nullable: tuple[str, ...]) -> pd.DataFrame:

@@ -207,10 +207,8 @@ class Allocation:
     def _sizes(self) -> dict[str, int]:
         return {b.name: b.size for b in self.buffers}
 
-    def to_frame(self) -> pd.DataFrame:
-        """One row per buffer, by offset: name, offset, size, end, partitions, live_start/end."""
-        import pandas as pd
-
+    def rows(self) -> list[dict[str, Any]]:
+        """``to_frame``'s rows as dicts, by offset (then name), without pandas."""
         rows = [
             {
                 "name": b.name,
@@ -223,8 +221,13 @@ class Allocation:
             }
             for b in self.buffers
         ]
-        frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
-        return frame.sort_values(["offset", "name"], kind="stable").reset_index(drop=True)
+        return sorted(rows, key=lambda r: (r["offset"], r["name"]))
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per buffer, by offset: name, offset, size, end, partitions, live_start/end."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows(), columns=list(FRAME_COLUMNS))
 
     def __str__(self) -> str:
         lines = [f"{'buffer':<10} {'offset':>6} {'end':>8} {'size':>6}  {'partitions':<10}  live"]

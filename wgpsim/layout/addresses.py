@@ -17,6 +17,7 @@ LinearLayout(register=[[32, 0], [64, 0], [128, 0]], lane=[[1, 0], [2, 0], [4, 0]
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -101,18 +102,42 @@ def check_warps(num_warps: int | None, spans: int, name: str = "num_warps") -> N
     )
 
 
-def _linear(layout: Any, shape: Sequence[int]) -> LinearLayout:
+@lru_cache(maxsize=1024)
+def _linear_of(layout: Any, shape: tuple[int, ...]) -> LinearLayout:
+    return layout.to_linear_layout(list(shape))
+
+
+def linear_of(layout: Any, shape: Sequence[int]) -> LinearLayout:
+    """``layout.to_linear_layout(shape)``, kept per (frozen) layout and shape: a sweep asks for
+    the same shared and destination layouts over and over (a LinearLayout passes as it is).
+
+    >>> from wgpsim.layout.shared import SwizzledSharedLayout
+    >>> plain = SwizzledSharedLayout(1, 1, 1, (1, 0))
+    >>> linear_of(plain, (2, 4)) is linear_of(plain, [2, 4])
+    True
+    """
     if isinstance(layout, LinearLayout):
         return layout
-    return layout.to_linear_layout(list(shape))
+    try:
+        hash(layout)
+    except TypeError:  # not hashable (mutable): built every time
+        return layout.to_linear_layout(list(shape))
+    return _linear_of(layout, tuple(int(s) for s in shape))
+
+
+linear_of.cache_clear = _linear_of.cache_clear  # type: ignore[attr-defined]
+_linear = linear_of
 
 
 def _show(layout: Any) -> str:
     return repr(layout) if isinstance(layout, LinearLayout) else to_text(layout)
 
 
-def conversion(dst: Any, shared: Any, shape: Sequence[int]) -> LinearLayout:
-    """``cvt``: (register, lane, warp, block) -> (offset, block[, partition]) of a local_load."""
+def conversion(
+    dst: Any, shared: Any, shape: Sequence[int], cvt: LinearLayout | None = None
+) -> LinearLayout:
+    """``cvt``: (register, lane, warp, block) -> (offset, block[, partition]) of a local_load
+    (``cvt``: the caller composed it already; only the shared layout is checked)."""
     dst, shared = local_load_encodings(dst, shared)
     shared_ll = _linear(shared, shape)
     if not shared_ll.is_surjective():
@@ -120,14 +145,15 @@ def conversion(dst: Any, shared: Any, shape: Sequence[int]) -> LinearLayout:
             f"shared {_show(shared)}: does not hold every element of shape {list(shape)} "
             "(its layout is not surjective), so some elements have no LDS offset"
         )
-    return _linear(dst, shape).invert_and_compose(shared_ll)
+    return _linear(dst, shape).invert_and_compose(shared_ll) if cvt is None else cvt
 
 
 def element_offsets(
-    dst: Any, shared: Any, shape: Sequence[int]
+    dst: Any, shared: Any, shape: Sequence[int], cvt: LinearLayout | None = None
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Unpadded element offset (and partition, or None) per ``[warp, lane, register]``."""
-    cvt = conversion(dst, shared, shape)
+    """Unpadded element offset (and partition, or None) per ``[warp, lane, register]``
+    (``cvt``: ``conversion``'s layout when the caller has it)."""
+    cvt = conversion(dst, shared, shape, cvt)
     dims = ("warp", "lane", "register")
     shape3 = tuple(cvt.in_dim_size(d) if cvt.has_in_dim(d) else 1 for d in dims)
     grid = np.ix_(*(np.arange(n) for n in shape3))
@@ -147,8 +173,11 @@ def local_load_addresses(
     shape: Sequence[int],
     elem_bytes: int,
     bases: int | Sequence[int] = 0,
+    *,
+    cvt: LinearLayout | None = None,
 ) -> np.ndarray:
-    """LDS byte address of every destination element, int64 ``[warp, lane, register]``.
+    """LDS byte address of every destination element, int64 ``[warp, lane, register]``
+    (``cvt``: ``conversion(dst, shared, shape)`` when the caller has it).
 
     ``bases``: the LDS byte address of the buffer (an int), or for a partitioned layout one
     address per partition buffer (``wgpsim.hw.alloc.Allocation.offsets_of``). The seed's
@@ -165,7 +194,7 @@ def local_load_addresses(
     dst, shared = local_load_encodings(dst, shared)
     if elem_bytes not in (1, 2, 4, 8):
         raise LayoutError(f"elem_bytes {elem_bytes}: must be 1, 2, 4 or 8")
-    offset, part = element_offsets(dst, shared, shape)
+    offset, part = element_offsets(dst, shared, shape, cvt)
     if isinstance(shared, PaddedSharedLayout | PartitionedSharedLayout | SharedView):
         offset = shared.pad(offset)
     byte = offset * elem_bytes

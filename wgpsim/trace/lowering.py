@@ -39,7 +39,12 @@ from typing import Any
 import numpy as np
 
 from wgpsim.errors import LayoutError
-from wgpsim.layout.addresses import check_warps, local_load_addresses, local_load_encodings
+from wgpsim.layout.addresses import (
+    check_warps,
+    linear_of,
+    local_load_addresses,
+    local_load_encodings,
+)
 from wgpsim.layout.dtypes import dtype_bits, parse_shape
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.trace.emulate import emulate
@@ -245,7 +250,7 @@ class Lowering:
 
 # ------------------------------------------------------------------------------ inputs
 def _linear(layout: Any, shape: tuple[int, ...]) -> LinearLayout:
-    return layout if isinstance(layout, LinearLayout) else layout.to_linear_layout(list(shape))
+    return linear_of(layout, shape)
 
 
 def _min_interval(shared: Any) -> int | None:
@@ -255,9 +260,10 @@ def _min_interval(shared: Any) -> int | None:
     return min(interval for interval, _ in pairs) if pairs else None
 
 
-def _cvt(dst_ll: LinearLayout, shared_ll: LinearLayout) -> LinearLayout:
-    """dst.invert_and_compose(shared) without the (trivial) block dim, ins register/lane/warp."""
-    cvt = dst_ll.invert_and_compose(shared_ll)
+def _cvt(dst_ll: LinearLayout, shared_ll: LinearLayout, cvt: LinearLayout | None = None):
+    """dst.invert_and_compose(shared) (``cvt`` if given) without the (trivial) block dim, ins
+    register/lane/warp."""
+    cvt = dst_ll.invert_and_compose(shared_ll) if cvt is None else cvt
     if cvt.has_in_dim("block"):
         if cvt.has_out_dim("block"):
             q = cvt.quotient(["block"])
@@ -310,7 +316,9 @@ def lower(
     elem_bits = dtype_bits(dtype) if isinstance(dtype, str) else int(dtype)
     dst_enc, shared_enc = local_load_encodings(dst, shared)
     dst_ll = _linear(dst_enc, shape)
-    cvt = _cvt(dst_ll, _linear(shared_enc, shape))
+    shared_ll = _linear(shared_enc, shape)
+    composed = dst_ll.invert_and_compose(shared_ll)  # also what every element's address needs
+    cvt = _cvt(dst_ll, shared_ll, composed)
     check_warps(num_warps, cvt.in_dim_size("warp"))
     min_interval = _min_interval(shared_enc)
     eligibility = "invalid"
@@ -328,7 +336,7 @@ def lower(
     if isinstance(plan, str):
         names = PLAIN_STORES if store else PLAIN_LOADS
         plan = plan_plain(cvt, elem_bits, min_interval, plan, eligibility, names)
-    elem = local_load_addresses(dst_enc, shared_enc, shape, elem_bits // 8, bases)
+    elem = local_load_addresses(dst_enc, shared_enc, shape, elem_bits // 8, bases, cvt=composed)
     order = getattr(dst_enc, "order", None)
     source_dim = int(order[0]) if store and order else None
     return _build(plan, cvt, shape, elem_bits, elem, dst_ll, store, source_dim)

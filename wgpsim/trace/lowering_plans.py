@@ -94,7 +94,7 @@ def plan_transposed(cvt: LinearLayout, t: TransposedLoad, min_interval: int | No
     if quot is None:
         return _division_failure(off, t.tile())
     reps = t.tile().zeros_like() * quot
-    addr = t.full_tile().invert().compose(reps)
+    addr = t.full_tile_inverse().compose(reps)
     bits = 0
     for o in _offsets(addr, "addr") + _offsets(reps, "warp"):
         bits |= o

@@ -108,6 +108,21 @@ class TransposedLoad:
         """``[lane, register]``: which element of that source row (always ``lane % 8``)."""
         return self._maps[1]
 
+    @cached_property
+    def _inverse(self) -> LinearLayout:
+        return self.full_tile().invert()
+
+    def full_tile_inverse(self) -> LinearLayout:
+        """``full_tile().invert()``, computed once per instruction (every lowering asks)."""
+        return self._inverse
+
+    @cached_property
+    def _owner(self) -> tuple[np.ndarray, np.ndarray]:
+        out = self._inverse.apply({"offset": 0, "addr": np.arange(LANES)})
+        lane, reg = np.array(out["lane"]), np.array(out["register"])
+        lane.flags.writeable = reg.flags.writeable = False
+        return lane, reg
+
     def row_owner(self) -> tuple[np.ndarray, np.ndarray]:
         """For each source lane ``s``: the destination (lane, register) that gets element 0 of its row.
 
@@ -117,9 +132,7 @@ class TransposedLoad:
         >>> TR16.row_owner()[1][:9]                 # lanes 0-7 read the rows of registers 0-7
         array([0, 1, 2, 3, 4, 5, 6, 7, 0])
         """
-        inv = self.full_tile().invert()
-        out = inv.apply({"offset": 0, "addr": np.arange(LANES)})
-        return np.asarray(out["lane"]), np.asarray(out["register"])
+        return self._owner
 
 
 TRANSPOSED_LOADS: dict[str, TransposedLoad] = {
