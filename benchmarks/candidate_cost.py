@@ -9,6 +9,8 @@ its table rows):
 * ``config``: ``configs/gemm_128x128.yaml`` as shipped (5 candidates, 3 ctaLayouts);
 * ``product``: the AMD blog's Part II tile (128x128x64 fp16, 4 warps, 2 stages) over every
   ctaLayout x A layout x B layout of that config (3 x 3 x 3 = 27 candidates, some infeasible);
+* ``space``: the same tile over those ctaLayouts x every other shared layout of the layout
+  search's space for A and for B (``search_space.shared_choices``: 3 x 8 x 8 = 192);
 * ``search``: the layout search on the Part II tile, first 20 ctaLayouts, no pruning (every
   point scored, the distinct ones simulated): CPU-ms per scored candidate.
 
@@ -61,7 +63,19 @@ def _configs() -> dict:
         )
     }
     part2 = {**raw, "block": [128, 128, 64], "stages": 2, "engine": "fast", "candidates": product}
-    return {"config": {**raw, "engine": "fast"}, "product": part2}
+    from wgpsim.analysis.search_space import shared_choices
+
+    a_space = [c.spec for c in shared_choices(64, 2)][::2]
+    b_space = [c.spec for c in shared_choices(128, 2)][::2]
+    space = {
+        f"s{i}": {"cta_layout": cta, "a": a, "b": b}
+        for i, (cta, a, b) in enumerate(itertools.product(ctas.values(), a_space, b_space))
+    }
+    return {
+        "config": {**raw, "engine": "fast"},
+        "product": part2,
+        "space": {**part2, "candidates": space},
+    }
 
 
 def _sweep(raw: dict):
