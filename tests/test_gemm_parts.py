@@ -32,6 +32,7 @@ from wgpsim.analysis.pieces import (
     cross_pair_overlap,
     element_addresses,
     lockstep_partition_overlaps,
+    pair_mask_overlaps,
     piece_info,
 )
 from wgpsim.engine import simulate
@@ -100,12 +101,11 @@ def direct(spec: CandidateSpec, stages: int = 2) -> CandidateAnalysis:
     for op, (shared, derived) in enumerate(layouts):
         shape, dim, extent = GEMM.operand_shape(op), GEMM.non_k_dim(op), GEMM.band_extent(op)
         bases = tuple(allocation.offsets_of(OPERANDS[op].upper()))
-        parts = band_partitions(
-            element_addresses(shared, shape, GEMM.elem_bytes, bases),
-            dim,
-            extent,
-            HW.partitions.size,
-        )
+        # per band, its partitions one by one (band_partitions and the overlaps below are
+        # vectorized in wgpsim; these are their definitions)
+        elements = np.moveaxis(element_addresses(shared, shape, GEMM.elem_bytes, bases), dim, 0)
+        per_band = elements.reshape(elements.shape[0] // extent, -1)
+        parts = [tuple(int(p) for p in np.unique(b // HW.partitions.size)) for b in per_band]
         low = lower(
             shared,
             GEMM.dot_operand(wmma, op),
@@ -132,15 +132,26 @@ def direct(spec: CandidateSpec, stages: int = 2) -> CandidateAnalysis:
                 tuple(band_pieces(shared, shape, dim, extent)),
                 tuple(parts),
                 low,
-                tuple(
-                    lockstep_partition_overlaps(low.addresses, pairs, HW.partitions.size, rounds)
-                ),
+                tuple(_lockstep(low.addresses, pairs, rounds)),
                 simulate(k_step_trace([low]), HW, engine="fast"),
             )
         )
     trace = k_step_trace([o.lowering for o in operands])
     result = simulate(trace, HW, engine="fast")
     return CandidateAnalysis(spec, wmma, tiles, pairs, tuple(operands), allocation, trace, result)
+
+
+def _lockstep(addresses, pairs, rounds) -> list[int]:
+    """Instructions in which warps of different pairs (one round) touch a common partition."""
+    return [
+        k
+        for k in range(addresses.shape[1])
+        if cross_pair_overlap(
+            [set((a[a >= 0] // HW.partitions.size).tolist()) for a in addresses[:, k]],
+            pairs,
+            rounds,
+        )
+    ]
 
 
 def cached(spec: CandidateSpec) -> CandidateAnalysis:
@@ -227,3 +238,30 @@ def test_clock_reads_give_the_table_and_measurement_of_a_table():
     assert r.to_dict() == as_table.to_dict()
     with pytest.raises(Exception, match="labels read: \\['end', 'start'\\]"):
         r.measurement("start", "nope")
+
+
+def test_vectorized_overlaps_match_their_definitions():
+    """Random addresses and masks: the bitmask forms give what the per-set definitions do."""
+    rng = np.random.default_rng(0)
+    pairs, rounds = [0, 1, 0, 1, 0, 1, 0, 1], [0, 0, 0, 0, 1, 1, 1, 1]
+    hits = 0
+    for _ in range(50):
+        addr = rng.integers(-1, 5 * 65536, size=(8, 6, 32))
+        addr[rng.random(addr.shape) < 0.97] = -1  # about one active lane: some pairs miss
+        assert lockstep_partition_overlaps(addr, pairs, 65536, rounds) == _lockstep(
+            addr, pairs, rounds
+        )
+        masks = np.int64(1) << rng.integers(0, 5, size=(8, 6))
+        want = [
+            cross_pair_overlap(
+                [{p for p in range(5) if m >> p & 1} for m in masks[:, k]], pairs, rounds
+            )
+            for k in range(6)
+        ]
+        assert pair_mask_overlaps(masks, pairs, rounds).tolist() == want
+        hits += sum(want)
+        elements = rng.integers(0, 5 * 65536, size=(16, 8))
+        assert band_partitions(elements, 0, 4, 65536) == [
+            tuple(int(p) for p in np.unique(b // 65536)) for b in elements.reshape(4, -1)
+        ]
+    assert 0 < hits < 50 * 6  # both answers drawn

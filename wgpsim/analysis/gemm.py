@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
+
 from wgpsim.analysis import gemm_parts as parts
 from wgpsim.analysis.candidates import (
     OPERANDS,
@@ -36,6 +38,7 @@ from wgpsim.analysis.pieces import (
     band_partitions,
     cross_pair_overlap,
     lockstep_partition_overlaps,
+    pair_mask_overlaps,
 )
 from wgpsim.engine import Result, simulate
 from wgpsim.errors import LayoutError
@@ -220,12 +223,16 @@ def _operand(
     addresses = parts.elements_at(shared, shape, gemm.elem_bytes, bases)
     band_parts = band_partitions(addresses, dim, extent, hw.partitions.size)
     colocated, _ = cross_pair_bands(tiles, op, pairs, rounds)
-    band = tiles[..., op]
-    same_partition = [
-        r
-        for r in range(band.shape[0])
-        if cross_pair_overlap([set(band_parts[b]) for b in band[r]], pairs, rounds)
-    ]
+    band_masks = [sum(1 << p for p in parts_) for parts_ in band_parts]
+    if max(band_masks, default=0) < 1 << 62:  # as int64 bits: every instruction at once
+        masks = np.array(band_masks, dtype=np.int64)[tiles[..., op]].T  # [warp, instruction]
+        same_partition = np.flatnonzero(pair_mask_overlaps(masks, pairs, rounds)).tolist()
+    else:
+        same_partition = [
+            r
+            for r, bands in enumerate(tiles[..., op].tolist())
+            if cross_pair_overlap([set(band_parts[b]) for b in bands], pairs, rounds)
+        ]
     lowering = parts.lowering_at(parts.sentinel_lowering(gemm, wmma, op, shared), bases)
     info, pieces = parts.pieces_of(gemm, op, shared, cacheline_bytes)
     _, alone = _k_step((lowering,), hw, engine, seed)

@@ -161,8 +161,12 @@ def band_partitions(
     [(0,), (1,)]
     """
     moved = np.moveaxis(addresses, dim, 0)
-    bands = moved.reshape(moved.shape[0] // extent, -1)
-    return [tuple(int(p) for p in np.unique(b // partition_size)) for b in bands]
+    bands = moved.reshape(moved.shape[0] // extent, -1) // partition_size
+    if bands.size and (bands.min() < 0 or bands.max() >= 62):  # not as bits: one by one
+        return [tuple(int(p) for p in np.unique(b)) for b in bands]
+    masks = np.bitwise_or.reduce(np.int64(1) << bands, axis=1).tolist()
+    names = {m: tuple(p for p in range(m.bit_length()) if m >> p & 1) for m in set(masks)}
+    return [names[m] for m in masks]
 
 
 def band_pieces(shared: Any, shape: Sequence[int], dim: int, extent: int) -> list[tuple[int, ...]]:
@@ -193,7 +197,15 @@ def lockstep_partition_overlaps(
     >>> lockstep_partition_overlaps(a, [0, 1, 0, 1], 65536)
     []
     """
-    rounds = [0] * len(pairs) if rounds is None else list(rounds)
+    active = addresses >= 0
+    part = np.where(active, addresses // partition_size, 0)
+    if part.size and part.max() >= 62:  # more partitions than bits: one set per warp instead
+        return _lockstep_by_sets(addresses, pairs, partition_size, rounds)
+    masks = np.bitwise_or.reduce(np.where(active, np.int64(1) << part, 0), axis=-1)
+    return np.flatnonzero(pair_mask_overlaps(masks, pairs, rounds)).tolist()
+
+
+def _lockstep_by_sets(addresses, pairs, partition_size, rounds) -> list[int]:
     hits = []
     for k in range(addresses.shape[1]):
         sets = []
@@ -203,6 +215,32 @@ def lockstep_partition_overlaps(
         if cross_pair_overlap(sets, pairs, rounds):
             hits.append(k)
     return hits
+
+
+def pair_mask_overlaps(
+    masks: np.ndarray, pairs: Sequence[int], rounds: Sequence[int] | None = None
+) -> np.ndarray:
+    """Per column ``k`` of ``masks[warp, k]`` (bitmasks, e.g. of partitions): whether warps of
+    different pairs in one issue round have a bit in common (``cross_pair_overlap`` of the
+    masks' bit sets, for every column at once).
+
+    >>> pair_mask_overlaps(np.array([[1, 1], [2, 2], [1, 2], [1, 1]]), [0, 1, 0, 1]).tolist()
+    [True, True]
+    >>> pair_mask_overlaps(np.array([[1], [2], [2], [1]]), [0, 1, 0, 1], [0, 0, 1, 1]).tolist()
+    [False]
+    """
+    pairs_ = np.asarray(pairs)
+    rounds_ = np.zeros(len(pairs_), dtype=np.int64) if rounds is None else np.asarray(rounds)
+    groups = sorted(set(zip(rounds_.tolist(), pairs_.tolist(), strict=True)))
+    acc = {
+        g: np.bitwise_or.reduce(masks[(rounds_ == g[0]) & (pairs_ == g[1])], axis=0) for g in groups
+    }
+    hit = np.zeros(masks.shape[1:], dtype=bool)
+    for a in groups:
+        for b in groups:
+            if a[0] == b[0] and a[1] < b[1]:
+                hit |= (acc[a] & acc[b]) != 0
+    return hit
 
 
 def cross_pair_overlap(
@@ -232,6 +270,7 @@ __all__ = [
     "cross_pair_overlap",
     "element_addresses",
     "lockstep_partition_overlaps",
+    "pair_mask_overlaps",
     "piece_info",
     "tdm_instructions",
     "tdm_instructions_triton",
