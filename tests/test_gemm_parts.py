@@ -4,6 +4,7 @@ candidate lowered, placed, traced and simulated on its own, as ``analyse`` did b
 Same addresses, same assembly, same traces, same cycles, same table rows, same ranking."""
 
 import itertools
+import json
 
 import numpy as np
 import pandas as pd
@@ -222,6 +223,25 @@ def test_same_cycles_rows_and_ranking(both):
     for name in td:
         pd.testing.assert_frame_equal(td[name], tc[name])
     assert len(set(td["results"]["cycles"])) > 2  # the candidates differ: a ranking to compare
+
+
+def _strict(a, b) -> bool:
+    """Equal values of equal types, all the way down (a tuple is not a list)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_strict(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_strict(x, y) for x, y in zip(a, b, strict=True))
+    return a == b or a != a  # NaN
+
+
+def test_rows_are_json_values_already(both):
+    """candidate_point returns candidate_rows without a JSON round trip: it must be one."""
+    for _, c in both:
+        if not isinstance(c, str):
+            rows = candidate_rows(c)
+            assert _strict(rows, json.loads(json.dumps(rows)))
 
 
 def test_clock_reads_give_the_table_and_measurement_of_a_table():
