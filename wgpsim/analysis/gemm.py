@@ -204,7 +204,7 @@ def _auto(gemm: Gemm, wmma: AMDWMMALayout, op: int, pairs: tuple, rounds: tuple)
     return auto_partition(gemm, tiles, op, pairs, rounds)
 
 
-@lru_cache(maxsize=parts.CACHE_SIZE)
+@lru_cache(maxsize=16)  # equal candidates (an operand's own run is cached with the operand)
 def _k_step(lowerings: tuple[Lowering, ...], hw: HardwareConfig, engine: str, seed: int):
     """One K step of ``lowerings`` and its simulation."""
     trace = parts.k_step(lowerings)

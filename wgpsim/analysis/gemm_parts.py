@@ -52,8 +52,9 @@ from wgpsim.trace.lowering import Lowering, lower
 from wgpsim.trace.trace import Trace
 from wgpsim.trace.validate import DEFAULT_LDS_BYTES, validate
 
-#: Entries kept per cache (a sweep of a few hundred candidates stays inside).
-CACHE_SIZE = 1024
+#: Entries kept per cache: a few hundred candidates' operands (a cached operand at given bases
+#: holds its lowering, trace and result, tens of KB).
+CACHE_SIZE = 256
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
