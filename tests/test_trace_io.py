@@ -133,10 +133,14 @@ def test_parquet_schema(tmp_path):
     path = write_parquet(t, tmp_path / "t.parquet")
     table = pq.read_table(path)
     assert table.column_names == ["warp", "op", "arg", "addr"]
-    addr_type = table.schema.field("addr").type
-    assert pa.types.is_fixed_size_list(addr_type) and addr_type.list_size == LANES
-    assert addr_type.value_type == pa.int32()
+    assert [f.nullable for f in table.schema] == [False] * 4
+    assert table.schema.field("addr").type == pa.binary(4 * LANES)
+    lanes = np.frombuffer(b"".join(table.column("addr").to_pylist()), "<i4")
+    assert np.array_equal(lanes.reshape(-1, LANES), t.addr)
     assert table.column("op").to_pylist() == [OPS[c] for c in t.op]
+    chunk = pq.ParquetFile(path).metadata.row_group(0).column(3)
+    assert pq.ParquetFile(path).metadata.num_row_groups == 1
+    assert chunk.compression == "LZ4" and not chunk.has_dictionary_page
     meta = table.schema.metadata
     assert meta[b"wgpsim.num_warps"] == b"3"
     assert json.loads(meta[b"wgpsim.labels"]) == list(t.labels)
@@ -337,5 +341,80 @@ def test_parquet_columns_and_metadata_are_checked(tmp_path, change, message):
     pq.write_table(_plain_table(), tmp_path / "good.parquet")
     assert read_parquet(tmp_path / "good.parquet").num_warps == 2
     pq.write_table(change(_plain_table()), tmp_path / "bad.parquet")
+    with pytest.raises(TraceError, match=rf"^bad.parquet: {message}"):
+        read_parquet(tmp_path / "bad.parquet")
+
+
+def _list_table(t: Trace) -> pa.Table:
+    """``t`` as the format before issue 18 wrote it: ``addr`` a fixed_size_list<int32>[32]."""
+    return pa.table(
+        {
+            "warp": pa.array(t.warp, pa.int32()),
+            "op": pa.DictionaryArray.from_arrays(pa.array(t.op, pa.int16()), pa.array(OPS)),
+            "arg": pa.array(t.arg, pa.int64()),
+            "addr": pa.FixedSizeListArray.from_arrays(pa.array(t.addr.ravel()), LANES),
+        }
+    ).replace_schema_metadata(
+        {"wgpsim.num_warps": str(t.num_warps), "wgpsim.labels": json.dumps(list(t.labels))}
+    )
+
+
+def test_files_in_the_format_before_still_read(tmp_path):
+    t = random_trace(np.random.default_rng(5), num_warps=3)
+    pq.write_table(_list_table(t), tmp_path / "old.parquet", row_group_size=7)
+    assert read_parquet(tmp_path / "old.parquet") == t
+
+
+def test_several_row_groups_read_as_one_trace(tmp_path):
+    t = random_trace(np.random.default_rng(6), num_warps=4)
+    table = pq.read_table(write_parquet(t, tmp_path / "one.parquet"))
+    pq.write_table(table, tmp_path / "groups.parquet", row_group_size=5)
+    assert pq.ParquetFile(tmp_path / "groups.parquet").metadata.num_row_groups > 2
+    assert read_parquet(tmp_path / "groups.parquet") == t
+
+
+def _binary_table(rows: int = 2) -> pa.Table:
+    addr = np.full((rows, LANES), -1, dtype="<i4")
+    addr[0] = np.arange(LANES) * 4
+    return pa.table(
+        {
+            "warp": pa.array(np.arange(rows) % 2, pa.int32()),
+            "op": pa.array(["ds_load_b32"] + ["wait_ds"] * (rows - 1)).dictionary_encode(),
+            "arg": pa.array([0] * rows, pa.int64()),
+            "addr": pa.array([r.tobytes() for r in addr], pa.binary(4 * LANES)),
+        }
+    )
+
+
+@pytest.mark.parametrize("group_rows", [None, 1])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda t: t.set_column(0, "warp", pa.array([0, None], pa.int32())),
+            r"row 1: field 'warp' is null",
+        ),
+        (
+            lambda t: t.set_column(0, "warp", pa.array([0, 2**40], pa.int64())),
+            r"field 'warp': value 1099511627776 does not fit int32",
+        ),
+        (
+            lambda t: t.set_column(1, "op", pa.array(["wait_ds", "nop"]).dictionary_encode()),
+            r"row 1: field 'op': unknown op 'nop'",
+        ),
+        (
+            lambda t: t.set_column(3, "addr", pa.array([b"\0" * 128, None], pa.binary(128))),
+            r"row 1: field 'addr' is null",
+        ),
+        (
+            lambda t: t.set_column(3, "addr", pa.array([b"\0" * 64] * 2, pa.binary(64))),
+            r"field 'addr': expected fixed_size_binary\[128\] \(32 little-endian int32 lane",
+        ),
+    ],
+)
+def test_parquet_128_byte_rows_are_checked(tmp_path, change, message, group_rows):
+    pq.write_table(_binary_table(), tmp_path / "good.parquet", row_group_size=group_rows)
+    assert read_parquet(tmp_path / "good.parquet").addr[0].tolist() == list(range(0, 128, 4))
+    pq.write_table(change(_binary_table()), tmp_path / "bad.parquet", row_group_size=group_rows)
     with pytest.raises(TraceError, match=rf"^bad.parquet: {message}"):
         read_parquet(tmp_path / "bad.parquet")
