@@ -52,6 +52,7 @@ import numpy as np
 
 from wgpsim.engine import Result, simulate
 from wgpsim.errors import ConfigError, TraceError
+from wgpsim.extras import require
 from wgpsim.hw import HardwareConfig
 from wgpsim.trace.trace import Trace
 
@@ -99,9 +100,8 @@ def t_quantile(confidence: float, df: int) -> float:
     if not 0 < confidence < 1:
         raise ConfigError(f"confidence: {confidence} must lie strictly between 0 and 1")
     if confidence != DEFAULT_CONFIDENCE:
-        from scipy.stats import t  # noqa: PLC0415 (0.9 s import, only for other levels)
-
-        return float(t.ppf(1 - (1 - confidence) / 2, df))
+        stats = require("scipy.stats", "stats", f"confidence {confidence}")  # 0.9 s import
+        return float(stats.t.ppf(1 - (1 - confidence) / 2, df))
     if df in _T975:
         return _T975[df]
     inv = np.array([0.0, *(1 / d for d in sorted(_T975, reverse=True))])

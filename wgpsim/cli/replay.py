@@ -24,6 +24,7 @@ from wgpsim.cli._common import (
 )
 from wgpsim.engine import DEFAULT_ENGINE, ENGINES, check_seed, simulate
 from wgpsim.errors import ConfigError
+from wgpsim.extras import require
 
 # the trace reader and the metrics are imported by the handler: `wgpsim --help` stays fast
 
@@ -75,6 +76,8 @@ def handle(args: argparse.Namespace) -> int:
             f"--events {args.events}: unknown format {args.events.suffix!r} "
             f"(valid: {', '.join(EVENT_FORMATS)})"
         )
+    if args.events is not None and args.events.suffix == ".parquet":
+        require("pyarrow", "parquet", f"--events {args.events}")
     window = _window(args.window)
     if args.timeline is not None and args.timeline.suffix not in FIGURE_FORMATS:
         raise ConfigError(

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from wgpsim.cli._common import column_groups, output_width, print_json, rich_console
 from wgpsim.errors import ConfigError
+from wgpsim.extras import require
 
 if TYPE_CHECKING:  # the handler imports the experiments: `wgpsim --help` stays fast
     from wgpsim.experiments import ExperimentResult
@@ -134,6 +135,8 @@ def execute(
     from wgpsim.experiments.executor import Checkpoint
 
     progress = _progress_bar if not args.json and sys.stderr.isatty() else None
+    if getattr(args, "parquet", False):  # before the run, not after it
+        require("pyarrow", "parquet", "--parquet")
     if out is not None and out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: is a file; give a directory for the results")
     resume = getattr(args, "resume", False)

@@ -54,6 +54,7 @@ from wgpsim.experiments.config import (
     load_config,
 )
 from wgpsim.experiments.executor import SCHEDULER_ENV, Checkpoint, Execution
+from wgpsim.extras import require
 from wgpsim.files import atomic_write, is_safe_stem
 
 if TYPE_CHECKING:  # imported by the experiments that build tables; `wgpsim --help` stays light
@@ -151,6 +152,8 @@ class ExperimentResult:
                 f"{self.kind}: {shown(unsafe[0])} cannot name a file (use letters, digits and "
                 "_.+- only)"
             )
+        if parquet:
+            require("pyarrow", "parquet", "writing Parquet tables")
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         written = []

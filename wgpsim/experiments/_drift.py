@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from wgpsim.analysis.drift import DEFAULT_CONFIDENCE, drift_point, summarize_runs
 from wgpsim.experiments.config import ConfigSource, Field, check_fields
 from wgpsim.experiments.executor import Execution
+from wgpsim.extras import require
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.config_schema import RANGES
 from wgpsim.trace.trace import Trace
@@ -86,7 +87,10 @@ def parse_drift(
     if d.get("burst") is not None and d["burst"] < 1:
         raise source.error("drift.burst", f"{d['burst']} must be >= 1")
     seeds = tuple(range(seed, seed + d["seeds"]))
-    return DriftSection(jitters, seeds, float(d["confidence"]), d.get("burst"))
+    confidence = float(d["confidence"])
+    if confidence != DEFAULT_CONFIDENCE:  # its t quantile comes from scipy: say so before the run
+        require("scipy.stats", "stats", f"confidence {confidence}")
+    return DriftSection(jitters, seeds, confidence, d.get("burst"))
 
 
 def drift_points(names: list[str], section: DriftSection) -> list[tuple[str, int, int]]:

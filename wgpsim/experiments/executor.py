@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from wgpsim.errors import ConfigError
+from wgpsim.extras import require
 from wgpsim.files import atomic_write
 
 try:
@@ -439,13 +440,9 @@ def _on_pool(fn: Fn, points: list[Any], todo: list[int], workers: int, pace: flo
 def connect(scheduler: str) -> Any:
     """A ``distributed.Client`` for ``scheduler``, or a one-line ConfigError within
     :data:`CONNECT_TIMEOUT` seconds."""
-    try:
-        from distributed import Client
-        from distributed.comm.addressing import get_address_host_port, parse_address
-    except ImportError:  # pragma: no cover (dask is a dependency)
-        raise ConfigError(
-            f"scheduler {scheduler}: needs dask.distributed (pip install 'dask[distributed]')"
-        ) from None
+    Client = require("distributed", "dask", f"scheduler {scheduler}").Client  # noqa: N806
+    from distributed.comm.addressing import get_address_host_port, parse_address
+
     hint = (
         "give a running scheduler's address (tcp://HOST:8786) or leave it out to use local "
         "processes"
