@@ -21,10 +21,13 @@ OPTIONAL = ("pyarrow", "dask", "distributed", "scipy")
 
 @pytest.fixture
 def without(monkeypatch):
-    """``without("pyarrow")``: importing pyarrow (or any of its modules) raises ImportError."""
+    """``without("pyarrow")``: importing pyarrow or any of its modules raises ImportError (those
+    already imported by other tests too)."""
 
     def block(*names: str) -> None:
         for name in names:
+            for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+                monkeypatch.setitem(sys.modules, loaded, None)
             monkeypatch.setitem(sys.modules, name, None)
 
     return block

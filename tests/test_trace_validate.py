@@ -1,13 +1,18 @@
 """Every validation rule, in memory (row named) and from a JSONL file (line and field named)."""
 
 import json
+import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wgpsim.errors import TraceError
-from wgpsim.trace import Trace, read_jsonl, validate
+from wgpsim.trace import Trace, random_trace, read_jsonl, validate
 from wgpsim.trace.instructions import OPS, op_code
+
+_validate = sys.modules["wgpsim.trace.validate"]  # the module (``validate`` is its function)
 
 LANES = 32
 
@@ -302,3 +307,43 @@ def test_a_valid_trace_is_checked_once_per_size():
     assert validate(trace, 327680) is trace
     with pytest.raises(TraceError, match="outside"):
         validate(trace, 32768)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    lds_bytes=st.sampled_from([4096, 327680]),
+    bad=st.sampled_from(["none", "negative", "misaligned", "outside", "control"]),
+    op=st.sampled_from(["ds_load_b128", "ds_store_b32", "ds_load_u8", "ds_load_2addr_b64", None]),
+)
+def test_the_block_screen_finds_what_the_lane_check_finds(seed, lds_bytes, bad, op):
+    # a valid random trace (one LDS op, so that the screen passes whole blocks, or all) with one
+    # lane made bad (or none): validate with the whole-block screen (_clean) reports what the
+    # lane-by-lane check alone reports
+    rng = np.random.default_rng(seed)
+    t = random_trace(rng, num_warps=2, lds_bytes=lds_bytes, ops=[op] if op else None)
+    addr, lds = t.addr.copy(), t.lds_mask()
+    rows = np.flatnonzero(~lds if bad == "control" else lds & (addr >= 0).any(axis=1))
+    if bad != "none" and rows.size:
+        row = int(rng.choice(rows))
+        lane = int(rng.choice(np.flatnonzero(addr[row] >= 0))) if bad != "control" else 0
+        code = int(t.op[row])
+        width = _validate.OP_ACCESS_BYTES[code] + t.arg[row] * (_validate.OP_ADDRESSES[code] == 2)
+        beyond = lds_bytes - int(width) + int(_validate.OP_ALIGNMENT[code])  # aligned, outside
+        addr[row, lane] = {
+            "negative": -5,
+            "misaligned": addr[row, lane] + 2,
+            "outside": beyond,
+        }.get(bad, 0)
+
+    def message(screen):
+        with pytest.MonkeyPatch.context() as m:
+            if not screen:
+                m.setattr(_validate, "_clean", lambda *a: False)
+            try:  # a new trace each time: a trace found valid is not checked again
+                validate(Trace(t.warp, t.op, t.arg, addr, t.labels, t.num_warps), lds_bytes)
+            except TraceError as err:
+                return str(err)
+            return None
+
+    assert message(True) == message(False)
