@@ -11,7 +11,8 @@ directory:
 - the baseline, ``write_list_parquet`` below: the format written before (``addr`` a
   ``fixed_size_list<int32>[32]``, pyarrow's defaults: Snappy, dictionary pages), which
   ``read_parquet`` still reads by its old route (batches of 8192 rows through
-  ``flatten().fill_null(-1).to_numpy()`` into preallocated arrays).
+  ``flatten().fill_null(-1).to_numpy()`` into preallocated arrays), validated by the old route
+  too (``validate`` lane by lane, its whole-block screen ``_clean`` turned off).
 
 Timed (CPU seconds, ``time.process_time``, best of ``--repeat``): ``read_trace(path,
 check=False)`` (decoding and the reader's own checks: types, nulls, op names, value ranges),
@@ -22,6 +23,8 @@ check=False)`` (decoding and the reader's own checks: types, nulls, op names, va
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import json
 import sys
 import tempfile
@@ -71,6 +74,19 @@ def random_lanes(trace, seed: int = 0):
     return Trace(trace.warp, trace.op, trace.arg, addr, trace.labels, trace.num_warps)
 
 
+@contextlib.contextmanager
+def lane_by_lane(old: bool):
+    """With ``old``: ``validate`` as before, every block checked lane by lane."""
+    module = importlib.import_module("wgpsim.trace.validate")
+    screen = module._clean
+    if old:
+        module._clean = lambda *args: False
+    try:
+        yield
+    finally:
+        module._clean = screen
+
+
 def best_cpu(run, repeat: int) -> tuple[float, object]:
     """The least CPU time of ``repeat`` calls of ``run()``, and its result (each call starts
     with the previous result freed, as a fresh process would)."""
@@ -108,7 +124,8 @@ def main() -> None:
             base = None
             for name, path in files.items():
                 read, got = best_cpu(lambda p=path: read_trace(p, check=False), args.repeat)
-                checked, got = best_cpu(lambda p=path: read_trace(p), args.repeat)
+                with lane_by_lane(base is None):
+                    checked, got = best_cpu(lambda p=path: read_trace(p), args.repeat)
                 assert got == trace, f"{name}: the trace read differs from the one written"
                 replay, _ = best_cpu(lambda t=got: simulate(t, engine="fast"), args.repeat)
                 base = base or (read, checked)

@@ -119,7 +119,7 @@ def _row_problems(trace: Trace) -> list[tuple[int, str]]:
         (op == CLOCK) & ((arg < 0) | (arg >= len(trace.labels))),
         lambda r: f"field 'label': label index {arg[r]} is not in labels {list(trace.labels)}",
     )
-    code = np.where((op >= 0) & (op < len(OPS)), op, len(OPS) - 1).astype(np.int64)
+    code = np.where((op >= 0) & (op < len(OPS)), op, len(OPS) - 1)  # int16: 2 bytes a row
     unit = OP_OFFSET_UNIT[code]
     check(
         (((op < NUM_LDS_OPS) & (unit == 0) & (op != TDM)) | (op == BARRIER)) & (arg != 0),
