@@ -57,9 +57,9 @@ def bank_table(trace, hw: HardwareConfig | None = None, *, per_pass: bool = Fals
         {
             "row": rows,
             "warp": trace.warp[rows].astype(np.int64),
-            "instruction": [OPS[c] for c in trace.op[rows]],
+            "instruction": np.array(OPS, dtype=object)[trace.op[rows]],
             "pass_index": table.index,
-            "lanes": [bin(int(m)).count("1") for m in table.lane_mask],
+            "lanes": _popcount(table.lane_mask),
             "bytes": table.bytes,
             "bank_cycles": table.bank_cycles,
             "bank_conflict_cycles": table.bank_cycles - 1,
@@ -77,9 +77,19 @@ def bank_table(trace, hw: HardwareConfig | None = None, *, per_pass: bool = Fals
         bank_cycles=("bank_cycles", "sum"),
         bank_conflict_cycles=("bank_conflict_cycles", "sum"),
         max_bank_cycles=("bank_cycles", "max"),
-        partitions=("partitions", lambda m: int(np.bitwise_or.reduce(m.to_numpy()))),
     ).reset_index()
-    return out[list(COLUMNS)] if len(out) else pd.DataFrame(columns=list(COLUMNS))
+    if not len(out):
+        return pd.DataFrame(columns=list(COLUMNS))
+    order = np.argsort(rows, kind="stable")  # the groups' order: rows ascending
+    first = np.flatnonzero(np.diff(rows[order], prepend=-1))
+    out["partitions"] = np.bitwise_or.reduceat(np.asarray(table.partitions)[order], first)
+    return out[list(COLUMNS)]
+
+
+def _popcount(masks: np.ndarray) -> np.ndarray:
+    """Set bits of each 32-bit lane mask (active lanes of a pass)."""
+    octets = np.ascontiguousarray(masks, dtype="<u4").view(np.uint8).reshape(-1, 4)
+    return np.unpackbits(octets, axis=1).sum(axis=1, dtype=np.int64)
 
 
 def bank_summary(trace, hw: HardwareConfig | None = None) -> pd.Series:
