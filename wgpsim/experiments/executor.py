@@ -10,7 +10,7 @@ Where the points run:
 
 * ``scheduler`` names a Dask scheduler (``tcp://host:8786``): every point goes there, in
   :data:`DASK_CHUNKS_PER_WORKER` chunks per worker, through ``distributed.Client`` (imported
-  only then). A scheduler that does not answer within :data:`CONNECT_TIMEOUT` seconds is a
+  only then; the ``dask`` extra). A scheduler that does not answer within :data:`CONNECT_TIMEOUT` seconds is a
   one-line :class:`~wgpsim.errors.ConfigError`.
 * ``workers=1``: in this process, one point after the other.
 * otherwise (``workers=None`` means every core this process may use) the points start in this
