@@ -567,3 +567,16 @@ def test_odd_set_keys_name_their_flag():
     run_cli("run", search, "--set", "references.x=5").assert_one_line(
         "--set references.x: expected a mapping with cta_layout, a, b; got 5"
     )
+
+
+def test_a_malformed_padded_list_makes_its_candidate_infeasible(tmp_path):
+    # found by the config fuzz (2026-12-03): `padded: [[128], 16]` inside a partition_layout
+    # raised a TypeError; now the candidate is reported as one that cannot be built, and why
+    config = ROOT / "configs" / "gemm_128x128.yaml"
+    spec = "{partitioned: auto, partition_layout: {padded: [[128], 16]}}"
+    outcome = run_cli(
+        "run", config, "--set", f"candidates.swizzled_auto.b={spec}", "--out", tmp_path / "out"
+    )
+    assert outcome.code == 0, outcome.err[-2000:]
+    results = (tmp_path / "out" / "results.csv").read_text()
+    assert "intervals must be [interval, padding] pairs, got [[128], 16]" in results

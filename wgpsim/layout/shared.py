@@ -154,8 +154,15 @@ class PaddedSharedLayout:
     def with_identity_for(
         cls, pairs: Sequence[Sequence[int]], shape: Sequence[int], order: Sequence[int]
     ) -> PaddedSharedLayout:
-        """Gluon's ``PaddedSharedLayout.with_identity_for``."""
-        return cls(tuple(tuple(p) for p in pairs), order=tuple(order), shape=tuple(shape))
+        """Gluon's ``PaddedSharedLayout.with_identity_for``; the pairs are checked as the
+        constructor checks them (a malformed list is a LayoutError naming it, not a TypeError).
+
+        >>> PaddedSharedLayout.with_identity_for([[128], 16], [64, 64], [1, 0])
+        Traceback (most recent call last):
+        ...
+        wgpsim.errors.LayoutError: padded_shared: intervals must be [interval, padding] pairs, got [[128], 16]
+        """
+        return cls(pairs, order=tuple(order), shape=tuple(shape))
 
     @property
     def rank(self) -> int:
