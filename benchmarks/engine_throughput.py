@@ -1,30 +1,49 @@
-"""How fast each timing engine simulates: LDS passes per wall-clock second.
+"""How fast each timing engine simulates: LDS passes per CPU second, beside a floor and a baseline.
 
 A plain script (not a test): ``python benchmarks/engine_throughput.py [--warps 8] [--loads 20000]
-[--repeat 3]``. The trace streams conflict-free ``ds_load_b128`` in every warp, pairs on separate
-partitions and, as a second case, on one partition (so the arbiter both grants in parallel and
-serializes). Add an engine name to ``ENGINES`` (a module ``wgpsim.engine.<name>``) to compare it
-with ``des``.
+[--repeat 5] [--baseline f206180]``. The trace streams conflict-free ``ds_load_b128`` in every
+warp, pairs on separate partitions and, as a second case, on one partition (so the arbiter both
+grants in parallel and serializes). Add an engine name to ``ENGINES`` (a module
+``wgpsim.engine.<name>``) to compare it with ``des``.
 
-Timed: each engine's ``run(trace, hw)``, the best of ``--repeat`` runs (the machine is shared, so
-the best run is the least disturbed one). ``simulate()`` also validates the trace, the same work
-for every engine; it is timed once and shown separately, with the ratio it leaves
-(``vs des, simulate``).
+Timed (CPU seconds, ``time.process_time``; the best of ``--repeat`` runs: the machine is shared,
+so the best run is the least disturbed one):
+
+- each engine's ``run(trace, hw)`` (passes per CPU-s, and ``vs des``);
+- the read-every-address floor: a compiled loop that only sums every address of the trace once;
+  ``x floor`` is the engine's time over it (issue 18's target: within 10x);
+- the baseline: the fast engine of commit ``--baseline`` (issue 18's "today", f206180), exported
+  with ``git archive`` and run in a child process on the same trace in the same run (its numba
+  cache is kept beside the export, so only its first run compiles); ``vs base`` is passes per
+  CPU-s over the baseline's (target: 2x);
+- validation of a fresh trace (one not checked before: a ``Trace`` remembers it was valid), per
+  million rows: ``wgpsim.trace.validate`` (numpy), the fast engine's ``validate`` (one compiled
+  sweep, what ``simulate(engine="fast")`` runs) and the baseline's ``validate``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 from wgpsim.engine import simulate
 from wgpsim.hw import load_hardware
 from wgpsim.trace.trace import TraceBuilder
 from wgpsim.trace.validate import validate
 
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE = "f206180"
 ENGINES = ["des", "fast"]
 
 
@@ -50,44 +69,152 @@ def streaming_trace(num_warps: int, loads: int, shared_partition: bool):
     return b.build()
 
 
-def best_wall(run, repeat: int) -> tuple[float, object]:
-    """The shortest of ``repeat`` timed calls of ``run()``, and its result."""
+def best_cpu(run, repeat: int) -> tuple[float, object]:
+    """The shortest CPU time of ``repeat`` calls of ``run()``, and the last result."""
     best, result = float("inf"), None
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         result = run()
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, time.process_time() - t0)
     return best, result
+
+
+@njit(cache=True)
+def read_every_address(addr):
+    """The floor: every address of the trace read once (summed)."""
+    total = 0
+    for r in range(addr.shape[0]):
+        for lane in range(addr.shape[1]):
+            total += addr[r, lane]
+    return total
+
+
+def fresh(trace):
+    """A copy of ``trace`` that has not been validated (a Trace remembers that it was)."""
+    return dataclasses.replace(trace)
+
+
+def validation_cpu(trace, check, lds_bytes: int, repeat: int) -> float:
+    """Best CPU seconds of ``check(fresh trace, lds_bytes)``; the copies are made untimed."""
+    best = float("inf")
+    for _ in range(repeat):
+        copy = fresh(trace)
+        t0 = time.process_time()
+        check(copy, lds_bytes)
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def measure_fast(warps: int, loads: int, repeat: int) -> dict:
+    """CPU seconds of the fast engine (whichever ``wgpsim`` is imported) per case: its run and
+    its validation of a fresh trace (the numpy one if it has none of its own)."""
+    from wgpsim.engine import fast
+
+    hw = load_hardware()
+    check = getattr(fast, "validate", validate)
+    fast.run(streaming_trace(2, 2, False), hw)  # compile (or load the cache) untimed
+    check(streaming_trace(2, 2, False), hw.partitions.lds_bytes)
+    out = {}
+    for shared in (False, True):
+        trace = streaming_trace(warps, loads, shared)
+        run, result = best_cpu(lambda: fast.run(trace, hw), repeat)  # noqa: B023
+        lds = hw.partitions.lds_bytes
+        out[str(shared)] = {
+            "run": run,
+            "passes": result.passes,
+            "validate": validation_cpu(trace, check, lds, repeat),
+        }
+    return out
+
+
+CHILD = """
+import json, sys
+sys.path.insert(0, {bench!r})
+from engine_throughput import measure_fast
+print(json.dumps(measure_fast({warps}, {loads}, {repeat})))
+"""
+
+
+def baseline(commit: str, warps: int, loads: int, repeat: int) -> dict | None:
+    """``measure_fast`` of commit ``commit``'s package, in a child process (None if git cannot
+    export it)."""
+    sha = subprocess.run(
+        ["git", "rev-parse", commit], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    if not sha:
+        return None
+    export = Path(tempfile.gettempdir()) / f"wgpsim-baseline-{sha[:12]}"
+    if not (export / "wgpsim").is_dir():
+        export.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "archive", sha, "wgpsim", "configs", "pyproject.toml"],
+            cwd=ROOT, check=True, capture_output=True,
+        ).stdout  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", str(export)], input=archive, check=True)
+    env = dict(os.environ, PYTHONPATH=str(export), NUMBA_CACHE_DIR=str(export / "numba"))
+    code = CHILD.format(bench=str(ROOT / "benchmarks"), warps=warps, loads=loads, repeat=repeat)
+    done = subprocess.run(  # cwd: the export, so that "-c"'s path entry does not find ours
+        [sys.executable, "-c", code], cwd=export, env=env, capture_output=True, text=True,
+        check=True,
+    )  # fmt: skip
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warps", type=int, default=8)
     parser.add_argument("--loads", type=int, default=20000, help="loads per warp")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per engine (best is shown)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per engine (best is shown)")
+    parser.add_argument("--baseline", default=BASELINE, help="commit of the baseline engine")
     args = parser.parse_args()
     hw = load_hardware()
-    print(f"{args.warps} warps x {args.loads} ds_load_b128, best of {args.repeat}")
+    base = baseline(args.baseline, args.warps, args.loads, args.repeat)
+    print(
+        f"{args.warps} warps x {args.loads} ds_load_b128, CPU seconds, best of {args.repeat}; "
+        f"load average {os.getloadavg()[0]:.1f}; baseline: the fast engine of {args.baseline}"
+    )
     for engine in ENGINES:  # compile (or load the compiled cache) outside the timings
         simulate(streaming_trace(2, 2, False), engine=engine)
     print(
-        f"{'case':<16}{'engine':<7}{'passes':>8}{'cycles':>8}{'run s':>8}{'passes/s':>11}"
-        f"{'vs des':>8}{'validate s':>11}{'vs des, simulate':>17}"
+        f"{'case':<16}{'engine':<9}{'passes':>8}{'cycles':>8}{'CPU s':>8}{'passes/s':>12}"
+        f"{'vs des':>8}{'x floor':>8}{'vs base':>8}"
     )
     for shared in (False, True):
         trace = streaming_trace(args.warps, args.loads, shared)
         case = "one partition" if shared else "two partitions"
-        check, _ = best_wall(lambda: validate(trace, hw.partitions.lds_bytes), args.repeat)  # noqa: B023
-        base = None
+        floor, _ = best_cpu(lambda: read_every_address(trace.addr), args.repeat)  # noqa: B023
+        des = None
         for engine in ENGINES:
             module = importlib.import_module(f"wgpsim.engine.{engine}")
-            wall, result = best_wall(lambda: module.run(trace, hw), args.repeat)  # noqa: B023
-            base = base or wall
+            cpu, result = best_cpu(lambda: module.run(trace, hw), args.repeat)  # noqa: B023
+            des = des or cpu
+            rate = result.passes / cpu
+            vs_base = ""
+            if engine == "fast" and base:
+                b = base[str(shared)]
+                vs_base = f"{rate / (b['passes'] / b['run']):>7.2f}x"
             print(
-                f"{case:<16}{engine:<7}{result.passes:>8}{result.total_cycles:>8}{wall:>8.3f}"
-                f"{result.passes / wall:>11,.0f}{base / wall:>8.1f}{check:>11.3f}"
-                f"{(base + check) / (wall + check):>17.1f}"
+                f"{case:<16}{engine:<9}{result.passes:>8}{result.total_cycles:>8}{cpu:>8.4f}"
+                f"{rate:>12,.0f}{des / cpu:>8.1f}{cpu / floor:>7.1f}x{vs_base:>8}"
             )
+        if base:
+            b = base[str(shared)]
+            print(
+                f"{case:<16}{'base':<9}{b['passes']:>8}{'':>8}{b['run']:>8.4f}"
+                f"{b['passes'] / b['run']:>12,.0f}{des / b['run']:>8.1f}{b['run'] / floor:>7.1f}x"
+            )
+        print(f"{case:<16}{'floor':<9}{'':>8}{'':>8}{floor:>8.4f}")
+    trace = streaming_trace(args.warps, args.loads, False)
+    per = 1e6 / len(trace)
+    lds = hw.partitions.lds_bytes
+    from wgpsim.engine.fast import validate as compiled
+
+    numpy_s = validation_cpu(trace, validate, lds, args.repeat) * per
+    compiled_s = validation_cpu(trace, compiled, lds, args.repeat) * per
+    line = f"validation of a fresh trace, CPU-s per 1 M rows: numpy {numpy_s:.3f}, fast {compiled_s:.4f}"
+    if base:
+        line += f", baseline {base['False']['validate'] * per:.3f}"
+    print(line + f" ({len(trace):,} rows timed)")
 
 
 if __name__ == "__main__":

@@ -8,13 +8,29 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wgpsim.engine._fast_check import trace_is_valid
 from wgpsim.errors import TraceError
-from wgpsim.trace import Trace, random_trace, read_jsonl, validate
+from wgpsim.trace import Trace, random_trace, read_jsonl
+from wgpsim.trace import validate as numpy_validate
 from wgpsim.trace.instructions import OPS, op_code
+from wgpsim.trace.validate import DEFAULT_LDS_BYTES
 
 _validate = sys.modules["wgpsim.trace.validate"]  # the module (``validate`` is its function)
 
 LANES = 32
+
+
+def validate(trace, lds_bytes=DEFAULT_LDS_BYTES, **where):
+    """``wgpsim.trace.validate``, after asking the fast engine's compiled statement of the rules
+    (``_fast_check.trace_is_valid``) the same question: the two must agree on every trace."""
+    compiled = trace_is_valid(trace, lds_bytes)
+    try:
+        checked = numpy_validate(trace, lds_bytes, **where)
+    except TraceError:
+        assert not compiled, "the compiled check accepts a trace validate refuses"
+        raise
+    assert compiled, "the compiled check refuses a trace validate accepts"
+    return checked
 
 
 def row_trace(op, arg=0, addr=None, warp=0, num_warps=1, labels=()):
@@ -347,3 +363,17 @@ def test_the_block_screen_finds_what_the_lane_check_finds(seed, lds_bytes, bad, 
             return None
 
     assert message(True) == message(False)
+
+
+def test_the_fast_engine_checks_with_the_same_errors():
+    from wgpsim.engine import simulate
+
+    good = row_trace("ds_load_b128", addr=np.arange(LANES) * 16)
+    assert simulate(good, engine="fast").passes == 2
+    bad = row_trace("ds_load_b128", addr=np.arange(LANES) * 16 + 2)
+    with pytest.raises(TraceError) as plain:
+        numpy_validate(bad)
+    for engine in ("fast", "auto"):
+        with pytest.raises(TraceError) as compiled:
+            simulate(bad, engine=engine)
+        assert str(compiled.value) == str(plain.value)

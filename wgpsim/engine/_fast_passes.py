@@ -258,24 +258,24 @@ def fill_passes(
         if op >= len(count):
             continue
         w, na, d = acc[op], nacc[op], np.int64(dist[r])
+        reach = (na - 1) * d  # from a lane's first access to its last
         for g in range(count[op]):
-            active, mask, parts, low, high = 0, 0, 0, NEVER, -1
-            for j in range(width[op]):
+            active, mask, lo, hi = 0, np.int64(0), NEVER, np.int64(-1)
+            for j in range(width[op]):  # no branch: the lanes' lowest and highest address
                 lane = lanes[op, g, j]
                 a0 = np.int64(addr[r, lane])
-                if a0 < 0:
-                    continue
-                active += 1
-                mask |= np.int64(1) << lane
-                for s in range(na):
-                    a = a0 + s * d
-                    parts |= (np.int64(1) << _div(a, part_size)) | (
-                        np.int64(1) << _div(a + w - 1, part_size)
-                    )
-                    low = min(low, _div(a, bank_width))
-                    high = max(high, _div(a + w - 1, bank_width))
+                on = a0 >= 0
+                active += on
+                mask |= np.int64(on) << lane
+                lo = min(lo, a0 if on else NEVER)
+                hi = max(hi, a0)
             if active == 0:
                 continue
+            first, last = lo + min(reach, 0), hi + max(reach, 0) + w - 1
+            low, high = _div(first, bank_width), _div(last, bank_width)
+            parts = np.int64(1) << _div(first, part_size)
+            if _div(last, part_size) != _div(first, part_size):  # the lanes' partitions, one by one
+                parts = _partitions(addr, r, lanes, op, g, width[op], w, na, d, part_size)
             if len(row_out):
                 row_out[k], mask_out[k], bytes_out[k] = r, mask, active * bpl[op]
             if len(index_out):
@@ -300,7 +300,25 @@ def fill_passes(
     return total
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
+def _partitions(addr, r, lanes, op, g, nlanes, w, na, dist, part_size):
+    """The mask of the partitions that pass g of row r touches: of the first and the last
+    byte of each access (``nlanes`` lanes ``lanes[op, g]``, ``na`` accesses of w bytes
+    ``dist`` apart each)."""
+    parts = np.int64(0)
+    for j in range(nlanes):
+        a0 = np.int64(addr[r, lanes[op, g, j]])
+        if a0 < 0:
+            continue
+        for s in range(na):
+            a = a0 + s * dist
+            parts |= (np.int64(1) << _div(a, part_size)) | (
+                np.int64(1) << _div(a + w - 1, part_size)
+            )
+    return parts
+
+
+@njit(cache=True)
 def _bank_rows(addr, r, lanes, op, g, nlanes, w, na, dist, bank_width, nbanks, rows, masks):
     """The bank rows that pass g of row r touches (its ``nlanes`` lanes ``lanes[op, g]``, each
     ``na`` accesses of w bytes ``dist`` apart), in ``rows``, with a mask of the banks touched
@@ -328,7 +346,7 @@ def _bank_rows(addr, r, lanes, op, g, nlanes, w, na, dist, bank_width, nbanks, r
     return nrows
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _most_dwords_per_bank(addr, r, lanes, op, g, nlanes, w, na, dist, bank_width, nbanks, dwords):
     """The most distinct dwords in one bank (at least 1) of pass g of row r (``nlanes`` lanes
     ``lanes[op, g]``, each ``na`` accesses of w bytes ``dist`` apart), counted plainly;
@@ -361,7 +379,7 @@ def _bits(n):
     return np.int64(-1) if n >= 64 else (np.int64(1) << n) - 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _most_rows_per_bank(masks, n):
     """The largest number of ``masks[:n]`` sharing one bit (at least 1)."""
     union, shared = np.int64(0), np.int64(0)

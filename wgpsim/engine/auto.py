@@ -61,6 +61,17 @@ def run(
     return engine.run(trace, hw, seed=seed, record_events=record_events, **options)
 
 
+def validate(trace, lds_bytes: int):
+    """Check ``trace`` as the engine it will most likely run on does: the fast engine's
+    compiled sweep once that engine is loaded, else ``wgpsim.trace.validate`` (the same
+    errors either way)."""
+    if "wgpsim.engine.fast" in sys.modules:
+        from wgpsim.engine.fast import validate as check
+    else:
+        from wgpsim.trace.validate import validate as check
+    return check(trace, lds_bytes)
+
+
 def choose(passes: int, sent: int, fast_loaded: bool) -> str:
     """The engine for a trace of ``passes`` passes (at most) when this process has sent
     ``sent`` passes to des so far and has (or not) the fast engine loaded."""

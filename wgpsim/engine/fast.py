@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from wgpsim.engine import _compile_notice, _fast_grant, _fast_loop, _fast_state
+from wgpsim.engine._fast_check import trace_is_valid
 from wgpsim.engine._fast_grant import policy_of
 from wgpsim.engine._fast_loop import run_loop
 from wgpsim.engine._fast_passes import loop_passes
@@ -44,6 +45,8 @@ from wgpsim.trace.instructions import (
     WAIT_DS,
     WAIT_TENSOR,
 )
+from wgpsim.trace.validate import is_validated, remember_valid
+from wgpsim.trace.validate import validate as check_trace
 
 
 def _drop_stale_loop_cache() -> None:
@@ -66,6 +69,16 @@ def _drop_stale_loop_cache() -> None:
 
 _drop_stale_loop_cache()
 _compile_notice.install()  # one line on stderr while numba compiles the engine (cold cache)
+
+
+def validate(trace, lds_bytes: int):
+    """``wgpsim.trace.validate.validate`` (the same errors), but a valid trace costs one
+    compiled sweep (``_fast_check``) instead of the numpy checks; returns ``trace``."""
+    if is_validated(trace, lds_bytes):
+        return trace
+    if trace_is_valid(trace, lds_bytes):
+        return remember_valid(trace, lds_bytes)
+    return check_trace(trace, lds_bytes)  # raises, naming the first bad row
 
 
 def run(

@@ -232,8 +232,7 @@ def validate(
     size it was checked against, and a second check against that size or a larger one (a trace
     read from a file and then simulated) costs nothing.
     """
-    checked = trace.__dict__.get("_valid_within_lds_bytes")
-    if checked is not None and int(lds_bytes) >= checked:
+    if is_validated(trace, lds_bytes):
         return trace
     found = _row_problems(trace)
     lane = _lane_problem(trace, int(lds_bytes))
@@ -245,5 +244,18 @@ def validate(
     if found:
         row, message = min(found, key=lambda f: f[0])
         raise TraceError(f"{_where(trace, row, source, lines)}: {message}")
-    object.__setattr__(trace, "_valid_within_lds_bytes", int(lds_bytes))  # frozen: see above
+    return remember_valid(trace, lds_bytes)
+
+
+def is_validated(trace: Trace, lds_bytes: int) -> bool:
+    """True if ``trace`` was found valid against an LDS of ``lds_bytes`` or fewer bytes (it
+    then is valid for ``lds_bytes``: its columns are read-only)."""
+    checked = trace.__dict__.get("_valid_within_lds_bytes")
+    return checked is not None and int(lds_bytes) >= checked
+
+
+def remember_valid(trace: Trace, lds_bytes: int) -> Trace:
+    """Record that ``trace`` is valid for an LDS of ``lds_bytes`` bytes (for a checker that
+    states these rules otherwise: the fast engine's compiled sweep); returns ``trace``."""
+    object.__setattr__(trace, "_valid_within_lds_bytes", int(lds_bytes))  # frozen: see validate
     return trace
