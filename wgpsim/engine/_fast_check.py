@@ -104,7 +104,7 @@ def _rows_are_valid(op, warp, arg, addr, nwarps, nlabels, lds_bytes, codes, per_
             bad |= (x < -1 and lds) or (x >= 0 and ((x & align) != 0 or x > limit))
         if bad:
             return False
-    for w in range(1, nwarps):
+    for w in range(1, nwarps):  # noqa: SIM110 (compiled: no generator)
         if barriers[w] != barriers[0]:
             return False
     return True
