@@ -30,9 +30,10 @@ from collections.abc import Callable
 from numba.core import event
 
 MESSAGE = "wgpsim: compiling the fast engine (first run only, ~{seconds} s)..."
-SECONDS = 20
-"""Roughly how long the first compile takes on a 2-core machine (19.3 CPU-s measured for the first
-``simulate()`` with an empty numba cache on 2026-12-01, 54 s wall on the loaded machine)."""
+SECONDS = 16
+"""Roughly how long the first compile takes on a 2-core machine: 15.8 CPU-s measured for the first
+``simulate(engine="fast")`` with an empty numba cache on 2026-12-03 (load average 2.8; 17.3 CPU-s
+before the pass table lost its counting sweep; 19.3 on 2026-12-01)."""
 
 
 def _announce() -> None:

@@ -2,7 +2,8 @@
 reference (``wgpsim.hw.rules``) so that the tests comparing the two can see a bug in either.
 
 ``loop_passes`` splits every row of a trace into passes in one compiled sweep
-(``count_passes``, then ``fill_passes``) and keeps the columns the fast engine's loop needs, in
+(``fill_passes``, into columns sized for every lane group of every row, then cut to the passes
+found) and keeps the columns the fast engine's loop needs, in
 the smallest integer types. The rules, as docs/DESIGN.md "Engine timing rules" states them: a
 pass is the active lanes (address >= 0) of one lane group of an instruction; a lane reading w
 bytes at a touches dwords a//4 .. (a+w-1)//4 and the partitions of its first and last byte; a
@@ -39,7 +40,7 @@ from wgpsim.trace.instructions import (
     OPS,
 )
 
-__all__ = ["LaneTable", "LoopPasses", "count_passes", "fill_passes", "lane_table", "loop_passes"]
+__all__ = ["LaneTable", "LoopPasses", "fill_passes", "lane_table", "loop_passes"]
 
 MAX_BANKS = 64
 """Banks of one bank row fit one int64 mask up to this many banks (beyond: a plain count)."""
@@ -79,7 +80,8 @@ def loop_passes(
         n, table, row=0, index=n if index else 0, lane_mask=0, bytes=0, start=len(ops) + 1
     )
     total = table.fill(args, out)
-    return LoopPasses(out[6], out[4], out[5], out[1], int(total))
+    k = int(out[6][-1])
+    return LoopPasses(out[6], out[4][:k], out[5][:k], out[1][:k], int(total))
 
 
 def pass_list(
@@ -90,10 +92,11 @@ def pass_list(
     ``wgpsim.hw.rules.pass_table``."""
     table = lane_table(hw)
     args, n = table.kernel_args(ops, addr, distance)
-    out = pass_columns(n, table)
+    out = pass_columns(n, table, start=len(ops) + 1)
     table.fill(args, out)
+    k = int(out[6][-1])
     names = ("row", "index", "lane_mask", "bytes", "partitions", "bank_cycles")
-    return {name: np.asarray(c, dtype=np.int64) for name, c in zip(names, out, strict=False)}
+    return {name: np.asarray(c[:k], dtype=np.int64) for name, c in zip(names, out, strict=False)}
 
 
 class LaneTable:
@@ -114,6 +117,8 @@ class LaneTable:
         self.lanes = np.zeros((NUM_LDS_OPS, self.count.max(), self.width.max()), dtype=np.int64)
         for code, g in enumerate(groups):
             self.lanes[code, : g.shape[0], : g.shape[1]] = g
+        self.groups = np.zeros(len(OPS), dtype=np.int64)  # lane groups per op code (control: 0)
+        self.groups[:NUM_LDS_OPS] = self.count
         self.bytes_per_lane = OP_BYTES_PER_LANE[:NUM_LDS_OPS].copy()
         self.access_bytes = OP_ACCESS_BYTES[:NUM_LDS_OPS].copy()
         self.accesses = OP_ADDRESSES[:NUM_LDS_OPS].copy()
@@ -128,12 +133,13 @@ class LaneTable:
         self, ops: np.ndarray, addr: np.ndarray, distance: np.ndarray | None = None
     ) -> tuple[tuple, int]:
         """The kernels' arguments for rows ``ops``/``addr``/``distance`` (converted as
-        ``kernel_rows``) and the number of their passes (``count_passes``)."""
+        ``kernel_rows``) and the most passes they can have: every lane group of every LDS row
+        (``fill_passes`` drops the empty ones)."""
         ops, addr = kernel_rows(ops, addr)
         dist = np.zeros(len(ops), np.int64) if distance is None else distance
         dist = _read_only(np.ascontiguousarray(dist, dtype=np.int64))
         args = (ops, addr, _NO_ROWS, self.lanes, self.count, self.width)
-        return (*args, dist), count_passes(*args)
+        return (*args, dist), int(self.groups[ops].sum(dtype=np.int64))
 
     def fill(self, args: tuple, out: tuple) -> int:
         """``fill_passes`` of ``args`` into ``out``; returns the bytes of all passes."""
@@ -205,30 +211,13 @@ def pass_columns(n: int, table: LaneTable, **sizes: int) -> tuple[np.ndarray, ..
 
 
 @njit(cache=True)
-def count_passes(ops, addr, rows, lanes, count, width):
-    """Number of passes with at least one active lane of ``rows`` (every row when empty;
-    rows of control ops have none)."""
-    n = 0
-    for i in range(len(rows) if len(rows) else len(ops)):
-        r = rows[i] if len(rows) else i
-        op = ops[r]
-        if op >= len(count):
-            continue
-        for g in range(count[op]):
-            for j in range(width[op]):
-                if addr[r, lanes[op, g, j]] >= 0:
-                    n += 1
-                    break
-    return n
-
-
-@njit(cache=True)
 def fill_passes(
     ops, addr, rows, lanes, count, width, bpl, acc, nacc, dist, part_size, bank_width, nbanks, out
 ):
-    """Write each non-empty pass of ``rows`` (as in ``count_passes``; in row, then pass
-    order) into the ``out`` columns (row, index, lane_mask, bytes, partitions, bank_cycles,
-    start); an empty column is skipped. ``start[i]`` is the first pass of row i, ``start[-1]``
+    """Write each pass with at least one active lane of ``rows`` (every row when empty; rows
+    of control ops have none; in row, then pass order) into the ``out`` columns (row, index,
+    lane_mask, bytes, partitions, bank_cycles, start), each long enough for every lane group;
+    an empty column is skipped. ``start[i]`` is the first pass of row i, ``start[-1]``
     the number of passes. Returns the bytes of all passes.
 
     An active lane moves ``bpl[op]`` bytes in ``nacc[op]`` accesses of ``acc[op]`` bytes, the
