@@ -5,6 +5,7 @@ A plain script (not a test: timings on a shared machine are not assertions)::
 
     python benchmarks/first_run.py                 # the shipped settings
     python benchmarks/first_run.py --opt 3 2 1 0   # the options measured for docs/DESIGN.md
+    python benchmarks/first_run.py --fast          # also with --set engine=fast: the compile
 
 A fresh machine is an empty ``NUMBA_CACHE_DIR`` (numba's cache is otherwise the ``__pycache__``
 directories beside ``wgpsim/engine``; with the variable set it lives there instead, so the
@@ -66,14 +67,16 @@ def child_cpu(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
     return cpu, done.stdout.decode()
 
 
-def measure(opt: int | None) -> tuple[float, float | None]:
-    """(CPU-s of the first run on an empty cache, engine passes per CPU-s or None)."""
+def measure(opt: int | None, fast: bool = False) -> tuple[float, float | None]:
+    """(CPU-s of the first run on an empty cache, engine passes per CPU-s or None); ``fast``:
+    the run sets ``engine=fast`` (so it compiles the fast engine: the line saying so shows)."""
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / "numba"))
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
         if opt is not None:
             env["NUMBA_OPT"] = str(opt)
         argv = [sys.executable, "-m", "wgpsim", "run", str(CONFIG), "--out", f"{tmp}/out"]
+        argv += ["--set", "engine=fast"] if fast else []
         first, _ = child_cpu(argv, env)
         if opt is None:
             return first, None
@@ -85,6 +88,7 @@ def measure(opt: int | None) -> tuple[float, float | None]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--opt", type=int, nargs="*", help="NUMBA_OPT levels to compare")
+    parser.add_argument("--fast", action="store_true", help="also with --set engine=fast")
     args = parser.parse_args()
     print("first `wgpsim run configs/lds_bandwidth.yaml`, empty numba cache (CPU seconds;")
     print(f"shared machine, load average {os.getloadavg()[0]:.1f}); target {TARGET}, baseline")
@@ -95,6 +99,9 @@ def main() -> None:
         name = "shipped" if opt is None else f"NUMBA_OPT={opt}"
         rate = "" if speed is None else f"{speed:13,.0f}"
         print(f"{name:14} {first:7.2f} {first / TARGET:9.2f}x {first / BASELINE:11.2f}x {rate}")
+    if args.fast:
+        first, _ = measure(None, fast=True)
+        print(f"{'engine=fast':14} {first:7.2f} {first / TARGET:9.2f}x {first / BASELINE:11.2f}x")
 
 
 if __name__ == "__main__":
