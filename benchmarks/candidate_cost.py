@@ -29,13 +29,11 @@ import argparse
 import itertools
 import json
 import os
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import yaml
+from revision import measure_at
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "gemm_128x128.yaml"
@@ -137,27 +135,6 @@ def _search(repeat: int) -> dict:
     }
 
 
-def _against(rev: str, repeat: int) -> dict:
-    """``measure`` on ``rev``'s code, exported to a temporary directory, in a subprocess."""
-    sha = subprocess.run(
-        ["git", "rev-parse", rev], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout.strip()
-    where = Path(tempfile.gettempdir()) / f"wgpsim-baseline-{sha[:12]}"
-    if not (where / "wgpsim").is_dir():
-        where.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "archive", sha], cwd=ROOT, check=True, capture_output=True)
-        subprocess.run(["tar", "-x", "-C", str(where)], input=archive.stdout, check=True)
-    env = {**os.environ, "PYTHONPATH": str(where)}
-    code = (
-        f"import sys, json; sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); import candidate_cost as c; "
-        f"print(json.dumps(c.measure({repeat}, False)))"
-    )
-    run = subprocess.run(  # cwd: `python -c` puts it first on sys.path, before PYTHONPATH
-        [sys.executable, "-c", code], env=env, cwd=where, check=True, capture_output=True, text=True
-    )
-    return json.loads(run.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="runs per sweep; the best is kept")
@@ -165,7 +142,11 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     now = measure(args.repeat, True)
-    other = _against(args.against, args.repeat) if args.against else None
+    other = None
+    if args.against:
+        other = measure_at(args.against, "candidate_cost", f"measure({args.repeat}, False)")
+        if other is None:
+            parser.error(f"--against {args.against}: not a git revision")
     for name, got in now.items():
         line = f"{name:8} {got['candidates']:5d} candidates: {got['ms']:6.2f} CPU-ms per candidate"
         if "uncached_ms" in got:

@@ -26,23 +26,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
-import json
 import os
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 from numba import njit
+from revision import measure_at
 
 from wgpsim.engine import simulate
 from wgpsim.hw import load_hardware
 from wgpsim.trace.trace import TraceBuilder
 from wgpsim.trace.validate import validate
 
-ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "f206180"
 ENGINES = ["des", "fast"]
 
@@ -127,39 +122,6 @@ def measure_fast(warps: int, loads: int, repeat: int) -> dict:
     return out
 
 
-CHILD = """
-import json, sys
-sys.path.insert(0, {bench!r})
-from engine_throughput import measure_fast
-print(json.dumps(measure_fast({warps}, {loads}, {repeat})))
-"""
-
-
-def baseline(commit: str, warps: int, loads: int, repeat: int) -> dict | None:
-    """``measure_fast`` of commit ``commit``'s package, in a child process (None if git cannot
-    export it)."""
-    sha = subprocess.run(
-        ["git", "rev-parse", commit], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
-    if not sha:
-        return None
-    export = Path(tempfile.gettempdir()) / f"wgpsim-baseline-{sha[:12]}"
-    if not (export / "wgpsim").is_dir():
-        export.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(
-            ["git", "archive", sha, "wgpsim", "configs", "pyproject.toml"],
-            cwd=ROOT, check=True, capture_output=True,
-        ).stdout  # fmt: skip
-        subprocess.run(["tar", "-x", "-C", str(export)], input=archive, check=True)
-    env = dict(os.environ, PYTHONPATH=str(export), NUMBA_CACHE_DIR=str(export / "numba"))
-    code = CHILD.format(bench=str(ROOT / "benchmarks"), warps=warps, loads=loads, repeat=repeat)
-    done = subprocess.run(  # cwd: the export, so that "-c"'s path entry does not find ours
-        [sys.executable, "-c", code], cwd=export, env=env, capture_output=True, text=True,
-        check=True,
-    )  # fmt: skip
-    return json.loads(done.stdout.splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warps", type=int, default=8)
@@ -168,7 +130,11 @@ def main() -> None:
     parser.add_argument("--baseline", default=BASELINE, help="commit of the baseline engine")
     args = parser.parse_args()
     hw = load_hardware()
-    base = baseline(args.baseline, args.warps, args.loads, args.repeat)
+    base = measure_at(
+        args.baseline,
+        "engine_throughput",
+        f"measure_fast({args.warps}, {args.loads}, {args.repeat})",
+    )
     print(
         f"{args.warps} warps x {args.loads} ds_load_b128, CPU seconds, best of {args.repeat}; "
         f"load average {os.getloadavg()[0]:.1f}; baseline: the fast engine of {args.baseline}"
