@@ -85,6 +85,13 @@ class ClockReads:
         columns = (self.warp, names[self.label], self.cycle)
         return pd.DataFrame(dict(zip(CLOCK_COLUMNS, columns, strict=True)))
 
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame) -> ClockReads:
+        """The reads of a ``clocks`` table (labels numbered in sorted order)."""
+        labels, codes = np.unique(frame["label"].to_numpy(dtype=object), return_inverse=True)
+        warp, cycle = (frame[c].to_numpy(dtype=np.int64) for c in ("warp", "cycle"))
+        return cls(warp, codes.reshape(-1), cycle, tuple(str(x) for x in labels))
+
     def of(self, label: str) -> np.ndarray:
         """Which reads have ``label``."""
         if label not in self.labels:
@@ -147,20 +154,19 @@ class Result:
 
         return pd.Series(last - first, index=pd.Index(warp, name="warp"), name="cycles")
 
+    def _reads(self) -> ClockReads:
+        """The clock reads as arrays, whichever form the engine handed over."""
+        value = self.__dict__["_clocks"]
+        return value if isinstance(value, ClockReads) else ClockReads.from_frame(value)
+
     def _spans(self, start: str, end: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Warps that read both labels, with their first ``start`` and last ``end`` cycle (numpy:
         this runs once per simulation in sweeps, where a pandas groupby costs more than the
         fast engine's whole run)."""
-        reads = self.__dict__["_clocks"]
-        if isinstance(reads, ClockReads):
-            warp, cycle = reads.warp.astype(np.int64, copy=False), reads.cycle
-            is_start, is_end = reads.of(start), reads.of(end)
-        else:
-            label = reads["label"].to_numpy()
-            warp = reads["warp"].to_numpy(dtype=np.int64)
-            cycle = reads["cycle"].to_numpy(dtype=np.int64)
-            is_start, is_end = label == start, label == end
-        cycle = cycle.astype(np.int64, copy=False)
+        reads = self._reads()
+        warp = reads.warp.astype(np.int64, copy=False)
+        cycle = reads.cycle.astype(np.int64, copy=False)
+        is_start, is_end = reads.of(start), reads.of(end)
         n = int(warp.max()) + 1 if warp.size else 0
         first = np.full(n, np.iinfo(np.int64).max)
         last = np.full(n, np.iinfo(np.int64).min)
@@ -173,11 +179,8 @@ class Result:
         """The kernel's measured cycles: the largest per-warp ``end - start``."""
         _, first, last = self._spans(start, end)
         if not first.size:
-            reads = self.__dict__["_clocks"]
-            if isinstance(reads, ClockReads):
-                have = sorted({reads.labels[i] for i in set(reads.label.tolist())})
-            else:
-                have = sorted(set(reads["label"]))
+            reads = self._reads()
+            have = sorted({reads.labels[i] for i in set(reads.label.tolist())})
             raise TraceError(
                 f"no warp reads both clock labels {start!r} and {end!r} (labels read: {have})"
             )
