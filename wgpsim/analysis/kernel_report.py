@@ -169,7 +169,9 @@ def _timing(low: OpLowering, hw: HardwareConfig, engine: str) -> dict[str, Any]:
     }
 
 
-def _op_row(kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str) -> dict[str, Any]:
+def _op_row(
+    kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str, suggestions: dict
+) -> dict[str, Any]:
     op = low.op
     counts = dict(low.counts)
     if op.op in TDM:
@@ -211,7 +213,7 @@ def _op_row(kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str) ->
         conflicted = row["bank_conflict_cycles"] or row["partition_stall_cycles"]
         stage_only = all(v[0] == "ttg.memdesc_index" for v in op.view_chain)
         if conflicted and op.op == "ttg.local_load" and stage_only:
-            row["suggestion"] = _suggestion(kernel, low, hw, engine)
+            row["suggestion"] = _suggestion(kernel, low, hw, engine, suggestions)
     return row
 
 
@@ -242,20 +244,25 @@ def _against_assembly(kernel: Kernel, ops: list[dict[str, Any]]) -> dict[str, An
     }
 
 
-def _suggestion(kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str):
-    """A layout without the op's conflicts (``wgpsim.analysis.search_suggest``), or None."""
+def _suggestion(kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str, seen: dict):
+    """A layout without the op's conflicts (``wgpsim.analysis.search_suggest``), or None;
+    computed once per distinct (shared layout, register layout, shape, element, allocation), as
+    ``seen`` keeps them (a loop's prologue and body loads share one)."""
     from wgpsim.analysis.search_suggest import suggest_layout
 
     md = kernel.buffer(low.op.buffer).memdesc
-    return suggest_layout(
-        md.encoding,
-        low.op.tensor.encoding,
-        tuple(low.op.memdesc.shape),
-        md.elem_bits,
-        hw,
-        engine=engine,
-        alloc_shape=tuple(md.shape),
-    )
+    key = (md.encoding, low.op.tensor.encoding, tuple(low.op.memdesc.shape), md.elem_bits, md.shape)
+    if key not in seen:
+        seen[key] = suggest_layout(
+            md.encoding,
+            low.op.tensor.encoding,
+            tuple(low.op.memdesc.shape),
+            md.elem_bits,
+            hw,
+            engine=engine,
+            alloc_shape=tuple(md.shape),
+        )
+    return seen[key]
 
 
 def _buffer_rows(kernel: Kernel, alloc: KernelAllocation, hw: HardwareConfig) -> list[dict]:
@@ -304,7 +311,8 @@ def kernel_report(
     hw = load_hardware() if hw is None else hw
     alloc = allocate_kernel(kernel, hw)
     lowerings = tuple(lower_op(kernel, op, alloc, hw) for op in kernel.ops)
-    ops = [_op_row(kernel, low, hw, engine) for low in lowerings]
+    suggestions: dict = {}
+    ops = [_op_row(kernel, low, hw, engine, suggestions) for low in lowerings]
     not_modelled = [
         {"op": n.op, "loc": n.loc.short if n.loc else None, "name": n.name, "reason": n.reason}
         for n in kernel.not_modelled
