@@ -6,7 +6,7 @@ probability down rather than strictly to zero"). The engines' drift model ``unif
 every trace row by 0..``jitter_cycles`` cycles drawn from ``default_rng(seed)``; each seed is
 one possible drift. Over ``seeds`` runs, :func:`conflict_rate` reports the partition-conflict
 rate, partition-stall cycles per pass (a pair stalled one cycle on a partition in use is one
-stall cycle), and the measured cycles, each as a mean with its sample standard deviation and a
+stall cycle), and the simulated cycles (the clock reads' span), each as a mean with its sample standard deviation and a
 Student-t confidence interval of the mean, ``mean +- t(1 - (1 - confidence) / 2, n - 1) x
 std / sqrt(n)``.
 
@@ -143,7 +143,7 @@ class MeanCI:
 @dataclass(frozen=True, eq=False)
 class DriftEstimate:
     """One trace under one jitter over several seeds: the partition-conflict rate (stall
-    cycles per pass) and the measured cycles, each a :class:`MeanCI`; ``runs`` has one row per
+    cycles per pass) and the simulated cycles, each a :class:`MeanCI`; ``runs`` has one row per
     seed (:data:`RUN_COLUMNS`)."""
 
     jitter_cycles: int
