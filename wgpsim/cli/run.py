@@ -4,7 +4,7 @@
 
     wgpsim run configs/lds_bandwidth.yaml                 # table on stdout, files in results/
     wgpsim run configs/lds_bandwidth.yaml --json          # the table as JSON rows, for scripts
-    wgpsim run configs/lds_bandwidth.yaml --set warps=8 --set hardware_overrides.ports.bytes_per_cycle=128
+    wgpsim run configs/lds_bandwidth.yaml --set dtype=fp32 --set timing.lds_latency=40
 
     wgpsim run configs/lds_bandwidth.yaml --workers 2     # two local processes (default: all cores)
     wgpsim run configs/lds_bandwidth.yaml --scheduler tcp://host:8786   # on a Dask cluster
