@@ -181,3 +181,17 @@ def test_listing_as_a_user_runs_it(cache):
     )  # fmt: skip
     assert proc.returncode == 0 and proc.stderr == ""
     assert "4 kernels" in proc.stdout and "pick one" in proc.stdout
+
+
+def test_a_kernel_compiled_for_another_target_is_noted(tmp_path, capsys):
+    """A cache filled on another GPU holds its kernels: the report says the target differs."""
+    folder = _entry(tmp_path, "transpose", "H1")
+    meta = json.loads((folder / "transpose.json").read_text())
+    meta["target"] = {"backend": "hip", "arch": "gfx942", "warp_size": 64}  # Triton's form
+    (folder / "transpose.json").write_text(json.dumps(meta))
+    code, out, err = _wgpsim(capsys, "kernel", tmp_path)
+    assert code == 0 and out.splitlines()[1].startswith("kernel transpose")
+    assert err.splitlines() == [
+        "wgpsim: note: transpose was compiled for hip:gfx942; wgpsim models gfx1250 "
+        "(wgpsim compile FILE.py:FUNCTION compiles for it on the CPU)"
+    ]

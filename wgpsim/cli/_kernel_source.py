@@ -47,6 +47,12 @@ def kernel_source(args: argparse.Namespace) -> tuple[Path, str | None] | None:
         entry = found[0]
         if not args.json:
             print(f"{entry.name} in {entry.folder} (the one kernel{_named(args.name)} in {path})")
+        if entry.target not in (None, "hip:gfx1250"):
+            print(
+                f"wgpsim: note: {entry.name} was compiled for {entry.target}; wgpsim models "
+                "gfx1250 (wgpsim compile FILE.py:FUNCTION compiles for it on the CPU)",
+                file=sys.stderr,
+            )
         return entry.folder, entry.name
     rows = [e.row(index.root) for e in found]
     if args.json:
