@@ -141,3 +141,29 @@ def test_without_the_triton_extra_one_line_names_it(source, monkeypatch, capsys)
 def test_bad_flags_are_one_line(source, flags, message, capsys):
     assert main(["compile", f"{source}:small_dot", *flags]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.triton
+def test_usage_compile_example_gives_the_shipped_compile(tmp_path):
+    """docs/USAGE.md's `wgpsim compile examples/kernels/kernels.py:matmul ...`, run as written
+    (with --out), gives the LDS bytes of the shipped compile (examples/kernels/matmul, written
+    by regenerate.py through the Python route) and a report that says so."""
+    pytest.importorskip("triton")
+    import re
+    import shlex
+
+    usage = (ROOT / "docs" / "USAGE.md").read_text()
+    block = next(
+        b for b in re.findall(r"```bash\n(.*?)```", usage, flags=re.S) if "wgpsim compile" in b
+    )
+    argv = shlex.split(block.replace("\\\n", " "))
+    assert argv[:2] == ["wgpsim", "compile"]
+    done = _wgpsim(*argv[1:], "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    folder = Path(done.stdout.splitlines()[0].split(": ", 1)[1])
+    shipped = json.loads((ROOT / "examples/kernels/matmul/matmul.json").read_text())["shared"]
+    assert json.loads((folder / "matmul.json").read_text())["shared"] == shipped == 71632
+    report = _wgpsim("kernel", folder)
+    assert report.stdout.startswith(
+        f"kernel matmul: 4 warps, LDS {shipped} B (wgpsim) vs ttg.shared {shipped} B"
+    )
