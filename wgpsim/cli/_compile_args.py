@@ -33,6 +33,7 @@ def add_compile_args(parser: argparse.ArgumentParser, title: str | None = None) 
     group.add_argument(
         "--out",
         type=Path,
+        metavar="DIR",
         help="cache root for the entry (default: $TRITON_CACHE_DIR, else ~/.triton/cache)",
     )
 
