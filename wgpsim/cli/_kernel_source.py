@@ -71,7 +71,8 @@ def _named(name: str | None) -> str:
 def format_listing(root: Path, rows: list[dict], name: str | None, truncated: bool) -> str:
     """The kernels as a table, then how to pick one.
 
-    >>> rows = [{"name": "add", "folder": "X1", "warps": 4, "lds_bytes": 0, "target": "hip:gfx1250"},
+    >>> rows = [{"name": "add", "folder": "X1", "warps": 4, "lds_bytes": 0,
+    ...          "target": "hip:gfx1250"},
     ...         {"name": "matmul", "folder": "Q7", "warps": 8, "lds_bytes": None, "target": None}]
     >>> print(format_listing(Path("cache"), rows, None, False))
     cache: 2 kernels
