@@ -7,8 +7,8 @@ every trace row by 0..``jitter_cycles`` cycles drawn from ``default_rng(seed)``;
 one possible drift. Over ``seeds`` runs, :func:`conflict_rate` reports the partition-conflict
 rate, partition-stall cycles per pass (a pair stalled one cycle on a partition in use is one
 stall cycle), and the simulated cycles (the clock reads' span), each as a mean with its sample
-standard deviation and a Student-t confidence interval of the mean, ``mean +- t(1 - (1 - confidence) / 2, n - 1) x
-std / sqrt(n)``.
+standard deviation and a Student-t confidence interval of the mean,
+``mean +- t(1 - (1 - confidence) / 2, n - 1) x std / sqrt(n)``.
 
 Four warps each read 8 x 256 B with ``ds_load_b64``; in ``shared`` every row lies in partition
 0, in ``apart`` pair A's rows (warps 0 and 2) lie in partition 0 and pair B's in partition 1:
