@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from wgpsim.analysis.kernel_lowering import allocate_kernel
-from wgpsim.frontend.ttgir import read_ttgir_file
+from wgpsim.frontend.ttgir import read_ttgir, read_ttgir_file
 from wgpsim.hw.scratch import cvt_needs_shared_memory, scratch_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,3 +100,23 @@ def test_allocation_from_the_ttgir_alone_equals_tritons(d):
     want = _placed(post, lambda b: b.offsets)
     assert _placed(kernel, lambda b: alloc.wgpsim_offsets.get(b.name)) == want
     assert alloc.lds_bytes == post.ttg_shared
+
+
+def test_a_padded_conversion_is_a_note_not_a_size():
+    """Triton's padded scratch (``amdgpu.use_padded_scratch_shmem``) is not modelled: the
+    allocation says so and gives no LDS total, rather than a wrong one."""
+    d = ROOT / "tests" / "fixtures" / "scratch" / "cvt_blocked_t_fp32"
+    text = (
+        (d / "kernel.ttgir")
+        .read_text()
+        .replace(
+            " : tensor<64x64xf32, #blocked1> -> tensor<64x64xf32, #blocked>",
+            " {amdgpu.use_padded_scratch_shmem} : tensor<64x64xf32, #blocked1> -> "
+            "tensor<64x64xf32, #blocked>",
+            1,
+        )
+    )
+    (cvt,) = [op for op in read_ttgir(text).ops if op.op == "ttg.convert_layout"]
+    assert cvt.attr("use_padded_scratch_shmem")
+    alloc = allocate_kernel(read_ttgir(text))
+    assert alloc.lds_bytes is None and any("padded" in n for n in alloc.notes)

@@ -93,8 +93,8 @@ def _scratch_sizes(kernel: Kernel, notes: list[str]) -> dict[str, int]:
         elif b.name in by_buffer:
             try:
                 sizes[b.name] = scratch_bytes(by_buffer[b.name], kernel.threads_per_warp)
-            except WgpsimError as err:
-                notes.append(f"{b.name}: scratch not sized: {err}")
+            except (WgpsimError, KeyError, ValueError) as err:  # a layout or type not modelled
+                notes.append(f"{b.name}: scratch not sized: {err!s}")
     unsized = [b.name for b in kernel.buffers if b.kind == "scratch" and b.name not in sizes]
     if unsized:
         notes.append(
@@ -154,7 +154,7 @@ def allocate_kernel(kernel: Kernel, hw: HardwareConfig | None = None) -> KernelA
         module = {b.name: b.offsets for b in kernel.buffers if b.offsets is not None}
     for name in zero:
         sizes[name] = ()
-    wanted = sum(b.kind == "explicit" or b.name in scratch for b in kernel.buffers) - len(zero)
+    wanted = sum(b.kind in ("explicit", "scratch") for b in kernel.buffers) - len(zero)
     skipped = len(names) < wanted
     lds = allocation.size if allocation is not None and not skipped else None
     if not pieces and not skipped:

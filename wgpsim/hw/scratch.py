@@ -108,6 +108,11 @@ def _cvt_bytes(op: LdsOp) -> int:
     src, dst = op.tensor, op.result
     if not cvt_needs_shared_memory(src, dst):
         return 0
+    if op.attr("use_padded_scratch_shmem"):
+        raise LayoutError(
+            "a convert_layout with amdgpu.use_padded_scratch_shmem (Triton's padded scratch, "
+            "getNumScratchElemsPaddedCvt) is not sized by wgpsim"
+        )
     bits = _bits(src.dtype)
     return scratch_elems_swizzled(_layout(src), _layout(dst), bits, NUM_BANKS) * bits // 8
 
