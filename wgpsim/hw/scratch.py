@@ -14,7 +14,8 @@ and the common ``defaultAllocationAnalysisScratchSizeFn`` (``lib/Analysis/Alloca
 - ``tt.histogram``: ``max(bins, threads per warp)`` elements of the result;
 - atomics (``tt.atomic_rmw``/``_cas``, ``amdg.buffer_atomic_*``): one element for a scalar
   whose result is read; the whole tensor when its result is read and its layout broadcasts;
-- ``tt.gather``: 0 (Triton lowers the gathers it makes in a warp; wider ones use convert_layouts).
+- ``tt.gather``: 0 when each gather column stays in one warp (``isWarpLocal``), else the whole
+  source tensor.
 
 A column sum of a 128x64 fp32 tile over 4 warps stacked along the rows (corpus ``col_sum_fp32``):
 each warp's 64 partial sums meet in one 1 KiB buffer.
@@ -251,6 +252,32 @@ def _atomic_bytes(op: LdsOp) -> int:
     return _prod(list(op.result.shape)) * bits // 8 if any(free.values()) else 0
 
 
+def _same(a: LinearLayout, b: LinearLayout, ins: list[str], outs: list[str]) -> bool:
+    x, y = a.sublayout(ins, outs), b.sublayout(ins, outs)
+    return (x.bases, x.out_dims) == (y.bases, y.out_dims)
+
+
+def gather_is_warp_local(src: TensorType, idx: TensorType, axis: int) -> bool:
+    """``GatherLoweringHelper::isWarpLocal``: no warp (or block) moves along the gather axis
+    in either tensor, and the warps and lanes hold the same other coordinates in both."""
+    a, b = _layout(src), _layout(idx)
+    dims = list(a.out_dim_names)
+    gather, others = [dims[axis]], [d for i, d in enumerate(dims) if i != axis]
+    hw = [d for d in ("block", "warp") if a.has_in_dim(d)]
+    for layout in (a, b):
+        if any(any(v) for _, bs in layout.sublayout(hw, gather).bases for v in bs):
+            return False
+    return _same(a, b, hw, others) and _same(a, b, ["lane"], others)
+
+
+def _gather_bytes(op: LdsOp) -> int:
+    """0 for a warp-local gather, else the whole source tensor."""
+    idx, axis = op.attr("indices"), op.attr("axis")
+    if idx is not None and gather_is_warp_local(op.tensor, idx, axis):
+        return 0
+    return _prod(list(op.tensor.shape)) * -(-elem_bits(op.tensor.dtype) // 8)
+
+
 def scratch_bytes(op: LdsOp, threads_per_warp: int = 32) -> int:
     """Bytes of the scratch buffer Triton 3.9.0 gives ``op`` on gfx1250 (0: none)."""
     kind: Any = op.op
@@ -262,6 +289,8 @@ def scratch_bytes(op: LdsOp, threads_per_warp: int = 32) -> int:
         return _scan_bytes(op)
     if kind == "tt.histogram":
         return max(_prod(list(op.result.shape)), threads_per_warp) * _bits(op.result.dtype) // 8
+    if kind == "tt.gather":
+        return _gather_bytes(op)
     if "atomic" in kind:
         return _atomic_bytes(op)
     return 0
