@@ -44,7 +44,7 @@ def _triton_sizes(d: Path) -> list[tuple[str, int]]:
 
 
 def test_the_fixtures_are_there():
-    assert len(SCRATCH) >= 34 and len(CORPUS) >= 60 and len(EXAMPLES) >= 10
+    assert len(SCRATCH) >= 36 and len(CORPUS) >= 60 and len(EXAMPLES) >= 10
 
 
 @pytest.mark.parametrize("d", SCRATCH, ids=lambda d: d.name)
