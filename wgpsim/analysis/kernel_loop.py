@@ -494,7 +494,7 @@ def loop_program(
             steps[-1] = replace(steps[-1], asm=(*steps[-1].asm, *pending))
         else:
             steps.append(Step("delay", 0, tuple(pending), "alu"))
-    notes += assigner.leftovers(unrolled)
+    notes += assigner.notes + assigner.leftovers(unrolled)
     if seen_tdm:
         notes.append(TDM_NOTE)
     if seen_async:

@@ -226,7 +226,7 @@ def lower_op(
     stands for a computed or loop-carried ``memdesc_index`` (see ``_shared``)."""
     if not writes_with_ds(op):
         if op.op == ASYNC_COPY:
-            why = "global_load_async_to_lds writes the LDS (no other value): no ds_* to time"
+            why = "the copy engine writes the LDS (global_load_async_to_lds; no other value)"
             return OpLowering(op, None, {}, note=why)
         return OpLowering(op, None, {}, note="the copy engine writes the LDS: not timed")
     if op.buffer is None or op.buffer not in alloc.offsets:

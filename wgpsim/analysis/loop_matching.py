@@ -58,15 +58,15 @@ def line_of(op: LdsOp) -> tuple[str, int]:
     return op.loc.short.split(":")[0], op.loc.line
 
 
-def fit_op(low: OpLowering, on_line: dict[str, int]) -> OpLowering:
-    """``low`` with its issued instructions in the form the assembly holds on its line."""
+def fit_op(low: OpLowering, on_line: dict[str, int]) -> tuple[OpLowering, str]:
+    """``low`` with its issued instructions in the form the assembly holds on its line, and
+    what changed ("" if nothing)."""
     if low.lowering is None:
-        return low
+        return low, ""
     fitted, note = fit_to_assembly(low.lowering, on_line)
     if not note:
-        return low
-    notes = "; ".join(filter(None, (low.note, note)))
-    return replace(low, lowering=fitted, counts=dict(fitted.counts), note=notes)
+        return low, ""
+    return replace(low, lowering=fitted, counts=dict(fitted.counts)), note
 
 
 def _address_register(instr: AsmInstr) -> str:
@@ -144,10 +144,16 @@ class Assigner:
         self.taken: dict[int, list[AsmInstr]] = {}
         self.copies: dict[tuple[str, int], int] = {}
         self.copy_of: dict[int, int] = {}
+        self.notes: list[str] = []
 
     def fit(self, op: LdsOp, low: OpLowering) -> OpLowering:
-        """``low`` (the op's, at some stage) in the form the body holds on the op's line."""
-        return fit_op(low, dict(self.on_line.get(line_of(op), {})))
+        """``low`` (the op's, at some stage) in the form the body holds on the op's line;
+        what changed goes to ``notes``."""
+        low, note = fit_op(low, dict(self.on_line.get(line_of(op), {})))
+        note = f"{op.name or op.op} ({op.loc.short}): {note}" if note else ""
+        if note and note not in self.notes:
+            self.notes.append(note)
+        return low
 
     def lowering(self, op: LdsOp) -> OpLowering:
         if op.index not in self.low:
