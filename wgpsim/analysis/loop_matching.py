@@ -86,13 +86,20 @@ def _offset_bytes(instr: AsmInstr) -> int:
 def match_offsets(asm: list[AsmInstr], issued, picks: list[int]) -> list[int] | None:
     """The lowering's instructions (of ``picks``) the assembly's ``asm`` are, by immediates:
     per address register, one base that makes every offset an issued instruction's address
-    (all lanes, all warps); None if there is no such assignment."""
+    (all lanes, all warps); None if there is no such assignment. A register that addresses
+    the same offset again was written in between (LLVM reuses it): a new base from there."""
     addr = issued.addresses.astype(np.int64)
     free = list(picks)
     out: dict[int, int] = {}
-    groups: dict[str, list[int]] = {}
+    groups: dict[tuple[str, int], list[int]] = {}
+    generation: dict[str, int] = {}
     for j, ins in enumerate(asm):
-        groups.setdefault(_address_register(ins), []).append(j)
+        reg = _address_register(ins)
+        key = (reg, generation.get(reg, 0))
+        if any(_offset_bytes(asm[i]) == _offset_bytes(ins) for i in groups.get(key, [])):
+            generation[reg] = key[1] + 1
+            key = (reg, key[1] + 1)
+        groups.setdefault(key, []).append(j)
     for members in groups.values():
         offs = [_offset_bytes(asm[j]) for j in members]
         found = None
