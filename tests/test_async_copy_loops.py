@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from wgpsim.analysis.asm_forms import at_width
-from wgpsim.analysis.kernel_loop import loop_program, loop_trace
+from wgpsim.analysis.kernel_loop import loop_program, loop_trace, ttgir_program
 from wgpsim.analysis.kernel_lowering import allocate_kernel, lower_op
 from wgpsim.cli import main
 from wgpsim.frontend.amdgcn_loops import loops
@@ -59,6 +59,17 @@ def test_every_ds_of_the_loop_is_traced_and_the_copies_store_their_other_value(c
     from_copies = np.isin(lt.op_index[rows], [op.index for op in copies])
     assert stores_there > 0 and from_copies.sum() == stores_there
     assert all(m.startswith("ds_store") for m in lt.mnemonic[rows][from_copies])
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+def test_without_assembly_the_ttgir_rule_issues_the_bodys_ds(case):
+    """From the TTGIR alone (no assembly), the loop's LDS ops issue what the assembly's body
+    holds, the copies' other stores included (the unmatched scratch ds_* aside)."""
+    kernel, asm, i = _read(case)
+    prog = ttgir_program(kernel)
+    issued = Counter(s.op for s in prog.steps if s.what == "lds")
+    body = Counter(loops(asm)[i].counts(("ds",)))
+    assert issued + UNMATCHED.get(case.name, Counter()) == body
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
