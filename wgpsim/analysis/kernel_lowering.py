@@ -281,10 +281,13 @@ OTHER_STORE_NOTE = (
 
 
 def writes_with_ds(op: LdsOp) -> bool:
-    """Whether the op's LDS side is ``ds_*`` instructions: loads, stores, and an async copy
-    with an ``other`` value (Triton 3.9.0's AsyncCopyGlobalToLocalOp lowering on gfx1250
-    stores ``other`` with a predicated ``llStore`` beside each ``global_load_async_to_lds``)."""
-    return op.op in LOADS + STORES or (op.op == ASYNC_COPY and op.tensor is not None)
+    """Whether the op's LDS side is ``ds_*`` instructions: loads, stores, scratch ops
+    (``direction == "scratch"``), and an async copy with an ``other`` value (Triton 3.9.0's
+    AsyncCopyGlobalToLocalOp lowering on gfx1250 stores ``other`` with a predicated
+    ``llStore`` beside each ``global_load_async_to_lds``)."""
+    if op.op in LOADS + STORES or op.direction == "scratch":
+        return True
+    return op.op == ASYNC_COPY and op.tensor is not None
 
 
 def op_trace(low: Lowering) -> Trace:
