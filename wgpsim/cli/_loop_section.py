@@ -63,7 +63,8 @@ def loop_section(kernel, args: argparse.Namespace, hw) -> tuple[dict[str, Any], 
 
         written.append(str(save(loop_timeline_figure(lt), args.timeline_png)))
     payload = {"loop": program.label, "source": program.source, **lt.to_dict()}
-    payload["notes"] = [*program.notes, *program.unmatched, *lt.notes]
+    payload["unmatched"] = [u.to_dict() for u in program.unmatched]
+    payload["notes"] = [*program.notes, *map(str, program.unmatched), *lt.notes]
     return payload, lt, written
 
 
@@ -105,6 +106,7 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
         )
         for r in lt.ops.itertuples(index=False)
     ]
+    orows += _unmatched_rows(payload["unmatched"])
     lines += _table(ohead, orows, width)
     lines.append("")
     whead = ("what if", "cycles/iter", "saves", "how")
@@ -117,3 +119,16 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
         lines.append("note: a tdm op's instr/iter counts its 256-byte write rows")
     lines += [f"note: {n}" for n in payload["notes"]]
     return lines
+
+
+def _unmatched_rows(unmatched: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """One loop-table row per (mnemonic, source line) of unmatched ``ds_*``: timed as one VALU
+    cycle of issue, so no LDS figures (their reasons are in the notes)."""
+    from wgpsim.analysis.kernel_loop import unmatched_label
+    from wgpsim.analysis.loop_matching import Unmatched
+
+    counts: dict[str, int] = {}
+    for u in unmatched:
+        label = unmatched_label(Unmatched(**u))
+        counts[label] = counts.get(label, 0) + 1
+    return [(label, "unmatched", str(n), "-", "-", "-", "-", "-") for label, n in counts.items()]

@@ -171,7 +171,8 @@ def format_report(report, width: int = 10_000) -> str:
         lines.append(
             "worst ops (LDS cycles in lock step): "
             + "; ".join(
-                f"#{op['index']} {op['loc']} {op['lds_cycles']} cycles"
+                f"#{op['index']} {op['name'] or op['op'].split('.', 1)[1]} ({op['loc']})"
+                f" {op['lds_cycles']} cycles"
                 f" ({op['partition_stall_cycles']} partition stall,"
                 f" {op['bank_conflict_cycles']} bank conflict)"
                 for op in worst
