@@ -221,7 +221,7 @@ class Assigner:
         for op in ops:
             low = self.lowering(op)
             got = low.counts if low.lowering is not None else f"not lowered: {low.note}"
-            parts.append(f"{op.name or op.op} {got}")
+            parts.append(f"{op.name} {op.op} {got}" if op.name else f"{op.op} {got}")
         return self._unmatched(
             instr, "the ops of its line have none left (" + "; ".join(parts) + ")"
         )
