@@ -215,6 +215,15 @@ TABLE: tuple[Kernel, ...] = (
         origin=_GEMS + "mm.py",
     ),
     Kernel(
+        "flaggems_bmm_fp16",
+        "flaggems:bmm_kernel",
+        "A:*fp16 B:*fp16 O:*fp16 M:i32 N:i32 K:i32",
+        dict(TILE_M=128, TILE_N=128, TILE_K=32),
+        num_warps=4,
+        num_stages=2,
+        origin=_GEMS + "bmm.py@08715dba7eca",
+    ),
+    Kernel(
         "vllm_prefix_prefill",
         "serving:_prefix_fwd_kernel",
         "Q:*fp16 K:*fp16 V:*fp16 K_cache:*fp16 V_cache:*fp16 B_Loc:*i32 sm_scale:fp32 "
@@ -318,6 +327,13 @@ TABLE: tuple[Kernel, ...] = (
         "a_ptr:*fp16 b_ptr:*fp16 c_ptr:*fp16 skip_ptr:*i32 M:i32 N:i32 K:i32",
         dict(BM=128, BN=128, BK=64),
         regression="a bmm whose loop body spans several basic blocks",
+    ),
+    Kernel(
+        "heldout_bmm_rank3_masked",
+        "heldout:bmm_rank3_masked",
+        "a_ptr:*fp16 b_ptr:*fp16 c_ptr:*fp16 K:i32",
+        dict(BB=2, BM=64, BN=64, BK=32),
+        regression="a bmm whose loop body spans several basic blocks (rank-3 dot, masked loads)",
     ),
 )
 

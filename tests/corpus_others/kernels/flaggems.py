@@ -175,3 +175,33 @@ def mm_kernel(
     C = C + (rm[:, None] * stride_cm + rn[None, :])
     mask = (rm < M)[:, None] & (rn < N)[None, :]
     tl.store(C, acc.to(C.dtype.element_ty), mask=mask)
+
+
+# After FlagOpen/FlagGems src/flag_gems/ops/bmm.py @ 08715dba7eca (bmm_kernel, GROUP_M 1,
+# DIVISIBLE_M/N, K not a multiple of TILE_K): one batch per program_id(0), a K loop whose loads
+# are masked by a K mask advanced every iteration.
+@triton.jit
+def bmm_kernel(
+    A, B, O, M, N, K, TILE_M: tl.constexpr, TILE_N: tl.constexpr, TILE_K: tl.constexpr
+):  # fmt: skip
+    pid_b = tl.program_id(0)
+    A += pid_b * M * K
+    B += pid_b * K * N
+    O += pid_b * M * N
+    pid_m = tl.program_id(1)
+    pid_n = tl.program_id(2)
+    offs_m = pid_m * TILE_M + tl.arange(0, TILE_M)
+    offs_n = pid_n * TILE_N + tl.arange(0, TILE_N)
+    offs_k = tl.arange(0, TILE_K)
+    a_ptrs = A + offs_m[:, None] * K + offs_k[None, :]
+    b_ptrs = B + offs_k[:, None] * N + offs_n[None, :]
+    o = tl.zeros((TILE_M, TILE_N), dtype=tl.float32)
+    for _ in range(tl.cdiv(K, TILE_K)):
+        mask_k = offs_k < K
+        offs_k += TILE_K
+        a = tl.load(a_ptrs, mask_k[None, :])
+        b = tl.load(b_ptrs, mask_k[:, None])
+        a_ptrs += TILE_K
+        b_ptrs += TILE_K * N
+        o += tl.dot(a, b, allow_tf32=False)
+    tl.store(O + offs_m[:, None] * N + offs_n[None, :], o.to(O.dtype.element_ty))

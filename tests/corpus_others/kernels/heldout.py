@@ -45,6 +45,40 @@ def padded_subslice_dot(
 
 
 @triton.jit
+def _attn_inner(
+    acc, l_i, m_i, q, desc_k, desc_v, base, start_m, qk_scale, offs_m, offs_n,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr,
+):  # fmt: skip
+    """One band of the causal KV loop (the tutorial's split): STAGE 1 the blocks left of the
+    diagonal block, unmasked; STAGE 2 the diagonal block, masked."""
+    if STAGE == 1:
+        lo, hi = 0, start_m * BLOCK_M
+    else:
+        lo, hi = start_m * BLOCK_M, (start_m + 1) * BLOCK_M
+        lo = tl.multiple_of(lo, BLOCK_M)
+    for start_n in tl.range(lo, hi, BLOCK_N):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        k = desc_k.load([base + start_n, 0]).T
+        qk = tl.dot(q, k)
+        if STAGE == 2:
+            causal = offs_m[:, None] >= (start_n + offs_n[None, :])
+            qk = qk * qk_scale + tl.where(causal, 0, -1.0e6)
+            m_ij = tl.maximum(m_i, tl.max(qk, 1))
+            qk -= m_ij[:, None]
+        else:
+            m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+            qk = qk * qk_scale - m_ij[:, None]
+        p = tl.math.exp2(qk)
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = desc_v.load([base + start_n, 0])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_ij
+    return acc, l_i, m_i
+
+
+@triton.jit
 def attn_causal_descriptor(
     Q,
     K,
@@ -56,8 +90,9 @@ def attn_causal_descriptor(
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
-    """Causal attention whose Q/K/V tiles come through tensor descriptors (the shape of the
-    Triton tutorial's descriptor path): the KV loop stops at the diagonal."""
+    """Causal attention whose Q/K/V tiles come through tensor descriptors, in the shape of the
+    Triton tutorial's descriptor path: the KV loop in two bands (left of the diagonal block,
+    then the diagonal block masked), both from one inlined function."""
     start_m = tl.program_id(0)
     off_hz = tl.program_id(1)
     rows = N_CTX * 16
@@ -74,19 +109,38 @@ def attn_causal_descriptor(
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
     q = desc_q.load([q_row, 0])
     qk_scale = sm_scale * 1.44269504
-    for start_n in range(0, (start_m + 1) * BLOCK_M, BLOCK_N):
-        k = desc_k.load([base + start_n, 0]).T
-        qk = tl.dot(q, k)
-        causal = offs_m[:, None] >= (start_n + offs_n[None, :])
-        qk = tl.where(causal, qk * qk_scale, -1.0e6)
-        m_ij = tl.maximum(m_i, tl.max(qk, 1))
-        p = tl.math.exp2(qk - m_ij[:, None])
-        alpha = tl.math.exp2(m_i - m_ij)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        v = desc_v.load([base + start_n, 0])
-        acc = tl.dot(p.to(tl.float16), v, acc)
-        m_i = m_ij
+    acc, l_i, m_i = _attn_inner(
+        acc,
+        l_i,
+        m_i,
+        q,
+        desc_k,
+        desc_v,
+        base,
+        start_m,
+        qk_scale,
+        offs_m,
+        offs_n,
+        BLOCK_M,
+        BLOCK_N,
+        1,
+    )
+    acc, l_i, m_i = _attn_inner(
+        acc,
+        l_i,
+        m_i,
+        q,
+        desc_k,
+        desc_v,
+        base,
+        start_m,
+        qk_scale,
+        offs_m,
+        offs_n,
+        BLOCK_M,
+        BLOCK_N,
+        2,
+    )
     desc_o.store([q_row, 0], (acc / l_i[:, None]).to(tl.float16))
 
 
@@ -127,3 +181,22 @@ def bmm_branchy(
         b_ptrs += BK * N
     c_ptrs = c_ptr + batch * M * N + offs_m[:, None] * N + offs_n[None, :]
     tl.store(c_ptrs, acc.to(tl.float16))
+
+
+@triton.jit
+def bmm_rank3_masked(
+    a_ptr, b_ptr, c_ptr, K, BB: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
+    """A batched matmul as one rank-3 tl.dot per K step ([BB, BM, BK] x [BB, BK, BN]), its loads
+    masked at the end of K."""
+    ob = tl.arange(0, BB)[:, None, None]
+    om = tl.arange(0, BM)[None, :, None]
+    on = tl.arange(0, BN)[None, None, :]
+    okm = tl.arange(0, BK)[None, None, :]
+    okn = tl.arange(0, BK)[None, :, None]
+    acc = tl.zeros((BB, BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + ob * BM * K + om * K + k + okm, mask=(k + okm) < K, other=0.0)
+        b = tl.load(b_ptr + ob * K * BN + (k + okn) * BN + on, mask=(k + okn) < K, other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + ob * BM * BN + om * BN + on, acc.to(tl.float16))
