@@ -15,9 +15,9 @@ Each fixture (``fixtures/NAME/``: the cache TTGIR, the assembly, what Triton's c
 
 A check is ``Check(passed, cause)``; ``passed`` is None where it does not apply (no local_load).
 
->>> c = check_kernel("heldout_col_sum_loop")
->>> c["lds_bytes"].passed, c["ds"].detail
-(False, '0 of 1 loops')
+>>> c = check_kernel("flaggems_mm_bf16")
+>>> c["ds"].detail, c["offsets"].detail, c["local_load"].passed
+('12 of 12 loops', '2 of 2 buffers', True)
 """
 
 from __future__ import annotations
@@ -39,11 +39,14 @@ TIMED_ITERATIONS = 2
 @dataclass(frozen=True)
 class Check:
     """One check of one kernel: ``passed`` (None: does not apply), ``cause`` (why it failed),
-    ``detail`` (the count behind it, e.g. ``"3 of 4 loops"``)."""
+    ``detail`` (the count behind it, e.g. ``"3 of 4 loops"``), ``ok`` of ``of`` the things
+    checked (loops, buffers, local_loads; 1 of 1 for a yes/no check)."""
 
     passed: bool | None
     cause: str = ""
     detail: str = ""
+    ok: int = 0
+    of: int = 0
 
 
 @cache
@@ -83,7 +86,7 @@ def check_kernel(name: str) -> dict[str, Check]:
         model = read_kernel(path)
     except Exception as exc:  # noqa: BLE001 - the report must not raise; say what it raised
         why = f"kernel report raises {_error(exc)}"
-        return {c: Check(False, why) for c in CHECKS}
+        return {c: Check(False, why, of=1) for c in CHECKS}
     out = {
         "local_load": _local_loads(rep, exp),
         "lds_bytes": _lds_bytes(rep, exp),
@@ -101,20 +104,22 @@ def _local_loads(rep, exp) -> Check:
     if not theirs:
         return Check(None, detail="no local_load")
     if len(mine) != len(theirs):
-        return Check(False, f"{len(mine)} local_load ops in the report, {len(theirs)} in the TTGIR")
+        why = f"{len(mine)} local_load ops in the report, {len(theirs)} in the TTGIR"
+        return Check(False, why, of=len(theirs))
     bad = [
         f"{o['name']} ({o['loc']}): {m['instructions']} vs the assembly's {o['instructions']}"
         for m, o in zip(mine, theirs, strict=True)
         if o.get("instructions") is not None and m["instructions"] != o["instructions"]
     ]
-    detail = f"{len(theirs) - len(bad)} of {len(theirs)}"
-    return Check(not bad, "; ".join(bad[:2]), detail)
+    ok = len(theirs) - len(bad)
+    return Check(not bad, "; ".join(bad[:2]), f"{ok} of {len(theirs)}", ok, len(theirs))
 
 
 def _lds_bytes(rep, exp) -> Check:
     want = exp["ttg_shared"]
     ok = rep.lds_bytes == want
-    return Check(ok, "" if ok else f"wgpsim {rep.lds_bytes} B, ttg.shared {want} B", str(want))
+    why = "" if ok else f"wgpsim {rep.lds_bytes} B, ttg.shared {want} B"
+    return Check(ok, why, str(want), int(ok), 1)
 
 
 def _offsets(rep, exp) -> Check:
@@ -129,8 +134,8 @@ def _offsets(rep, exp) -> Check:
             what = "scratch of " if b["op"] != "ttg.local_alloc" else ""
             where = "not placed" if got in ("absent", None) else f"at {got}"
             bad.append(f"{what}{b['op']} {b['name']} {where}, Triton's {b['offsets']}")
-    detail = f"{len(exp['buffers']) - len(bad)} of {len(exp['buffers'])} buffers"
-    return Check(not bad, "; ".join(bad[:2]), detail)
+    ok, of = len(exp["buffers"]) - len(bad), len(exp["buffers"])
+    return Check(not bad, "; ".join(bad[:2]), f"{ok} of {of} buffers", ok, of)
 
 
 def _lds_rows(program) -> int:
@@ -167,6 +172,6 @@ def _loops(model, exp) -> tuple[Check, Check]:
         time_kernel_loop(lt)
     except Exception as exc:  # noqa: BLE001
         raised.append(f"loop timing raises {_error(exc)}")
-    ds = Check(not bad, "; ".join(bad[:2]), detail)
-    clean = Check(not raised, "; ".join(raised[:2]))
+    ds = Check(not bad, "; ".join(bad[:2]), detail, len(targets) - len(bad), len(targets))
+    clean = Check(not raised, "; ".join(raised[:2]), ok=int(not raised), of=1)
     return ds, clean

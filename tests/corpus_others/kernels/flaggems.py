@@ -182,12 +182,12 @@ def mm_kernel(
 # are masked by a K mask advanced every iteration.
 @triton.jit
 def bmm_kernel(
-    A, B, O, M, N, K, TILE_M: tl.constexpr, TILE_N: tl.constexpr, TILE_K: tl.constexpr
+    A, B, O, M, N, K, TILE_M: tl.constexpr, TILE_N: tl.constexpr, TILE_K: tl.constexpr  # noqa: E741
 ):  # fmt: skip
     pid_b = tl.program_id(0)
     A += pid_b * M * K
     B += pid_b * K * N
-    O += pid_b * M * N
+    O += pid_b * M * N  # noqa: E741
     pid_m = tl.program_id(1)
     pid_n = tl.program_id(2)
     offs_m = pid_m * TILE_M + tl.arange(0, TILE_M)
