@@ -283,6 +283,44 @@ TABLE: tuple[Kernel, ...] = (
         num_warps=4,
         origin="the tiled-transpose pattern (FlagGems " + _GEMS + "permute)",
     ),
+    Kernel(
+        "aiter_gluon_gemm_a16w16",
+        "aiter_gluon:gemm_a16w16_bandwidth_bound",
+        "a_ptr:*bf16 b_ptr:*bf16 c_ptr:*bf16 M:i32 N:i32 K:i32 stride_am:i32 stride_bn:i32 "
+        "stride_cm:i32",
+        dict(
+            BLOCK_M=128,
+            BLOCK_N=128,
+            BLOCK_K=64,
+            NUM_BUFFERS=3,
+            SHARED_A="@aiter_gluon:SHARED_A",
+            SHARED_B="@aiter_gluon:SHARED_B",
+            WMMA="@aiter_gluon:WMMA",
+            OPA="@aiter_gluon:OPERAND_A",
+            OPB="@aiter_gluon:OPERAND_B",
+        ),
+        num_warps=4,
+        origin="ROCm/aiter aiter/ops/triton/_gluon_kernels/gfx1250/gemm/basic/gemm_a16w16.py"
+        "@0895ae5a3f5a",
+    ),
+    Kernel(
+        "aiter_gluon_gemm_a8w8_blockscale",
+        "aiter_gluon:gemm_a8w8_blockscale",
+        "a_ptr:*fp8e4nv b_ptr:*fp8e4nv c_ptr:*bf16 a_scale_ptr:*fp32 b_scale_ptr:*fp32 M:i32 "
+        "N:i32 K:i32 stride_am:i32 stride_bn:i32 stride_cm:i32 stride_ascale_m:i32 "
+        "stride_ascale_k:i32 stride_bscale_k:i32",
+        dict(
+            GROUP_N=64,
+            BLOCK_SIZE_M=128,
+            BLOCK_SIZE_N=128,
+            BLOCK_SIZE_K=128,
+            NUM_BUFFERS=3,
+            WARP_BASES=((0, 1), (1, 0)),
+        ),
+        num_warps=4,
+        origin="ROCm/aiter aiter/ops/triton/_gluon_kernels/gfx1250/gemm/basic/"
+        "gemm_a8w8_blockscale.py@14165170e98c",
+    ),
     # ---- the project's known held-out failures, as regression fixtures
     Kernel(
         "heldout_padded_rowperm_b",
