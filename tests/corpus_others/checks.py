@@ -161,7 +161,7 @@ def _loops(model, exp) -> tuple[Check, Check]:
             continue
         got = _lds_rows(program)
         if got != want:
-            first = program.unmatched[0].split(": ", 1)[-1] if program.unmatched else ""
+            first = str(program.unmatched[0]).split(": ", 1)[-1] if program.unmatched else ""
             bad.append(f"{label or 'kernel'}: {got} vs {want}" + (f" ({first})" if first else ""))
     if loops:
         detail = f"{len(loops) - len(bad)} of {len(loops)} loops"
