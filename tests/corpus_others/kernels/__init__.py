@@ -147,6 +147,14 @@ TABLE: tuple[Kernel, ...] = (
         origin=_TUT + "10-block-scaled-matmul.py@d1de12c48613",
     ),
     Kernel(
+        "tutorial_block_scaled_mxfp4",
+        "triton_tutorials:block_scaled_matmul_mxfp4_kernel",
+        "a_ptr:*u8 b_ptr:*u8 a_scale_ptr:*u8 b_scale_ptr:*u8 c_ptr:*fp16 M:i32 N:i32 K:i32 "
+        "stride_am:i32 stride_bn:i32 stride_cm:i32",
+        dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=256, VEC_SIZE=32),
+        origin=_TUT + "10-block-scaled-matmul.py@d1de12c48613 (its mxfp4 inputs)",
+    ),
+    Kernel(
         "liger_rms_norm_fwd",
         "liger:_rms_norm_forward_kernel",
         "Y_ptr:*bf16 Y_row_stride:i32 X_ptr:*bf16 X_row_stride:i32 W_ptr:*bf16 RSTD_ptr:*fp32 "

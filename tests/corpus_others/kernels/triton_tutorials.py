@@ -397,3 +397,50 @@ def matmul_kernel_descriptor_persistent(
         tile_id_c += NUM_SMS
         pid_m, pid_n = _compute_pid(tile_id_c, num_pid_in_group, num_pid_m, GROUP_SIZE_M)
         c_desc.store([pid_m * BLOCK_SIZE_M, pid_n * BLOCK_SIZE_N], acc.to(dtype))
+
+
+# After triton-lang/triton python/tutorials/10-block-scaled-matmul.py @ d1de12c48613 (its mxfp4
+# inputs): tl.dot_scaled on e2m1 operands packed two to a byte along K, one e8m0 scale per 32
+# elements of K.
+@triton.jit
+def block_scaled_matmul_mxfp4_kernel(
+    a_ptr,
+    b_ptr,
+    a_scale_ptr,
+    b_scale_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_bn,
+    stride_cm,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    VEC_SIZE: tl.constexpr,
+):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_kp = tl.arange(0, BLOCK_K // 2)
+    offs_s = tl.arange(0, BLOCK_K // VEC_SIZE)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_kp[None, :]
+    b_ptrs = b_ptr + offs_n[None, :] * stride_bn + offs_kp[:, None]
+    scale_k = K // VEC_SIZE
+    a_s_ptrs = a_scale_ptr + offs_m[:, None] * scale_k + offs_s[None, :]
+    b_s_ptrs = b_scale_ptr + offs_n[:, None] * scale_k + offs_s[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):  # noqa: B007
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+        a_s = tl.load(a_s_ptrs)
+        b_s = tl.load(b_s_ptrs)
+        acc = tl.dot_scaled(a, a_s, "e2m1", b, b_s, "e2m1", acc)
+        a_ptrs += BLOCK_K // 2
+        b_ptrs += BLOCK_K // 2
+        a_s_ptrs += BLOCK_K // VEC_SIZE
+        b_s_ptrs += BLOCK_K // VEC_SIZE
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty))
