@@ -4,8 +4,9 @@ Each fixture (``fixtures/NAME/``: the cache TTGIR, the assembly, what Triton's c
 ``expected.json``) is read as a user hands a cache entry to ``wgpsim kernel``: from
 ``kernel.ttgir`` (its ``kernel.amdgcn`` beside it), so the allocation is wgpsim's own. Five checks:
 
-- ``clean``: the report, the loop program of every assembly loop (or of the whole kernel) and the
-  timing of the main loop all run without an exception;
+- ``clean``: the report (of the cache TTGIR and of the post-allocation module), the loop
+  program of every assembly loop (or of the whole kernel) and the timing of the main loop all
+  run without an exception;
 - ``local_load``: every ``ttg.local_load`` lowers to the instructions its probe's assembly holds;
 - ``lds_bytes``: wgpsim's LDS total equals Triton's ``ttg.shared``;
 - ``offsets``: every buffer Triton placed (explicit and scratch) is at Triton's offset;
@@ -93,8 +94,13 @@ def check_kernel(name: str) -> dict[str, Check]:
         "offsets": _offsets(rep, exp),
     }
     ds, clean = _loops(model, exp)
+    raised = [clean.cause] if clean.cause else []
+    try:
+        kernel_report(path.with_name("kernel.alloc.mlir"))
+    except Exception as exc:  # noqa: BLE001
+        raised.append(f"the report of kernel.alloc.mlir raises {_error(exc)}")
     out["ds"] = ds
-    out["clean"] = clean
+    out["clean"] = Check(not raised, "; ".join(raised[:2]), ok=int(not raised), of=1)
     return {c: out[c] for c in CHECKS}
 
 

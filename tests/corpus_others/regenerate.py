@@ -103,6 +103,21 @@ def regenerate_one(k, probes: dict) -> dict:
     }
 
 
+def _prune_probes(probes: dict) -> None:
+    """Keep only the probes some fixture's ``expected.json`` uses (index and module files)."""
+    used = {
+        o["probe"]
+        for d in FIXTURES.iterdir()
+        if (d / "expected.json").exists()
+        for o in json.loads((d / "expected.json").read_text())["ops"]
+        if "probe" in o
+    }
+    base._write_json(PROBES / "index.json", {k: v for k, v in sorted(probes.items()) if k in used})
+    for stale in PROBES.glob("*.ttgir"):
+        if stale.name.split(".")[0] not in used:
+            stale.unlink()
+
+
 def regenerate(names: list[str]) -> int:
     table = kernels()
     unknown = [n for n in names if n not in table]
@@ -121,6 +136,7 @@ def regenerate(names: list[str]) -> int:
         base._write_json(probes_path, dict(sorted(probes.items())))
         index["kernels"] = dict(sorted(index["kernels"].items()))
         base._write_json(INDEX, index)
+    _prune_probes(probes)
     failed = sorted(n for n, v in index["kernels"].items() if "error" in v)
     print(f"{len(index['kernels']) - len(failed)} of {len(index['kernels'])} kernels compiled")
     return 0

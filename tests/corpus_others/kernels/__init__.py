@@ -120,12 +120,39 @@ TABLE: tuple[Kernel, ...] = (
         origin=_TUT + "08-grouped-gemm.py@7649d87cce6c",
     ),
     Kernel(
+        "tutorial_persistent_matmul",
+        "triton_tutorials:matmul_kernel_persistent",
+        "a_ptr:*fp16 b_ptr:*fp16 c_ptr:*fp16 M:i32 N:i32 K:i32 stride_am:i32 stride_bk:i32 "
+        "stride_cm:i32",
+        dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, NUM_SMS=64),
+        num_warps=8,
+        num_stages=3,
+        origin=_TUT + "09-persistent-matmul.py@02936a198800",
+    ),
+    Kernel(
+        "tutorial_descriptor_persistent_matmul",
+        "triton_tutorials:matmul_kernel_descriptor_persistent",
+        "a_ptr:*fp16 b_ptr:*fp16 c_ptr:*fp16 M:i32 N:i32 K:i32",
+        dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, NUM_SMS=64),
+        num_warps=4,
+        num_stages=3,
+        origin=_TUT + "09-persistent-matmul.py@02936a198800",
+    ),
+    Kernel(
         "tutorial_block_scaled_mxfp8",
         "triton_tutorials:block_scaled_matmul_kernel",
         "a_ptr:*fp8e4nv b_ptr:*fp8e4nv a_scale_ptr:*u8 b_scale_ptr:*u8 c_ptr:*fp16 M:i32 "
         "N:i32 K:i32 stride_am:i32 stride_bn:i32 stride_cm:i32",
         dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=128, VEC_SIZE=32),
         origin=_TUT + "10-block-scaled-matmul.py@d1de12c48613",
+    ),
+    Kernel(
+        "tutorial_block_scaled_mxfp4",
+        "triton_tutorials:block_scaled_matmul_mxfp4_kernel",
+        "a_ptr:*u8 b_ptr:*u8 a_scale_ptr:*u8 b_scale_ptr:*u8 c_ptr:*fp16 M:i32 N:i32 K:i32 "
+        "stride_am:i32 stride_bn:i32 stride_cm:i32",
+        dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=256, VEC_SIZE=32),
+        origin=_TUT + "10-block-scaled-matmul.py@d1de12c48613 (its mxfp4 inputs)",
     ),
     Kernel(
         "liger_rms_norm_fwd",

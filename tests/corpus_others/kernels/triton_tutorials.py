@@ -291,3 +291,156 @@ def block_scaled_matmul_kernel(
         b_s_ptrs += BLOCK_K // VEC_SIZE
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
+def _compute_pid(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M: tl.constexpr):
+    group_id = tile_id // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + (tile_id % group_size_m)
+    pid_n = (tile_id % num_pid_in_group) // group_size_m
+    return pid_m, pid_n
+
+
+# After triton-lang/triton python/tutorials/09-persistent-matmul.py @ 02936a198800
+# (matmul_kernel_persistent): a persistent loop over output tiles (tl.range(..., flatten=True))
+# around the masked K loop; the epilogue's tile id counted separately.
+@triton.jit
+def matmul_kernel_persistent(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_bk,
+    stride_cm,
+    BLOCK_SIZE_M: tl.constexpr,
+    BLOCK_SIZE_N: tl.constexpr,
+    BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr,
+    NUM_SMS: tl.constexpr,
+):
+    start_pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+    num_tiles = num_pid_m * num_pid_n
+    tile_id_c = start_pid - NUM_SMS
+    offs_k_for_mask = tl.arange(0, BLOCK_SIZE_K)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True):
+        pid_m, pid_n = _compute_pid(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M)
+        offs_am = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+        offs_bn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+        offs_am = tl.where(offs_am < M, offs_am, 0)
+        offs_bn = tl.where(offs_bn < N, offs_bn, 0)
+        offs_am = tl.max_contiguous(tl.multiple_of(offs_am, BLOCK_SIZE_M), BLOCK_SIZE_M)
+        offs_bn = tl.max_contiguous(tl.multiple_of(offs_bn, BLOCK_SIZE_N), BLOCK_SIZE_N)
+        acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            offs_k = ki * BLOCK_SIZE_K + tl.arange(0, BLOCK_SIZE_K)
+            a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :])
+            b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :])
+            a = tl.load(a_ptrs, mask=offs_k_for_mask[None, :] < K - ki * BLOCK_SIZE_K, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k_for_mask[:, None] < K - ki * BLOCK_SIZE_K, other=0.0)
+            acc = tl.dot(a, b, acc)
+        tile_id_c += NUM_SMS
+        pid_m, pid_n = _compute_pid(tile_id_c, num_pid_in_group, num_pid_m, GROUP_SIZE_M)
+        offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+        offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+        c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + offs_cn[None, :]
+        c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+        tl.store(c_ptrs, acc.to(tl.float16), mask=c_mask)
+
+
+# After triton-lang/triton python/tutorials/09-persistent-matmul.py @ 02936a198800
+# (matmul_kernel_descriptor_persistent, no epilogue subtiling): device-side tensor descriptors
+# for A [M, K], B stored [N, K] (read transposed) and C; a flattened persistent loop of tiles.
+@triton.jit
+def matmul_kernel_descriptor_persistent(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    BLOCK_SIZE_M: tl.constexpr,
+    BLOCK_SIZE_N: tl.constexpr,
+    BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr,
+    NUM_SMS: tl.constexpr,
+):
+    dtype = c_ptr.dtype.element_ty
+    start_pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+    num_tiles = num_pid_m * num_pid_n
+    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BLOCK_SIZE_M, BLOCK_SIZE_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [N, K], [K, 1], [BLOCK_SIZE_N, BLOCK_SIZE_K])
+    c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [N, 1], [BLOCK_SIZE_M, BLOCK_SIZE_N])
+    tile_id_c = start_pid - NUM_SMS
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True):
+        pid_m, pid_n = _compute_pid(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M)
+        offs_am = pid_m * BLOCK_SIZE_M
+        offs_bn = pid_n * BLOCK_SIZE_N
+        acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            offs_k = ki * BLOCK_SIZE_K
+            a = a_desc.load([offs_am, offs_k])
+            b = b_desc.load([offs_bn, offs_k])
+            acc = tl.dot(a, b.T, acc)
+        tile_id_c += NUM_SMS
+        pid_m, pid_n = _compute_pid(tile_id_c, num_pid_in_group, num_pid_m, GROUP_SIZE_M)
+        c_desc.store([pid_m * BLOCK_SIZE_M, pid_n * BLOCK_SIZE_N], acc.to(dtype))
+
+
+# After triton-lang/triton python/tutorials/10-block-scaled-matmul.py @ d1de12c48613 (its mxfp4
+# inputs): tl.dot_scaled on e2m1 operands packed two to a byte along K, one e8m0 scale per 32
+# elements of K.
+@triton.jit
+def block_scaled_matmul_mxfp4_kernel(
+    a_ptr,
+    b_ptr,
+    a_scale_ptr,
+    b_scale_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_bn,
+    stride_cm,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    VEC_SIZE: tl.constexpr,
+):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_kp = tl.arange(0, BLOCK_K // 2)
+    offs_s = tl.arange(0, BLOCK_K // VEC_SIZE)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_kp[None, :]
+    b_ptrs = b_ptr + offs_n[None, :] * stride_bn + offs_kp[:, None]
+    scale_k = K // VEC_SIZE
+    a_s_ptrs = a_scale_ptr + offs_m[:, None] * scale_k + offs_s[None, :]
+    b_s_ptrs = b_scale_ptr + offs_n[:, None] * scale_k + offs_s[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):  # noqa: B007
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+        a_s = tl.load(a_s_ptrs)
+        b_s = tl.load(b_s_ptrs)
+        acc = tl.dot_scaled(a, a_s, "e2m1", b, b_s, "e2m1", acc)
+        a_ptrs += BLOCK_K // 2
+        b_ptrs += BLOCK_K // 2
+        a_s_ptrs += BLOCK_K // VEC_SIZE
+        b_s_ptrs += BLOCK_K // VEC_SIZE
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty))
