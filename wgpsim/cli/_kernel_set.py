@@ -1,0 +1,64 @@
+"""The kernels ``kernel --all`` and ``diff`` read: one kernel, or every kernel of a cache root.
+
+A path is one kernel when it is a file or a folder that holds a kernel's module itself (a
+cache entry); any other folder is a root whose kernels are listed as ``(name, folder)``
+(`entries`). Reading many kernels shows a tqdm bar on stderr (`progress`) when there are more
+than `BAR_FROM`; one kernel that cannot be read is its one-line reason (`figures_or_reason`),
+never the end of the run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from wgpsim.errors import ModuleError, WgpsimError
+
+BAR_FROM = 4
+"""More kernels than this show a progress bar."""
+MODULE_SUFFIXES = (".ttgir", ".post.mlir", ".alloc.mlir")
+
+
+def holds_kernel(path: Path) -> bool:
+    """Whether ``path`` is one kernel: a file, or a folder with a module of its own."""
+    if path.is_file():
+        return True
+    try:
+        return any(p.name.endswith(MODULE_SUFFIXES) for p in path.iterdir() if p.is_file())
+    except OSError:
+        return False
+
+
+def entries(root: Path) -> list[tuple[str, Path]]:
+    """(kernel name, folder) of every kernel in ``root`` and below, by name then folder."""
+    found: dict[tuple[str, str], Path] = {}
+    for folder, _dirs, files in os.walk(root, followlinks=False):
+        for f in files:
+            if f.endswith(MODULE_SUFFIXES) and not f.startswith("."):
+                found[(f.split(".")[0], folder)] = Path(folder)
+    if not found:
+        raise ModuleError(f"{root}: no kernel in this directory or below it (no *.ttgir)")
+    return [(name, found[(name, folder)]) for name, folder in sorted(found)]
+
+
+def progress(items, total: int, desc: str):
+    """``items`` with a progress bar on stderr when there are more than `BAR_FROM`."""
+    if total <= BAR_FROM:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, total=total, desc=desc, file=sys.stderr, leave=False)
+
+
+def figures_or_reason(where: Path, name: str | None, hw, engine: str, loop: bool = True):
+    """`KernelFigures` of the kernel ``name`` at ``where``, or the one-line reason it cannot
+    be read."""
+    from wgpsim.analysis.kernel_figures import kernel_figures
+
+    try:
+        return kernel_figures(where, hw, engine=engine, name=name, loop=loop)
+    except WgpsimError as err:
+        return "; ".join(m.replace("\n", " ") for m in err.messages)
+    except OSError as err:
+        return f"{err.filename or where}: {err.strerror or err}"
