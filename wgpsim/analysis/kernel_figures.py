@@ -131,9 +131,11 @@ def kernel_figures(
     engine: str = "fast",
     name: str | None = None,
     loop: bool = True,
+    suggest: bool = True,
 ) -> KernelFigures:
     """The figures of a kernel model or of a path ``wgpsim kernel`` reads; with ``loop``, its
-    main loop timed (a loop wgpsim cannot time leaves ``loop`` None and says why)."""
+    main loop timed (a loop wgpsim cannot time leaves ``loop`` None and says why); without
+    ``suggest``, no layout search for conflicted loads (``--all`` does not show them)."""
     if not isinstance(source, Kernel):
         from wgpsim.frontend.sources import read_kernel
 
@@ -142,7 +144,7 @@ def kernel_figures(
     else:
         path = source.source
     hw = load_hardware() if hw is None else hw
-    report = kernel_report(source, hw, engine=engine)
+    report = kernel_report(source, hw, engine=engine, suggest=suggest)
     if not loop:
         return KernelFigures(report, path=path)
     try:

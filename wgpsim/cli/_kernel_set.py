@@ -51,13 +51,15 @@ def progress(items, total: int, desc: str):
     return tqdm(items, total=total, desc=desc, file=sys.stderr, leave=False)
 
 
-def figures_or_reason(where: Path, name: str | None, hw, engine: str, loop: bool = True):
+def figures_or_reason(
+    where: Path, name: str | None, hw, engine: str, loop: bool = True, suggest: bool = True
+):
     """`KernelFigures` of the kernel ``name`` at ``where``, or the one-line reason it cannot
     be read."""
     from wgpsim.analysis.kernel_figures import kernel_figures
 
     try:
-        return kernel_figures(where, hw, engine=engine, name=name, loop=loop)
+        return kernel_figures(where, hw, engine=engine, name=name, loop=loop, suggest=suggest)
     except WgpsimError as err:
         return "; ".join(m.replace("\n", " ") for m in err.messages)
     except OSError as err:

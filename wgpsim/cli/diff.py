@@ -119,8 +119,8 @@ def compare(args: argparse.Namespace, hw):
         if a is None or b is None:
             only.append((name, "new" if a is None else "old"))
             continue
-        fa = figures_or_reason(a, name, hw, args.engine, loop)
-        fb = figures_or_reason(b, name, hw, args.engine, loop)
+        fa = figures_or_reason(a, name, hw, args.engine, loop, suggest=False)
+        fb = figures_or_reason(b, name, hw, args.engine, loop, suggest=False)
         bad = [(str(w), f) for w, f in ((a, fa), (b, fb)) if isinstance(f, str)]
         if bad and all(single):
             raise ConfigError(f"{bad[0][0]}: {bad[0][1]}")

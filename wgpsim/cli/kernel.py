@@ -44,6 +44,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--csv", type=Path, help="write one row per op as CSV")
     parser.add_argument("--plot", type=Path, help="write the LDS map (PNG or SVG)")
+    parser.add_argument(
+        "--all", action="store_true", help="every kernel of a cache root, worst first"
+    )
+    parser.add_argument("--html", type=Path, help="write a self-contained HTML report")
     add_loop_args(parser)
     parser.set_defaults(handler=handle)
 
@@ -53,6 +57,10 @@ def handle(args: argparse.Namespace) -> int:
     from wgpsim.frontend.sources import read_kernel
 
     hw = hardware_from_args(args)
+    if args.all:
+        from wgpsim.cli._all_section import handle_all
+
+        return handle_all(args, hw)
     kernel = read_kernel(args.path, args.name)
     report = kernel_report(kernel, hw, engine=args.engine)
     written = []
