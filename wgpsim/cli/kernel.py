@@ -76,6 +76,10 @@ def handle(args: argparse.Namespace) -> int:
         from wgpsim.plots.ownership import save
 
         written.append(str(save(lds_map_figure(report, hw), args.plot)))
+    if args.html is not None:
+        from wgpsim.html.kernel_page import write_kernel_page
+
+        written.append(str(write_kernel_page(args.html, report, loop, hw)))
     if args.json:
         extra = {"loop_timing": loop[0]} if loop is not None else {}
         print_json(report.to_json() | extra | ({"written": written} if written else {}))
