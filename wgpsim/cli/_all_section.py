@@ -63,7 +63,7 @@ def handle_all(args: argparse.Namespace, hw) -> int:
     if getattr(args, "html", None) is not None:
         from wgpsim.html.index_page import write_index_page
 
-        figures = {str(folder): f for _, folder, f in items}
+        figures = {_relative(str(folder), root): f for _, folder, f in items}
         written.append(str(write_index_page(args.html, root, rows, figures, hw)))
     if args.json:
         print_json({"root": str(root), "kernels": rows} | ({"written": written} if written else {}))

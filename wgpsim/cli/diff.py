@@ -63,7 +63,8 @@ def handle(args: argparse.Namespace) -> int:
     if args.html is not None:
         from wgpsim.html.diff_page import write_diff_page
 
-        written.append(str(write_diff_page(args.html, diffs, only, unreadable, hw)))
+        page = write_diff_page(args.html, diffs, only, unreadable, hw, failed)
+        written.append(str(page))
     if args.json:
         print_json(
             {

@@ -52,7 +52,7 @@ def _source_file(name: str, kernel_source: str | None) -> list[str] | None:
     return None
 
 
-def _source_section(fig, anchor: str) -> str:
+def _source_section(fig, anchor: str, level: int = 2) -> str:
     model, ops = fig.report.model, fig.report.ops
     by_file: dict[str, dict[int, list[dict]]] = {}
     for op, row in zip(model.ops if model else (), ops, strict=False):
@@ -83,7 +83,7 @@ def _source_section(fig, anchor: str) -> str:
         parts.append('<pre class="source">' + "\n".join(out) + "</pre>")
     intro = "The kernel's Python source around each line that holds an LDS op (highlighted), " \
             "with the op, its instructions per warp and its LDS cycles in lock step."  # fmt: skip
-    return section(f"{anchor}-source", "Source lines and their LDS ops", intro, *parts)
+    return section(f"{anchor}-source", "Source lines and their LDS ops", intro, *parts, level=level)
 
 
 def _ops_text(rows: list[dict]) -> str:
@@ -148,7 +148,7 @@ def _op_details(fig, low, op, hw, anchor: str) -> str:
     )
 
 
-def _ops_section(fig, hw, anchor: str) -> str:
+def _ops_section(fig, hw, anchor: str, level: int = 2) -> str:
     rows, classes = _op_rows(fig)
     head = ("#", "line", "op", "name", "shape", "instructions/warp", "bank conflict cycles",
             "partition stall cycles", "partitions A|B", "pairs co-located", "LDS cycles",
@@ -160,10 +160,12 @@ def _ops_section(fig, hw, anchor: str) -> str:
         "touch, and the exposed LDS cycles per loop iteration charged to the op. Red rows lose "
         "cycles to conflicts; each op's passes are drawn under 'Lanes to banks' below."
     )
-    return section(f"{anchor}-ops", "LDS ops", intro, table(head, rows, row_classes=classes))
+    return section(
+        f"{anchor}-ops", "LDS ops", intro, table(head, rows, row_classes=classes), level=level
+    )
 
 
-def _passes_section(fig, hw, anchor: str) -> str:
+def _passes_section(fig, hw, anchor: str, level: int = 2) -> str:
     details = [
         _op_details(fig, low, op, hw, anchor)
         for low, op in zip(fig.report.lowerings, fig.report.ops, strict=False)
@@ -177,10 +179,12 @@ def _passes_section(fig, hw, anchor: str) -> str:
     )
     leg = legend([(COLORS["A"], "lane's banks"), ("#d62728", "lane on a conflicted bank"),
                   ("#fbd3d3", "conflicted bank")])  # fmt: skip
-    return section(f"{anchor}-passes", "Lanes to banks, op by op", intro, leg, *details)
+    return section(
+        f"{anchor}-passes", "Lanes to banks, op by op", intro, leg, *details, level=level
+    )
 
 
-def _buffers_section(fig, hw, anchor: str) -> str:
+def _buffers_section(fig, hw, anchor: str, level: int = 2) -> str:
     rows = [
         (b["name"], b["shape"], b["encoding"], ",".join(map(str, b["offsets"])) or None,
          b["bytes"], ",".join(map(str, b["partitions"])) or None, f"[{b['live'][0]}, {b['live'][1]})")
@@ -196,11 +200,17 @@ def _buffers_section(fig, hw, anchor: str) -> str:
     )
     picture = lds_map_svg(fig.report, hw) if fig.report.buffers else ""
     return section(
-        f"{anchor}-buffers", "Buffers and the LDS map", intro, table(head, rows), picture, leg
+        f"{anchor}-buffers",
+        "Buffers and the LDS map",
+        intro,
+        table(head, rows),
+        picture,
+        leg,
+        level=level,
     )
 
 
-def _loop_section(fig, anchor: str) -> str:
+def _loop_section(fig, anchor: str, level: int = 2) -> str:
     from matplotlib.colors import to_hex
 
     from wgpsim.plots.loop_timeline import PAIR_COLOURS, STATES
@@ -208,7 +218,7 @@ def _loop_section(fig, anchor: str) -> str:
     title = "The main loop: timeline and what-ifs"
     if fig.loop is None:
         why = fig.loop_error or "not timed: run with --loop-timing for the loop's timeline"
-        return section(f"{anchor}-loop", title, why)
+        return section(f"{anchor}-loop", title, why, level=level)
     lp, lt = fig.loop, fig.timing
     intro = (
         f"Loop {lp['loop']} ({lp['source']}), {lp['iterations']} iterations x {lp['num_warps']} "
@@ -232,7 +242,7 @@ def _loop_section(fig, anchor: str) -> str:
     warps = [tuple(w.values()) for w in lp["warps"]]
     parts += ["<h3>Warps</h3>", table(tuple(lp["warps"][0]) if lp["warps"] else (), warps)]
     parts += [f'<p class="note">note: {esc(n)}</p>' for n in lp["notes"]]
-    return section(f"{anchor}-loop", title, intro, *parts)
+    return section(f"{anchor}-loop", title, intro, *parts, level=level)
 
 
 def _summary(fig) -> str:
@@ -246,8 +256,8 @@ def _summary(fig) -> str:
     return out + (f'<p class="sentence">{esc(sentence)}</p>' if sentence else "")
 
 
-def kernel_sections(fig, hw=None, anchor: str = "k") -> Raw:
-    """Every section of one kernel, anchors prefixed ``anchor``."""
+def kernel_sections(fig, hw=None, anchor: str = "k", level: int = 2) -> Raw:
+    """Every section of one kernel, anchors prefixed ``anchor``, headings at ``level``."""
     hw = _hw(hw)
     nav = "".join(
         f'<a href="#{anchor}-{s}">{t}</a>'
@@ -256,15 +266,16 @@ def kernel_sections(fig, hw=None, anchor: str = "k") -> Raw:
             ("ops", "LDS ops"),
             ("buffers", "LDS map"),
             ("loop", "loop"),
+            ("passes", "lanes to banks"),
         )
     )
     return Raw(
         f"<nav>{nav}</nav>{_summary(fig)}"
-        + _source_section(fig, anchor)
-        + _ops_section(fig, hw, anchor)
-        + _buffers_section(fig, hw, anchor)
-        + _loop_section(fig, anchor)
-        + _passes_section(fig, hw, anchor)
+        + _source_section(fig, anchor, level)
+        + _ops_section(fig, hw, anchor, level)
+        + _buffers_section(fig, hw, anchor, level)
+        + _loop_section(fig, anchor, level)
+        + _passes_section(fig, hw, anchor, level)
     )
 
 

@@ -71,7 +71,7 @@ CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1400px;padding:1em 2em;color:#222}
 h1{font-size:1.5em;margin-bottom:.2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:1.6em}
 h3{margin:1em 0 .3em}p.intro{color:#555;margin:.2em 0 .8em}
-table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px}
+table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px;display:block;overflow-x:auto;max-width:100%}
 th,td{border:1px solid #ccc;padding:2px 7px;text-align:left;vertical-align:top}
 th{background:#f0f0f0;cursor:pointer;white-space:nowrap}td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.bad td{background:#fde8e8}tr.good td{background:#e6f4e6}tr.added td{background:#e8f0fd}
@@ -83,7 +83,7 @@ pre.source .lds{background:#fff3c4;font-weight:600}pre.source .ann{color:#8a4b00
 .pass figcaption{font-size:12px;color:#444;max-width:480px}.side{display:flex;gap:2em;align-items:flex-start}
 .side>div{flex:1;min-width:0}nav a{margin-right:1em}.note{color:#666;font-size:12.5px}
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
-svg text{font:11px system-ui,sans-serif}
+svg text{font:11px system-ui,sans-serif}svg{max-width:100%;height:auto}
 """
 
 SCRIPT = """
