@@ -8,7 +8,10 @@ that many bank cycles) and the partitions it touches. `distinct_patterns` groups
 the same lanes-to-banks pattern, so a page shows each pattern once.
 
 The seed's ``ds_load_b128`` at 16 B a lane: two passes of 16 lanes, each lane on 4 banks of its
-own (lane 1 and lane 17 on banks 4-7: 64 banks of 4 B), one bank cycle each:
+own (lane 1 and lane 17 on banks 4-7: 64 banks of 4 B), one bank cycle each. A
+``ds_load_2addr_b64`` reading 8 B at 8*l and 8*l + 512: pass 0 touches banks 0-31 twice,
+pass 1 banks 32-63 twice (both accesses count, as in `wgpsim.hw.rules.pass_table`): 2 bank
+cycles each:
 
 >>> import numpy as np
 >>> from wgpsim.hw.config import load_hardware
@@ -17,6 +20,9 @@ own (lane 1 and lane 17 on banks 4-7: 64 banks of 4 B), one bank cycle each:
 >>> ps = trace_passes(b.build(), 0, load_hardware())
 >>> [(p.pass_index, len(p.lanes), p.banks[1], p.bank_cycles) for p in ps]
 [(0, 16, (4, 5, 6, 7), 1), (1, 16, (4, 5, 6, 7), 1)]
+>>> b = TraceBuilder(1); b.load(0, "ds_load_2addr_b64", 8 * np.arange(32), distance=512)
+>>> [(p.bank_cycles, p.conflicted_banks[:3], p.load[0]) for p in trace_passes(b.build(), 0, load_hardware())]
+[(2, (0, 1, 2), 2), (2, (32, 33, 34), 0)]
 """
 
 from __future__ import annotations
@@ -55,25 +61,26 @@ class PassView:
         return (self.instruction, self.lanes, self.banks)
 
 
-def _pass(k: int, p: int, name: str, lanes, addr, hw: HardwareConfig) -> PassView:
+def _pass(k: int, p: int, name: str, lanes, addr, distance: int, hw: HardwareConfig) -> PassView:
+    """Pass ``p`` of instruction ``k``: lanes ``lanes`` at ``addr``; a 2addr form's lane also
+    reads ``distance`` bytes on, and both accesses count (as `wgpsim.hw.rules.pass_table`)."""
     ins = INSTRUCTIONS[name]
-    dwords = lane_dwords(addr, ins.access_bytes, hw).reshape(len(lanes), -1)
+    access = addr[:, None] if ins.addresses == 1 else np.stack([addr, addr + distance], axis=1)
+    dwords = lane_dwords(access.reshape(-1), ins.access_bytes, hw).reshape(len(lanes), -1)
     nbanks = hw.banks.count
-    banks = tuple(tuple(int(d) % nbanks for d in row if d >= 0) for row in dwords)
+    banks = tuple(tuple(sorted({int(d) % nbanks for d in row if d >= 0})) for row in dwords)
     touched = np.unique(dwords[dwords >= 0])
     load = np.bincount(touched % nbanks, minlength=nbanks)
-    first = partition_of(addr, hw)
-    last = partition_of(addr + ins.access_bytes - 1, hw)
+    first = partition_of(access, hw).ravel()
+    last = partition_of(access + ins.access_bytes - 1, hw).ravel()
     parts = tuple(sorted({int(x) for x in np.concatenate([first, last])}))
     cycles = int(max(load.max(initial=0), 1))
-    return PassView(
-        k, p, name, tuple(int(x) for x in lanes), banks, tuple(load.tolist()), cycles, parts
-    )
+    lanes = tuple(int(x) for x in lanes)
+    return PassView(k, p, name, lanes, banks, tuple(load.tolist()), cycles, parts)
 
 
 def trace_passes(trace, warp: int, hw: HardwareConfig) -> list[PassView]:
-    """The passes of warp ``warp``'s LDS instructions in ``trace``, in order (a 2addr form's
-    second access is left out of the picture)."""
+    """The passes of warp ``warp``'s LDS instructions in ``trace``, in order."""
     out = []
     rows = np.flatnonzero((trace.warp == warp) & (trace.op < NUM_LDS_OPS))
     for k, row in enumerate(rows):
@@ -84,7 +91,7 @@ def trace_passes(trace, warp: int, hw: HardwareConfig) -> list[PassView]:
         for p, group in enumerate(lane_groups(name, hw)):
             lanes = group[addr[group] >= 0]
             if len(lanes):
-                out.append(_pass(k, p, name, lanes, addr[lanes], hw))
+                out.append(_pass(k, p, name, lanes, addr[lanes], int(trace.arg[row]), hw))
     return out
 
 

@@ -175,7 +175,8 @@ def _passes_section(fig, hw, anchor: str, level: int = 2) -> str:
         "pair touches (red outline: both pairs, where they can collide), then the passes of "
         "warp 0. In a lanes-to-banks map a row is a lane and a column one of the 64 four-byte "
         "banks; a red column is a bank that serves more than one dword in the pass (the "
-        "number above it: its bank cycles). Passes with the same pattern are drawn once."
+        "number above a run of them, ×n: each serves n dwords, n bank cycles). Passes with "
+        "the same pattern are drawn once."
     )
     leg = legend([(COLORS["A"], "lane's banks"), ("#d62728", "lane on a conflicted bank"),
                   ("#fbd3d3", "conflicted bank")])  # fmt: skip

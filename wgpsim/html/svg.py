@@ -52,7 +52,7 @@ def _runs(banks: tuple[int, ...]) -> list[tuple[int, int]]:
 def bank_pass_svg(p, nbanks: int) -> Raw:
     """One pass (`wgpsim.analysis.op_passes.PassView`): a row per active lane, a column per
     bank; a lane's cells are the banks its bytes fall in; a bank serving more than one dword
-    (a conflict) is a red column headed by its dword count."""
+    (a conflict) is a red column; a run of them is headed by its dword count (``×2``)."""
     cw, rh, left, top = 7, 7, 34, 16
     width, height = left + cw * nbanks + 4, top + rh * len(p.lanes) + 14
     parts = [_rect(left, top, cw * nbanks, rh * len(p.lanes), "#f7f7f7")]
@@ -60,7 +60,8 @@ def bank_pass_svg(p, nbanks: int) -> Raw:
         n = p.load[b]
         parts.append(_rect(left + cw * b, top, cw, rh * len(p.lanes), "#fbd3d3",
                            f"bank {b}: {n} dwords, {n} bank cycles"))  # fmt: skip
-        parts.append(_text(left + cw * b + cw / 2, top - 4, str(n), "middle", CONFLICT))
+        if b == 0 or p.load[b - 1] != n:  # once per run of banks with the same count
+            parts.append(_text(left + cw * b, top - 4, f"×{n}", "start", CONFLICT))
     for row, (lane, banks) in enumerate(zip(p.lanes, p.banks, strict=True)):
         y = top + rh * row
         bad = any(p.load[b] > 1 for b in banks)
