@@ -86,6 +86,16 @@ class KernelReport:
     lowerings: tuple[OpLowering, ...] = field(default=(), repr=False)
     model: Kernel | None = field(default=None, repr=False)
 
+    def __str__(self) -> str:  # print(report): the short text, not the fields
+        from wgpsim.analysis.report_summary import summary
+
+        return summary(self)
+
+    def __repr__(self) -> str:
+        from wgpsim.analysis.report_summary import header
+
+        return f"<KernelReport {header(self)}>"
+
     @property
     def lds_bytes_match(self) -> bool | None:
         if self.lds_bytes is None or self.ttg_shared is None:

@@ -9,37 +9,33 @@ never the end of the run.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
-from wgpsim.errors import ModuleError, WgpsimError
+from wgpsim.errors import WgpsimError
 
 BAR_FROM = 4
 """More kernels than this show a progress bar."""
-MODULE_SUFFIXES = (".ttgir", ".post.mlir", ".alloc.mlir")
 
 
 def holds_kernel(path: Path) -> bool:
     """Whether ``path`` is one kernel: a file, or a folder with a module of its own."""
-    if path.is_file():
-        return True
-    try:
-        return any(p.name.endswith(MODULE_SUFFIXES) for p in path.iterdir() if p.is_file())
-    except OSError:
-        return False
+    from wgpsim.frontend.cache_index import holds_kernel as folder_holds_kernel
+
+    return path.is_file() or folder_holds_kernel(path)
 
 
 def entries(root: Path) -> list[tuple[str, Path]]:
-    """(kernel name, folder) of every kernel in ``root`` and below, by name then folder."""
-    found: dict[tuple[str, str], Path] = {}
-    for folder, _dirs, files in os.walk(root, followlinks=False):
-        for f in files:
-            if f.endswith(MODULE_SUFFIXES) and not f.startswith("."):
-                found[(f.split(".")[0], folder)] = Path(folder)
-    if not found:
-        raise ModuleError(f"{root}: no kernel in this directory or below it (no *.ttgir)")
-    return [(name, found[(name, folder)]) for name, folder in sorted(found)]
+    """(kernel name, folder) of every kernel in ``root`` and below, by name then folder
+    (`wgpsim.frontend.cache_index.find_kernels`); none is a `ModuleError` saying so."""
+    from wgpsim.frontend.cache_index import find_kernels
+
+    index = find_kernels(root)
+    index.matching(None)  # raises the error naming what a root holds when it holds nothing
+    if index.truncated:
+        print(f"wgpsim: note: {root}: the walk stopped at a cap; some kernels are left out",
+              file=sys.stderr)  # fmt: skip
+    return [(e.name, e.folder) for e in index.entries]
 
 
 def progress(items, total: int, desc: str):

@@ -3,6 +3,8 @@
 ::
 
     wgpsim kernel examples/kernels/gemm_tdm_standard            # a cache / dump directory
+    wgpsim kernel $TRITON_CACHE_DIR --name matmul                # a cache or dump root
+    wgpsim kernel my_gemm.py:matmul --signature ... --constexpr BLOCK_M=128   # compile first
     wgpsim kernel kernel.ttgir --json                            # a TTGIR file (or *.mlir dump)
     wgpsim kernel trace.ndjson --name matmul --csv ops.csv       # a tritonparse trace
     wgpsim kernel examples/kernels/matmul --plot lds_map.png
@@ -11,7 +13,9 @@ For every LDS op, keyed by its Python source line: the instructions per warp, tr
 eligibility, bank conflicts (rocprof-compute's SQ_LDS_BANK_CONFLICT / SQ_LDS_IDX_ACTIVE, rate),
 the partitions each SIMD pair touches, and the op's LDS cycles in lock step with its partition
 stalls; then the buffers and wgpsim's LDS bytes beside ``ttg.shared``. A module wgpsim cannot
-read is one line naming ``file:line:column`` and exit code 2.
+read is one line naming ``file:line:column`` and exit code 2. A cache or dump root holding
+several kernels (and no ``--name`` that picks one) prints their list (name, folder, warps, LDS
+bytes, target) and exits 0 (`wgpsim.cli._kernel_source`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from wgpsim.cli._common import (
     output_width,
     print_json,
 )
+from wgpsim.cli._compile_args import add_compile_args
+from wgpsim.cli._kernel_source import kernel_source
 from wgpsim.cli._loop_section import add_loop_args, format_loop, loop_section, wants_loop
 
 
@@ -37,7 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="LDS report of a compiled kernel (TTGIR, cache/dump directory, tritonparse trace)",
         description=__doc__.split("\n\n")[0].split(": ", 1)[1],
     )
-    parser.add_argument("path", type=Path, help="*.ttgir / *.mlir, a directory, or *.ndjson")
+    parser.add_argument(
+        "path",
+        type=Path,
+        help="*.ttgir / *.mlir, a cache entry, a TRITON_CACHE_DIR or TRITON_DUMP_DIR root, "
+        "*.ndjson, or FILE.py:FUNCTION to compile",
+    )
     parser.add_argument("--name", help="the kernel to read when the input holds several")
     parser.add_argument("--engine", default="fast", choices=("fast", "des"), help="timing engine")
     add_hw_args(parser)
@@ -49,6 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--html", type=Path, help="write a self-contained HTML report")
     add_loop_args(parser)
+    add_compile_args(parser, "compiling FILE.py:FUNCTION first (as wgpsim compile does)")
     parser.set_defaults(handler=handle)
 
 
@@ -56,12 +68,15 @@ def handle(args: argparse.Namespace) -> int:
     from wgpsim.analysis.kernel_report import kernel_report
     from wgpsim.frontend.sources import read_kernel
 
-    hw = hardware_from_args(args)
     if args.all:
         from wgpsim.cli._all_section import handle_all
 
-        return handle_all(args, hw)
-    kernel = read_kernel(args.path, args.name)
+        return handle_all(args, hardware_from_args(args))
+    source = kernel_source(args)
+    if source is None:  # a cache or dump root of several kernels: their list was printed
+        return 0
+    hw = hardware_from_args(args)
+    kernel = read_kernel(*source)
     report = kernel_report(kernel, hw, engine=args.engine)
     written = []
     loop = loop_section(kernel, args, hw) if wants_loop(args) else None
