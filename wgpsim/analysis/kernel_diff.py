@@ -7,7 +7,7 @@ new with the change:
   compile with the k-th of the new; an op on one side only is ``added`` or ``removed``): its
   instructions per warp, bank-conflict cycles, partition-stall cycles and LDS cycles (lock step),
   the loop's exposed LDS cycles per iteration charged to it, and the partitions each SIMD pair
-  touches;
+  touches, and its bank-conflict and partition-stall cycles per loop iteration;
 - per buffer, matched by name: bytes, offsets, partitions;
 - per loop: cycles per iteration, exposed and hidden LDS cycles, port-busy cycles, each what-if;
 - the kernel's totals (`KernelFigures.totals`), which the ``--fail-on`` thresholds read
@@ -34,7 +34,15 @@ from typing import Any
 from wgpsim.analysis.diff_thresholds import Threshold, relative_change
 from wgpsim.analysis.kernel_figures import TOTALS, KernelFigures
 
-__all__ = ["KernelDiff", "change", "diff_figures", "match_by_name"]
+__all__ = [
+    "KernelDiff",
+    "change",
+    "change_text",
+    "diff_figures",
+    "match_by_name",
+    "percent",
+    "percent_text",
+]
 
 OP_FIGURES = {
     "instructions": "instructions_per_warp",
@@ -68,7 +76,9 @@ def _pairs(op: dict[str, Any]) -> str | None:
 def _op_figures(fig: KernelFigures, op: dict[str, Any]) -> dict[str, Any]:
     out = {name: op[field] for name, field in OP_FIGURES.items()}
     looped = fig.loop_op(op)
-    out["exposed"] = None if looped is None else looped["exposed"]
+    for name, field in (("exposed", "exposed"), ("loop_bank_conflicts", "bank_conflict_cycles"),
+                        ("loop_partition_stalls", "partition_stall_cycles")):  # fmt: skip
+        out[name] = None if looped is None else looped[field]
     out["partitions"] = _pairs(op)
     return out
 
@@ -163,7 +173,7 @@ class KernelDiff:
 
     def to_json(self) -> dict[str, Any]:
         totals = {
-            k: v | {"percent": _percent(v)} for k, v in self.totals.items()
+            k: v | {"percent": percent(v)} for k, v in self.totals.items()
         }  # fmt: skip
         return {
             "kernel": self.name,
@@ -177,7 +187,8 @@ class KernelDiff:
         }
 
 
-def _percent(f: dict[str, Any]) -> float | None:
+def percent(f: dict[str, Any]) -> float | None:
+    """The change of ``f`` in percent of the old value (None: not a number, or from 0)."""
     if f["change"] is None:
         return None
     pct = relative_change(f["old"], f["new"])
@@ -224,3 +235,37 @@ def match_by_name(old: list[tuple[str, Any]], new: list[tuple[str, Any]]):
             for i in range(max(len(a), len(b)))
         ]
     return out
+
+
+def figure_text(v: Any) -> str:
+    """A figure as the terminal prints it (`number_text`; None a dash)."""
+    from wgpsim.analysis.loop_timing import number_text
+
+    if v is None:
+        return "-"
+    return number_text(v) if isinstance(v, float) else str(v)
+
+
+def change_text(f: dict[str, Any], arrow: str = "->") -> str:
+    """``old -> new (change)``, or the value alone when it did not change.
+
+    >>> change_text(change(124, 188.0)), change_text(change("0|1", "0|1"))
+    ('124 -> 188 (+64)', '0|1')
+    """
+    if f["old"] == f["new"]:
+        return figure_text(f["old"])
+    ch = f["change"]
+    tail = "" if ch is None else f" ({'+' if ch > 0 else ''}{figure_text(ch)})"
+    return f"{figure_text(f['old'])} {arrow} {figure_text(f['new'])}{tail}"
+
+
+def percent_text(f: dict[str, Any]) -> str:
+    """The relative change, signed, one decimal; ``from 0`` when the old value was 0.
+
+    >>> percent_text(change(0, 486)), percent_text(change(564, 695.3)), percent_text(change(1, 1))
+    ('from 0', '+23.3', '+0.0')
+    """
+    p = percent(f)
+    if p is None:
+        return "from 0" if f["change"] and f["old"] == 0 else "-"
+    return f"{p:+.1f}"

@@ -131,31 +131,14 @@ def compare(args: argparse.Namespace, hw):
     return diffs, only, unreadable
 
 
-def _value(v) -> str:
-    from wgpsim.analysis.loop_timing import number_text
-
-    if v is None:
-        return "-"
-    return number_text(v) if isinstance(v, float) else str(v)
-
-
-def _fig(f: dict) -> str:
-    """``old -> new (change)`` or just the value when unchanged."""
-    if f["old"] == f["new"]:
-        return _value(f["old"])
-    ch = f["change"]
-    tail = "" if ch is None else f" ({'+' if ch > 0 else ''}{_value(ch)})"
-    return f"{_value(f['old'])} -> {_value(f['new'])}{tail}"
-
-
 def format_diff(d, width: int = 10_000) -> list[str]:
     """The comparison as the terminal shows it: totals, ops, buffers, loop."""
-    from wgpsim.analysis.kernel_diff import _percent
+    from wgpsim.analysis.kernel_diff import change_text, figure_text, percent_text
     from wgpsim.cli.kernel import _table
 
     lines = [f"diff {d.name}: {d.old.path} -> {d.new.path}"]
     trows = [
-        (k, _value(f["old"]), _value(f["new"]), _value(f["change"]), _pct(f, _percent(f)))
+        (k, figure_text(f["old"]), figure_text(f["new"]), figure_text(f["change"]), percent_text(f))
         for k, f in d.totals.items()
     ]
     lines += _table(("kernel", "old", "new", "change", "change%"), trows, width)
@@ -164,20 +147,14 @@ def format_diff(d, width: int = 10_000) -> list[str]:
             continue
         names = list(rows[0]["figures"])
         table = [
-            (STATUS[r["status"]], r["key"], *(_fig(r["figures"][n]) for n in names)) for r in rows
+            (STATUS[r["status"]], r["key"], *(change_text(r["figures"][n]) for n in names))
+            for r in rows
         ]
         lines += ["", *_table(("", title, *names), table, width)]
     if d.loop is not None:
-        lrows = [(k, _fig(f)) for k, f in d.loop.items()]
+        lrows = [(k, change_text(f)) for k, f in d.loop.items()]
         lines += ["", *_table(("loop (per iteration)", "old -> new (change)"), lrows, width)]
     for side, fig in (("old", d.old), ("new", d.new)):
         if fig.loop_error:
             lines.append(f"note: the {side} loop was not timed: {fig.loop_error}")
     return lines
-
-
-def _pct(f: dict, p: float | None) -> str:
-    """The relative change; from 0 to something, ``from 0``."""
-    if p is None:
-        return "from 0" if f["change"] and f["old"] == 0 else "-"
-    return f"{p:+.1f}"

@@ -7,20 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from wgpsim.analysis.kernel_diff import change_text, percent_text
 from wgpsim.html.kernel_page import kernel_sections
-from wgpsim.html.page import Raw, document, esc, number, section, table, write_page
+from wgpsim.html.page import Raw, document, esc, section, table, write_page
 
 __all__ = ["diff_page", "write_diff_page"]
 
 ROW_CLASS = {"added": "added", "removed": "removed", "same": "", "changed": ""}
-
-
-def _change(f: dict) -> str:
-    if f["old"] == f["new"]:
-        return number(f["old"])
-    ch = f["change"]
-    tail = "" if ch is None else f" ({'+' if ch > 0 else ''}{number(ch)})"
-    return f"{number(f['old'])} → {number(f['new'])}{tail}"
 
 
 def _grew(figures: dict) -> str:
@@ -33,30 +26,24 @@ def _rows_table(rows: list[dict], title: str) -> str:
     if not rows:
         return ""
     names = list(rows[0]["figures"])
-    body = [(r["status"], r["key"], *(_change(r["figures"][n]) for n in names)) for r in rows]
+    body = [
+        (r["status"], r["key"], *(change_text(r["figures"][n], "→") for n in names)) for r in rows
+    ]
     classes = [ROW_CLASS[r["status"]] or _grew(r["figures"]) for r in rows]
     return table(("status", title, *names), body, row_classes=classes)
-
-
-def _pct(f: dict):
-    """The relative change in percent; ``from 0`` when the old value was 0."""
-    from wgpsim.analysis.kernel_diff import _percent
-
-    p = _percent(f)
-    return "from 0" if p is None and f["change"] and f["old"] == 0 else p
 
 
 def _kernel_diff(d, i: int, failed: list[str], hw) -> str:
     mine = [line for line in failed if line.startswith(f"{d.name}: ")]
     verdict = "".join(f'<p class="sentence">REGRESSION {esc(line)}</p>' for line in mine)
-    totals = [(k, f["old"], f["new"], f["change"], _pct(f)) for k, f in d.totals.items()]
+    totals = [(k, f["old"], f["new"], f["change"], percent_text(f)) for k, f in d.totals.items()]
     tclass = [_grew({k: f}) for k, f in d.totals.items()]
     parts = [verdict, table(("figure", "old", "new", "change", "change %"), totals,
                             row_classes=tclass)]  # fmt: skip
     parts += ["<h3>Ops (matched by source line and op)</h3>", _rows_table(d.ops, "line op")]
     parts += ["<h3>Buffers</h3>", _rows_table(d.buffers, "buffer")]
     if d.loop is not None:
-        lrows = [(k, _change(f)) for k, f in d.loop.items()]
+        lrows = [(k, change_text(f, "→")) for k, f in d.loop.items()]
         parts += ["<h3>Loop, per iteration</h3>", table(("figure", "old → new (change)"), lrows)]
     side = (
         '<div class="side">'
