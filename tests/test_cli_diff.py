@@ -81,6 +81,20 @@ def test_a_kernel_against_a_root_is_exit_2(capsys):
     assert "compare like with like" in capsys.readouterr().err
 
 
+def test_a_missing_input_is_one_line_and_exit_2(tmp_path, capsys):
+    assert main(["diff", STD, str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "nowhere: no such file or directory" in err[0]
+
+
+def test_an_unreadable_kernel_is_one_line_and_exit_2(tmp_path, capsys):
+    bad = tmp_path / "broken.ttgir"
+    bad.write_text("module {\n")
+    assert main(["diff", STD, str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "broken.ttgir" in err[0]
+
+
 def test_two_cache_roots_are_matched_by_kernel_name(tmp_path, capsys):
     for side, names in (("a", ("matmul", "transpose", "gemm_tdm_standard")),
                         ("b", ("matmul", "column_sum", "gemm_tdm_partitioned"))):  # fmt: skip

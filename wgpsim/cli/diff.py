@@ -101,6 +101,9 @@ def compare(args: argparse.Namespace, hw):
     from wgpsim.analysis.kernel_diff import diff_figures, match_by_name
     from wgpsim.cli._kernel_set import entries, figures_or_reason, holds_kernel, progress
 
+    for path in (args.old, args.new):
+        if not path.exists():
+            raise FileNotFoundError(2, "no such file or directory", str(path))
     single = holds_kernel(args.old), holds_kernel(args.new)
     if single[0] != single[1]:
         kinds = ["one kernel" if s else "a cache root" for s in single]
