@@ -10,6 +10,8 @@ every shape has a ``<title>`` the browser shows on hover).
 
 from __future__ import annotations
 
+import numpy as np
+
 from wgpsim.html.page import Raw, esc
 
 __all__ = ["COLORS", "bank_pass_svg", "lds_map_svg", "pairs_svg", "timeline_svg"]
@@ -143,10 +145,12 @@ def lds_map_svg(report, hw) -> Raw:
 
 def timeline_svg(lt, ports=("L", "C")) -> Raw:
     """Every warp's state per cycle and the ports' passes, over the steady window
-    (`wgpsim.plots.loop_timeline`'s picture, drawn here as SVG)."""
+    (`wgpsim.plots.loop_timeline`'s picture, drawn here as SVG). A window wider than the
+    picture's pixels is drawn a column per pixel, each showing its most frequent state (a
+    port: busy when any pass, in the colour of the pair with the most cycles)."""
     from matplotlib.colors import to_hex
 
-    from wgpsim.plots.loop_timeline import PAIR_COLOURS, STATES, _runs, _steady_window
+    from wgpsim.plots.loop_timeline import PAIR_COLOURS, STATES, _steady_window
 
     first, last = _steady_window(lt)
     nw = lt.state.shape[0]
@@ -155,26 +159,54 @@ def timeline_svg(lt, ports=("L", "C")) -> Raw:
     rows = [f"warp {w}" for w in range(nw)] + [f"port {p}" for p in ports]
     height = 10 + rh * len(rows) + 22
     out = [_text(left - 6, 10 + rh * i + 14, name, "end") for i, name in enumerate(rows)]
+    names = {code: (name, to_hex(colour)) for code, name, colour in STATES}
     for w in range(nw):
-        for code, name, colour in STATES:
-            for start, n in _runs(lt.state[w, first : last + 1] == code, first):
-                out.append(_rect(left + (start - first) * scale, 10 + rh * w + 3, n * scale,
-                                 rh - 6, to_hex(colour), f"warp {w}: {name}, cycles {start}-"
-                                 f"{start + n - 1}"))  # fmt: skip
+        for a, b, code in _binned(lt.state[w, first : last + 1], plot_w, idle=0):
+            name, colour = names.get(int(code), ("?", "#000"))
+            out.append(_rect(left + a * scale, 10 + rh * w + 3, (b - a) * scale, rh - 6, colour,
+                             f"warp {w}: {name}, cycles {first + a}-{first + b - 1}"))  # fmt: skip
     events = lt.result.events()
     granted = events[(events["status"] == "granted") & events["cycle"].between(first, last)]
     pairs = sorted(events["pair"].unique())
     for k, port in enumerate(ports):
+        busy = np.full(last - first + 1, -1, np.int64)
         mine = granted[granted["port"] == port]
-        y = 10 + rh * (nw + k) + 3
-        for cycle, n, pair in zip(mine["cycle"], mine["bank_cycles"], mine["pair"], strict=True):
-            colour = to_hex(PAIR_COLOURS[pairs.index(pair) % len(PAIR_COLOURS)])
-            out.append(_rect(left + (cycle - first) * scale, y, max(n * scale, 0.6), rh - 6,
-                             colour, f"port {port}: pass of pair {pair} at cycle {cycle}"))  # fmt: skip
+        for c, n, pair in zip(mine["cycle"], mine["bank_cycles"], mine["pair"], strict=True):
+            busy[c - first : c - first + n] = pairs.index(pair)
+        for a, b, code in _binned(busy, plot_w, idle=-1):
+            colour = to_hex(PAIR_COLOURS[int(code) % len(PAIR_COLOURS)])
+            out.append(_rect(left + a * scale, 10 + rh * (nw + k) + 3, (b - a) * scale, rh - 6,
+                             colour, f"port {port}: passes of pair {pairs[int(code)]}, cycles "
+                             f"{first + a}-{first + b - 1}"))  # fmt: skip
     for t in range(0, last - first + 1, max(100, (last - first) // 10 // 100 * 100)):
-        x = left + t * scale
-        out.append(_text(x, height - 4, str(first + t), "middle"))
+        out.append(_text(left + t * scale, height - 4, str(first + t), "middle"))
     return _svg(left + plot_w + 20, height, "".join(out), "the loop's timeline")
+
+
+def _binned(codes: np.ndarray, columns: int, idle: int) -> list[tuple[int, int, int]]:
+    """Runs ``(first, end, code)`` of the per-cycle ``codes`` drawn in at most ``columns``
+    columns: each column takes its most frequent code other than ``idle`` (``idle`` only when
+    it holds nothing else); neighbouring columns of one code merge.
+
+    >>> _binned(np.array([0, 1, 1, 2, 2, 2, 0, 0]), 4, idle=0)
+    [(0, 4, 1), (4, 6, 2)]
+    """
+    n = len(codes)
+    edges = np.arange(n + 1) if n <= columns else np.linspace(0, n, columns + 1).astype(int)
+    values = np.unique(codes[codes != idle])
+    if not len(values):
+        return []
+    counts = np.stack([np.add.reduceat((codes == v).astype(np.int64), edges[:-1]) for v in values])
+    column = np.where(counts.sum(axis=0) > 0, values[counts.argmax(axis=0)], idle)
+    runs: list[list[int]] = []
+    for i, code in enumerate(column.tolist()):
+        if code == idle:
+            continue
+        if runs and runs[-1][2] == code and runs[-1][1] == edges[i]:
+            runs[-1][1] = int(edges[i + 1])
+        else:
+            runs.append([int(edges[i]), int(edges[i + 1]), code])
+    return [tuple(r) for r in runs]
 
 
 def legend(items: list[tuple[str, str]]) -> Raw:
