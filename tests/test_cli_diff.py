@@ -12,7 +12,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from wgpsim.analysis.kernel_figures import TOTALS
 from wgpsim.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "kernels"
@@ -110,3 +113,39 @@ def test_two_cache_roots_are_matched_by_kernel_name(tmp_path, capsys):
     assert len(doc["unreadable"]) == 1 and "HASH_bad" in doc["unreadable"][0][0]
     (mm,) = [k for k in doc["kernels"] if k["kernel"] == "matmul"]
     assert all(r["status"] == "same" for r in mm["ops"])
+
+
+@given(st.text(max_size=40))
+def test_any_fail_on_text_is_a_threshold_or_one_line_error(text):
+    from wgpsim.analysis.diff_thresholds import parse_threshold
+    from wgpsim.errors import ConfigError
+
+    try:
+        t = parse_threshold(text)
+    except ConfigError as err:
+        assert len(str(err).splitlines()) == 1  # the text is quoted with repr()
+        return
+    assert t.metric in TOTALS and t.text == text.strip()
+
+
+@given(
+    st.sampled_from(TOTALS),
+    st.sampled_from([">", "<"]),
+    st.sampled_from(["", "+", "-"]),
+    st.integers(0, 10_000),
+    st.booleans(),
+    st.integers(0, 5_000),
+    st.integers(0, 5_000),
+)
+def test_written_thresholds_read_as_the_grammar_says(metric, op, sign, n, pct, old, new):
+    """docs/CI.md: METRIC OP NUMBER[%]; the change is new - old, or 100 * (new - old) / old."""
+    from wgpsim.analysis.diff_thresholds import parse_threshold
+
+    t = parse_threshold(f"{metric}{op}{sign}{n}{'%' if pct else ''}")
+    value = -n if sign == "-" else n
+    assert (t.metric, t.above, t.value, t.percent) == (metric, op == ">", value, pct)
+    if pct and old == 0:
+        growth = 0 if new == 0 else float("inf")
+    else:
+        growth = 100 * (new - old) / old if pct else new - old
+    assert t.crossed(old, new) == (growth > value if op == ">" else growth < value)
