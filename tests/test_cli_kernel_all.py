@@ -107,3 +107,9 @@ def test_25_kernels_take_under_10_cpu_seconds(tmp_path):
     assert len(json.loads(run.stdout)["kernels"]) == 25
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     assert cpu < 10.0, f"{cpu:.1f} CPU-s"
+
+
+def test_one_kernel_flags_are_refused_with_all(cache, tmp_path, capsys):
+    assert main(["kernel", str(cache), "--all", "--plot", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--plot: one kernel at a time" in err[0]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from wgpsim.cli._common import atomic_write, output_width, print_json
+from wgpsim.errors import ConfigError
 
 HEAD = {
     "kernel": "kernel",
@@ -45,6 +46,10 @@ def handle_all(args: argparse.Namespace, hw) -> int:
     from wgpsim.analysis.kernel_table import kernel_table
     from wgpsim.cli._kernel_set import entries, holds_kernel
 
+    single = {"--plot": args.plot, "--timeline": args.timeline, "--timeline-png": args.timeline_png}
+    given = [flag for flag, value in single.items() if value is not None]
+    if given:
+        raise ConfigError(f"{', '.join(given)}: one kernel at a time, not with --all")
     root = args.path
     paths = [(args.name, root)] if holds_kernel(root) else entries(root)
     if args.name is not None:
