@@ -51,7 +51,12 @@ def index_page(root, rows: list[dict[str, Any]], figures: dict[str, Any], hw=Non
         "model; the worst op has the most LDS cycles. Click a name for its report, a header "
         "to sort."
     )
-    body = section("index", "Kernels", intro, table(HEAD, table_rows, row_classes=classes))
+    notes = "".join(
+        f'<p class="note">{esc(r["kernel"])} ({esc(r["folder"])}): {esc(r["error"])}</p>'
+        for r in rows
+        if r["error"]
+    )
+    body = section("index", "Kernels", intro, table(HEAD, table_rows, row_classes=classes), notes)
     title = f"LDS review of {root}"
     sub = f"{len(rows)} kernels; wgpsim's static model of the AMD MI450 (gfx1250) LDS."
     return document(title, body + "".join(parts), sub)
