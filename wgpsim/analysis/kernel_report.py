@@ -180,7 +180,7 @@ def _timing(low: OpLowering, hw: HardwareConfig, engine: str) -> dict[str, Any]:
 
 
 def _op_row(
-    kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str, suggestions: dict
+    kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str, suggestions: dict | None
 ) -> dict[str, Any]:
     op = low.op
     counts = dict(low.counts)
@@ -222,7 +222,7 @@ def _op_row(
         row |= _timing(low, hw, engine)
         conflicted = row["bank_conflict_cycles"] or row["partition_stall_cycles"]
         stage_only = all(v[0] == "ttg.memdesc_index" for v in op.view_chain)
-        if conflicted and op.op == "ttg.local_load" and stage_only:
+        if suggestions is not None and conflicted and op.op == "ttg.local_load" and stage_only:
             row["suggestion"] = _suggestion(kernel, low, hw, engine, suggestions)
     return row
 
@@ -311,8 +311,10 @@ def kernel_report(
     *,
     engine: str = "fast",
     name: str | None = None,
+    suggest: bool = True,
 ) -> KernelReport:
-    """The report of a kernel model, or of a path `wgpsim.frontend.sources.read_kernel` reads."""
+    """The report of a kernel model, or of a path `wgpsim.frontend.sources.read_kernel` reads
+    (``suggest``: search a conflict-free layout for conflicted loads)."""
     if not isinstance(source, Kernel):
         from wgpsim.frontend.sources import read_kernel
 
@@ -321,7 +323,7 @@ def kernel_report(
     hw = load_hardware() if hw is None else hw
     alloc = allocate_kernel(kernel, hw)
     lowerings = tuple(lower_op(kernel, op, alloc, hw) for op in kernel.ops)
-    suggestions: dict = {}
+    suggestions: dict | None = {} if suggest else None  # None: no layout search at all
     ops = [_op_row(kernel, low, hw, engine, suggestions) for low in lowerings]
     not_modelled = [
         {"op": n.op, "loc": n.loc.short if n.loc else None, "name": n.name, "reason": n.reason}

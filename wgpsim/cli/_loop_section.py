@@ -40,8 +40,7 @@ def wants_loop(args: argparse.Namespace) -> bool:
 def loop_section(kernel, args: argparse.Namespace, hw) -> tuple[dict[str, Any], Any, list[str]]:
     """Time the loop; write the files asked for. Returns (JSON payload, LoopTiming, written)."""
     from wgpsim.analysis.chrome_trace import loop_chrome_trace
-    from wgpsim.analysis.kernel_loop import loop_program, loop_trace
-    from wgpsim.analysis.loop_timing import time_kernel_loop
+    from wgpsim.analysis.kernel_figures import main_loop
     from wgpsim.cli._common import atomic_write
 
     if args.iterations is not None and not 1 <= args.iterations <= 1000:
@@ -49,9 +48,9 @@ def loop_section(kernel, args: argparse.Namespace, hw) -> tuple[dict[str, Any], 
     loop_arg = args.loop
     if loop_arg is not None and loop_arg.isdigit():
         loop_arg = int(loop_arg)
-    program = loop_program(kernel, loop=loop_arg, hw=hw)
-    klt = loop_trace(program, args.iterations, hw)
-    lt = time_kernel_loop(klt, hw, engine=args.engine)
+    payload, lt = main_loop(
+        kernel, hw, engine=args.engine, loop=loop_arg, iterations=args.iterations
+    )
     written = []
     if args.timeline is not None:
         doc = loop_chrome_trace(lt, kernel=kernel.name)
@@ -62,9 +61,6 @@ def loop_section(kernel, args: argparse.Namespace, hw) -> tuple[dict[str, Any], 
         from wgpsim.plots.ownership import save
 
         written.append(str(save(loop_timeline_figure(lt), args.timeline_png)))
-    payload = {"loop": program.label, "source": program.source, **lt.to_dict()}
-    payload["unmatched"] = [u.to_dict() for u in program.unmatched]
-    payload["notes"] = [*program.notes, *map(str, program.unmatched), *lt.notes]
     return payload, lt, written
 
 

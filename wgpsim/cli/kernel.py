@@ -55,6 +55,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--csv", type=Path, help="write one row per op as CSV")
     parser.add_argument("--plot", type=Path, help="write the LDS map (PNG or SVG)")
+    parser.add_argument(
+        "--all", action="store_true", help="every kernel of a cache root, worst first"
+    )
+    parser.add_argument("--html", type=Path, help="write a self-contained HTML report")
     add_loop_args(parser)
     add_compile_args(parser, "compiling FILE.py:FUNCTION first (as wgpsim compile does)")
     parser.set_defaults(handler=handle)
@@ -64,6 +68,10 @@ def handle(args: argparse.Namespace) -> int:
     from wgpsim.analysis.kernel_report import kernel_report
     from wgpsim.frontend.sources import read_kernel
 
+    if args.all:
+        from wgpsim.cli._all_section import handle_all
+
+        return handle_all(args, hardware_from_args(args))
     source = kernel_source(args)
     if source is None:  # a cache or dump root of several kernels: their list was printed
         return 0
@@ -83,6 +91,10 @@ def handle(args: argparse.Namespace) -> int:
         from wgpsim.plots.ownership import save
 
         written.append(str(save(lds_map_figure(report, hw), args.plot)))
+    if args.html is not None:
+        from wgpsim.html.kernel_page import write_kernel_page
+
+        written.append(str(write_kernel_page(args.html, report, loop, hw)))
     if args.json:
         extra = {"loop_timing": loop[0]} if loop is not None else {}
         print_json(report.to_json() | extra | ({"written": written} if written else {}))
