@@ -18,11 +18,6 @@ TWO_BANDS = (
     "reused: wgpsim places them 18400 B higher (55200 B against ttg.shared 36800)"
 )
 
-PADDED_CVT = (
-    "a convert_layout with amdgpu.use_padded_scratch_shmem: its padded scratch is not sized, "
-    "so the LDS total is unknown (None)"
-)
-
 XFAIL: dict[tuple[str, str], str] = {
     ("aiter_gemm_a8w8_blockscale", "ds"): SCRATCH_OPS,
     ("flaggems_argmax", "ds"): SCRATCH_OPS,
@@ -50,5 +45,4 @@ XFAIL: dict[tuple[str, str], str] = {
         "source line (.loc 0) and are not matched: 56 of 64 ds_*"
     ),
     ("tutorial_softmax", "ds"): SCRATCH_OPS,
-    ("vllm_prefix_prefill", "lds_bytes"): PADDED_CVT,
 }

@@ -246,8 +246,11 @@ class OpSemantics:
             return
         size = re.search(r"allocation\.size\s*=\s*" + ATTR_INT, body)
         name = op.results[0] if op.results else f"{op.name}@{no}"
+        buffer = f"scratch:{name}"
+        if any(b["name"] == buffer for b in self.buffers):
+            buffer += f"@{no}"  # an SSA name reused in a sibling region (two loops' %m_ij)
         buf = {
-            "name": f"scratch:{name}",
+            "name": buffer,
             "kind": "scratch",
             "memdesc": None,
             "stages": 1,
