@@ -13,18 +13,12 @@ SCRATCH_SIZE = "Triton's scratch (reduce / scan / convert_layout) is not sized o
 #: pipelined loop on gfx1250; the stores have no op to be matched to
 ASYNC_STORES = "async-copy ds_store_b128 of the pipelined loop are not modelled (cause 3)"
 ROWPERM = "row-permuting padded layout on a B operand: TypeError 'NoneType' object is not iterable"
-TWO_BANDS = (
-    "the K/V buffers of the causal loop's two bands (one inlined function, two loops) are not "
-    "reused: wgpsim places them 18400 B higher (55200 B against ttg.shared 36800)"
-)
 
 XFAIL: dict[tuple[str, str], str] = {
     ("aiter_gemm_a8w8_blockscale", "ds"): SCRATCH_OPS,
     ("flaggems_argmax", "ds"): SCRATCH_OPS,
     ("flaggems_cumsum", "ds"): SCRATCH_OPS + " (tt.scan: 12 ds_bpermute_b32 too)",
     ("flaggems_group_norm", "ds"): SCRATCH_OPS,
-    ("heldout_attn_causal_descriptor", "lds_bytes"): TWO_BANDS,
-    ("heldout_attn_causal_descriptor", "offsets"): TWO_BANDS,
     ("heldout_bmm_rank3_masked", "ds"): (
         ASYNC_STORES + "; and in loop .LBB0_9, 8 ds_load_tr16_b128 the assembly puts on the A "
         "load's line, whose op has none left (cause 5)"
