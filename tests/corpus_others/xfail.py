@@ -12,7 +12,6 @@ SCRATCH_SIZE = "Triton's scratch (reduce / scan / convert_layout) is not sized o
 #: issue 23 cause 3: ttg.async_copy_global_to_local becomes global loads + ds_store_b128 in a
 #: pipelined loop on gfx1250; the stores have no op to be matched to
 ASYNC_STORES = "async-copy ds_store_b128 of the pipelined loop are not modelled (cause 3)"
-ROWPERM = "row-permuting padded layout on a B operand: TypeError 'NoneType' object is not iterable"
 
 XFAIL: dict[tuple[str, str], str] = {
     ("aiter_gemm_a8w8_blockscale", "ds"): SCRATCH_OPS,
@@ -24,11 +23,6 @@ XFAIL: dict[tuple[str, str], str] = {
         "load's line, whose op has none left (cause 5)"
     ),
     ("heldout_col_sum_loop", "ds"): SCRATCH_OPS,
-    ("heldout_padded_rowperm_b", "clean"): ROWPERM,
-    ("heldout_padded_rowperm_b", "local_load"): ROWPERM,
-    ("heldout_padded_rowperm_b", "lds_bytes"): ROWPERM,
-    ("heldout_padded_rowperm_b", "offsets"): ROWPERM,
-    ("heldout_padded_rowperm_b", "ds"): ROWPERM,
     ("liger_cross_entropy", "ds"): SCRATCH_OPS,
     ("liger_layer_norm_fwd", "ds"): SCRATCH_OPS,
     ("liger_rms_norm_bwd", "ds"): SCRATCH_OPS,
