@@ -33,18 +33,11 @@ XFAIL: dict[tuple[str, str], str] = {
     ("flaggems_argmax", "ds"): SCRATCH_OPS,
     ("flaggems_cumsum", "ds"): SCRATCH_OPS + " (tt.scan: 12 ds_bpermute_b32 too)",
     ("flaggems_group_norm", "ds"): SCRATCH_OPS,
-    ("heldout_attn_causal_descriptor", "lds_bytes"): TWO_BANDS,
-    ("heldout_attn_causal_descriptor", "offsets"): TWO_BANDS,
     ("heldout_bmm_rank3_masked", "ds"): (
         ASYNC_STORES + "; and in loop .LBB0_9, 8 ds_load_tr16_b128 the assembly puts on the A "
         "load's line, whose op has none left (cause 5)"
     ),
     ("heldout_col_sum_loop", "ds"): SCRATCH_OPS,
-    ("heldout_padded_rowperm_b", "clean"): ROWPERM,
-    ("heldout_padded_rowperm_b", "local_load"): ROWPERM,
-    ("heldout_padded_rowperm_b", "lds_bytes"): ROWPERM,
-    ("heldout_padded_rowperm_b", "offsets"): ROWPERM,
-    ("heldout_padded_rowperm_b", "ds"): ROWPERM,
     ("liger_cross_entropy", "ds"): SCRATCH_OPS,
     ("liger_layer_norm_fwd", "ds"): SCRATCH_OPS,
     ("liger_rms_norm_bwd", "ds"): SCRATCH_OPS,
@@ -59,5 +52,4 @@ XFAIL: dict[tuple[str, str], str] = {
     ("tutorial_descriptor_persistent_matmul", "offsets"): REPEATED_NAMES,
     ("tutorial_descriptor_persistent_matmul", "ds"): REPEATED_NAMES,
     ("tutorial_softmax", "ds"): SCRATCH_OPS,
-    ("vllm_prefix_prefill", "lds_bytes"): PADDED_CVT,
 }
