@@ -13,20 +13,6 @@ SCRATCH_SIZE = "Triton's scratch (reduce / scan / convert_layout) is not sized o
 #: pipelined loop on gfx1250; the stores have no op to be matched to
 ASYNC_STORES = "async-copy ds_store_b128 of the pipelined loop are not modelled (cause 3)"
 ROWPERM = "row-permuting padded layout on a B operand: TypeError 'NoneType' object is not iterable"
-TWO_BANDS = (
-    "the K/V buffers of the causal loop's two bands (one inlined function, two loops) are not "
-    "reused: wgpsim places them 18400 B higher (55200 B against ttg.shared 36800)"
-)
-REPEATED_NAMES = (
-    "the SSA name %3 repeats in three regions (the descriptor store's local_alloc in each copy "
-    "of the flattened loop's epilogue): wgpsim's allocation refuses ('buffer names must be "
-    "unique') and places nothing, so no op is lowered"
-)
-
-PADDED_CVT = (
-    "a convert_layout with amdgpu.use_padded_scratch_shmem: its padded scratch is not sized, "
-    "so the LDS total is unknown (None)"
-)
 
 XFAIL: dict[tuple[str, str], str] = {
     ("aiter_gemm_a8w8_blockscale", "ds"): SCRATCH_OPS,
@@ -47,9 +33,5 @@ XFAIL: dict[tuple[str, str], str] = {
         "in loop .LBB0_5 (the tile loop around the K loop) 8 ds_load_tr16_b128 have no "
         "source line (.loc 0) and are not matched: 56 of 64 ds_*"
     ),
-    ("tutorial_descriptor_persistent_matmul", "local_load"): REPEATED_NAMES,
-    ("tutorial_descriptor_persistent_matmul", "lds_bytes"): REPEATED_NAMES,
-    ("tutorial_descriptor_persistent_matmul", "offsets"): REPEATED_NAMES,
-    ("tutorial_descriptor_persistent_matmul", "ds"): REPEATED_NAMES,
     ("tutorial_softmax", "ds"): SCRATCH_OPS,
 }
