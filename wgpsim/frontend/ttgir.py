@@ -364,7 +364,6 @@ class _Reader(OpSemantics):
                 self.public.append(fname)
         op.extra["function"] = self.functions[-1] if self.functions else ""
         op.extra["loops"] = tuple(o.loop for o in stack if o.loop is not None)
-        self.forget(results)
         self._semantics(op, body, no, op_col)
         operands = [t for t in SSA.findall(body) if t not in results]
         self.used.update(operands)
@@ -372,18 +371,6 @@ class _Reader(OpSemantics):
             if v in self.root:
                 self.uses.setdefault(self.root[v], []).append(op)
         return op
-
-    def forget(self, names: list[str]) -> None:
-        """Drop what an earlier value of the same name said: MLIR reuses SSA names in sibling
-        regions, so a name a loop's body defines may be a view of a buffer in one loop and an
-        integer in the next (the causal attention's ``%k_120``), and a use of the second must
-        not keep the first loop's buffer alive."""
-        for name in names:
-            for table in (
-                self.root, self.view_of, self.stage_of, self.subslice_of, self.view_args,
-                self.consts,
-            ):  # fmt: skip
-                table.pop(name, None)
 
     def _check_op(self, name: str, no: int, col: int) -> None:
         dialect = name.split(".", 1)[0]

@@ -164,12 +164,10 @@ class OpSemantics:
             )
             if m:
                 bounds = tuple(str(self.consts.get(v, v)) for v in m.groups()[1:])
-                self.forget([m.group(1)])
             ia = re.search(r"iter_args\((.*?)\)\s*->", after)
             if ia:
                 for i, pair in enumerate(split_top(ia.group(1))):
                     arg, _, init = (s.strip() for s in pair.partition("="))
-                    self.forget([arg])
                     if init in self.root:
                         self.root[arg] = self.root[init]
                         self.view_of[arg] = (init, "iter_arg")
@@ -249,8 +247,6 @@ class OpSemantics:
         size = re.search(r"allocation\.size\s*=\s*" + ATTR_INT, body)
         name = op.results[0] if op.results else f"{op.name}@{no}"
         buffer = f"scratch:{name}"
-        if any(b["name"] == buffer for b in self.buffers):
-            buffer += f"@{no}"  # an SSA name reused in a sibling region (two loops' %m_ij)
         buf = {
             "name": buffer,
             "kind": "scratch",
