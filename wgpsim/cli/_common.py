@@ -179,3 +179,24 @@ def result_metrics(result: Any) -> dict[str, Any]:
 
 def _cell(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def add_engine_arg(parser: argparse.ArgumentParser) -> None:
+    """``--engine`` of the verbs that time a kernel (``kernel``, ``diff``); see `engine_of`."""
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "fast", "des"),
+        help="timing engine (default: fast once numba's cache holds it, else auto, which "
+        "spares a fresh machine the first compile)",
+    )
+
+
+def engine_of(args: argparse.Namespace) -> str:
+    """The engine asked for, else ``fast`` when numba's cache holds it (a kernel's report and
+    loop outgrow ``auto``'s des budget at once) and ``auto`` on a fresh machine (des up to
+    ``engine.auto.COLD_DES_PASSES`` instead of a 16 CPU-s compile)."""
+    if args.engine is not None:
+        return args.engine
+    from wgpsim.engine.auto import fast_cache_present
+
+    return "fast" if fast_cache_present() else "auto"

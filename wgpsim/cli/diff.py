@@ -20,7 +20,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wgpsim.cli._common import add_hw_args, hardware_from_args, output_width, print_json
+from wgpsim.cli._common import (
+    add_engine_arg,
+    add_hw_args,
+    engine_of,
+    hardware_from_args,
+    output_width,
+    print_json,
+)
 from wgpsim.errors import ConfigError
 
 STATUS = {"same": " ", "changed": "~", "added": "+", "removed": "-"}
@@ -44,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         '"exposed>+5%%" "lds_bytes>+0" (repeatable)',
     )
     parser.add_argument("--no-loop", action="store_true", help="do not time the main loops")
-    parser.add_argument("--engine", default="fast", choices=("fast", "des"), help="timing engine")
+    add_engine_arg(parser)
     add_hw_args(parser)
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument("--html", type=Path, help="write a self-contained HTML report")
@@ -123,8 +130,9 @@ def compare(args: argparse.Namespace, hw):
         if a is None or b is None:
             only.append((name, "new" if a is None else "old"))
             continue
-        fa = figures_or_reason(a, name, hw, args.engine, loop, suggest=False)
-        fb = figures_or_reason(b, name, hw, args.engine, loop, suggest=False)
+        engine = engine_of(args)
+        fa = figures_or_reason(a, name, hw, engine, loop, suggest=False)
+        fb = figures_or_reason(b, name, hw, engine, loop, suggest=False)
         bad = [(str(w), f) for w, f in ((a, fa), (b, fb)) if isinstance(f, str)]
         if bad and all(single):
             raise ConfigError(f"{bad[0][0]}: {bad[0][1]}")

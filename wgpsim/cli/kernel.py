@@ -25,9 +25,11 @@ import textwrap
 from pathlib import Path
 
 from wgpsim.cli._common import (
+    add_engine_arg,
     add_hw_args,
     atomic_write,
     column_groups,
+    engine_of,
     hardware_from_args,
     output_width,
     print_json,
@@ -50,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "*.ndjson, or FILE.py:FUNCTION to compile",
     )
     parser.add_argument("--name", help="the kernel to read when the input holds several")
-    parser.add_argument("--engine", default="fast", choices=("fast", "des"), help="timing engine")
+    add_engine_arg(parser)
     add_hw_args(parser)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--csv", type=Path, help="write one row per op as CSV")
@@ -68,6 +70,7 @@ def handle(args: argparse.Namespace) -> int:
     from wgpsim.analysis.kernel_report import kernel_report
     from wgpsim.frontend.sources import read_kernel
 
+    args.engine = engine_of(args)
     if args.all:
         from wgpsim.cli._all_section import handle_all
 

@@ -23,8 +23,10 @@ once the fast engine is loaded:
 
 from __future__ import annotations
 
+import os
 import sys
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -37,6 +39,11 @@ DES_PASSES = 40_000
 simulates in the 1.5 CPU-s that loading a warm fast engine costs (28,000 passes per CPU-s
 measured on the loaded 2-core machine, 2026-12-02; 0.6 CPU-s and 60,000 at light load,
 2026-12-03: the same break-even within 15%)."""
+
+COLD_DES_PASSES = 500_000
+"""Passes ``auto`` sends to ``des`` while numba's cache does not hold the fast engine (a fresh
+machine): about 13 CPU-s of ``des`` at 38,000 passes per CPU-s (the attention example's loop,
+2026-12-04), less than the 16 CPU-s the compile costs (``_compile_notice.SECONDS``)."""
 
 _sent = [0]  # passes this process has sent to des through auto
 
@@ -51,7 +58,8 @@ def run(
 ) -> Result:
     """Simulate ``trace`` (already validated) on ``hw`` with ``des`` or ``fast`` (see above)."""
     passes = most_passes(trace, hw)
-    if choose(passes, _sent[0], "wgpsim.engine.fast" in sys.modules) == "fast":
+    loaded = "wgpsim.engine.fast" in sys.modules
+    if choose(passes, _sent[0], loaded, loaded or fast_cache_present()) == "fast":
         from wgpsim.engine import fast as engine
     else:
         from wgpsim.engine import des as engine
@@ -72,10 +80,32 @@ def validate(trace, lds_bytes: int):
     return check(trace, lds_bytes)
 
 
-def choose(passes: int, sent: int, fast_loaded: bool) -> str:
+def choose(passes: int, sent: int, fast_loaded: bool, fast_cached: bool = True) -> str:
     """The engine for a trace of ``passes`` passes (at most) when this process has sent
-    ``sent`` passes to des so far and has (or not) the fast engine loaded."""
-    return "fast" if fast_loaded or sent + passes > DES_PASSES else "des"
+    ``sent`` passes to des so far, has (or not) the fast engine loaded, and finds (or not) the
+    fast engine in numba's cache (without it, loading means compiling: a larger budget).
+
+    >>> choose(40_000, sent=1_008, fast_loaded=False, fast_cached=False)
+    'des'
+    """
+    budget = DES_PASSES if fast_cached else COLD_DES_PASSES
+    return "fast" if fast_loaded or sent + passes > budget else "des"
+
+
+def fast_cache_present() -> bool:
+    """Whether numba's on-disk cache holds an index of the fast engine's main loop (its
+    ``.nbi`` file in ``__pycache__`` beside the module, or under ``NUMBA_CACHE_DIR``). Only a
+    hint: a stale index (an engine file changed since) still compiles, with the notice.
+
+    >>> isinstance(fast_cache_present(), bool)
+    True
+    """
+    pattern = "_fast_loop.run_loop-*.nbi"
+    here = Path(__file__).resolve().parent
+    if any((here / "__pycache__").glob(pattern)):
+        return True
+    root = os.environ.get("NUMBA_CACHE_DIR")
+    return bool(root) and any(Path(root).glob(f"**/{pattern}"))
 
 
 def most_passes(trace, hw: HardwareConfig) -> int:
