@@ -59,7 +59,7 @@ from wgpsim.analysis.kernel_lowering import (
     shared_view,
     writes_with_ds,
 )
-from wgpsim.analysis.loop_matching import Assigner, Unmatched, line_of
+from wgpsim.analysis.loop_matching import Assigner, Unmatched, by_line, ops_at
 from wgpsim.analysis.tdm_writes import block_rows
 from wgpsim.errors import TraceError, WgpsimError
 from wgpsim.frontend.amdgcn_loops import AsmBody, AsmInstr, loops, straight
@@ -281,14 +281,15 @@ def _ttgir_loop(kernel: Kernel, body: AsmBody) -> tuple[int | None, str | None]:
     if not body.is_loop:
         return None, None
     b = body.branch
-    cands = [
-        lp
-        for lp in kernel.loops
-        if lp.kind in _LOOPS
-        and lp.loc is not None
-        and lp.loc.line == b.src_line
-        and lp.loc.short.split(":")[0] == b.src_file
-    ]
+    cands: list = []
+    for frame in b.frames or ((b.src_file, b.src_line),):  # innermost first
+        cands = cands or [
+            lp
+            for lp in kernel.loops
+            if lp.kind in _LOOPS
+            and lp.loc is not None
+            and (lp.loc.short.split(":")[0], lp.loc.line) == frame
+        ]
     if len(cands) == 1:
         return cands[0].id, None
     why = "no" if not cands else f"{len(cands)}"
@@ -380,13 +381,11 @@ def loop_program(
         """The TTGIR copy op of a TDM / async instruction: the one copy op of its line (of its
         kind), else None and a note."""
         kind = TDM_OPS if instr.kind == "tdm" else ASYNC_OPS
-        mine = [
-            op for op in copies if op.op in kind and line_of(op) == (instr.src_file, instr.src_line)
-        ]
+        mine = ops_at(instr, by_line(op for op in copies if op.op in kind))[1]
         if len(mine) == 1:
             return mine[0]
         note = (
-            f"{instr.mnemonic} at {instr.loc}: {len(mine)} TTGIR copy ops on its line, none named"
+            f"{instr.mnemonic} at {instr.chain}: {len(mine)} TTGIR copy ops on its line, none named"
         )
         notes.extend([note] if note not in notes else [])
         return None
@@ -471,7 +470,7 @@ def loop_program(
         elif k == "ds":
             op, why = owners[instr.line]
             if op is None or instr.mnemonic not in INSTRUCTIONS:
-                why = why or Unmatched(instr.mnemonic, instr.line, instr.loc, "not modelled")
+                why = why or Unmatched(instr.mnemonic, instr.line, instr.chain, "not modelled")
                 unmatched.append(why)
                 add("delay", hw.costs.valu, instr, "unmatched", label=unmatched_label(why))
             else:

@@ -31,7 +31,7 @@ from wgpsim.frontend.amdgcn_loops import AsmInstr
 from wgpsim.frontend.model import LdsOp
 from wgpsim.trace.instructions import INSTRUCTIONS
 
-__all__ = ["Assigner", "Unmatched", "fit_op", "line_of", "match_offsets"]
+__all__ = ["Assigner", "Unmatched", "by_line", "fit_op", "line_of", "match_offsets", "ops_at"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,41 @@ class Unmatched:
 def line_of(op: LdsOp) -> tuple[str, int]:
     """The op's (source file base name, line), as the assembly's ``.loc`` names it."""
     return op.loc.short.split(":")[0], op.loc.line
+
+
+def by_line(ops) -> dict[tuple[str, int], list[LdsOp]]:
+    """The ops per (source file base name, line), in program order."""
+    out: dict[tuple[str, int], list[LdsOp]] = {}
+    for op in ops:
+        out.setdefault(line_of(op), []).append(op)
+    return out
+
+
+def ops_at(instr: AsmInstr, lines: dict[tuple[str, int], list[LdsOp]]) -> tuple[tuple, list]:
+    """The ops (of ``lines``, `by_line`) an instruction of inlined code belongs to, and their
+    key ``(line, callers)``: the ops of the innermost frame of its inlined-at chain that has
+    any (an op's `Loc` is the innermost frame outside Triton's library, so a ``tl.sum`` in
+    ``standard.py`` is its caller's line; a helper's ``.load()`` the helper's line); of those,
+    the ones the TTGIR inlined at the same call sites as the listing, when some are (a helper
+    called twice: each call's ops). ``callers`` is None when the call sites do not narrow.
+
+    >>> from types import SimpleNamespace as Op
+    >>> from wgpsim.frontend.model import Loc
+    >>> a, b = (Op(name=n, loc=Loc("h.py", 5, callers=(("k.py", at),))) for n, at in (("%a", 20),
+    ...         ("%b", 21)))
+    >>> ins = AsmInstr(9, "ds_load_b128", "ds", "", "h.py", 5, frames=(("h.py", 5), ("k.py", 21)))
+    >>> key, ops = ops_at(ins, by_line([a, b]))
+    >>> key, [op.name for op in ops]
+    ((('h.py', 5), (('k.py', 21),)), ['%b'])
+    """
+    frames = instr.frames or ((instr.src_file, instr.src_line),)
+    line = next((f for f in frames if f in lines), frames[0])
+    ops = lines.get(line, [])
+    callers = frames[frames.index(line) + 1 :]
+    same = [op for op in ops if op.loc.callers == callers]
+    if same and len(same) < len(ops):
+        return (line, callers), same
+    return (line, None), ops
 
 
 def fit_op(low: OpLowering, on_line: dict[str, int]) -> tuple[OpLowering, str]:
@@ -137,15 +172,13 @@ class Assigner:
 
     def __init__(self, kernel, ops, alloc, hw, body: list[AsmInstr] = ()):
         self.ops = ops
-        self.by_line: dict[tuple[str, int], list[LdsOp]] = {}
-        for op in ops:
-            self.by_line.setdefault(line_of(op), []).append(op)
+        self.by_line = by_line(ops)
         #: per source line, the body's ds_* mnemonics there (counts, in order of appearance)
         self.on_line: dict[tuple[str, int], Counter] = {}
         for instr in body:
             if instr.kind == "ds":
-                key = (instr.src_file, instr.src_line)
-                self.on_line.setdefault(key, Counter())[instr.mnemonic] += 1
+                line = ops_at(instr, self.by_line)[0][0]
+                self.on_line.setdefault(line, Counter())[instr.mnemonic] += 1
         self.low: dict[int, OpLowering] = {}
         self.kernel, self.alloc, self.hw = kernel, alloc, hw
         self.taken: dict[int, list[AsmInstr]] = {}
@@ -181,8 +214,7 @@ class Assigner:
         return op, None
 
     def take(self, instr: AsmInstr) -> tuple[LdsOp | None, Unmatched | None]:
-        key = (instr.src_file, instr.src_line)
-        ops = self.by_line.get(key, [])
+        key, ops = ops_at(instr, self.by_line)
         copy = self.copies.get(key, 0)
         for op in ops:
             if self.left(op, instr.mnemonic, copy) > 0:
@@ -207,11 +239,11 @@ class Assigner:
 
     def _why(self, instr: AsmInstr, ops: list[LdsOp]) -> Unmatched:
         if not ops:
+            frames = set(instr.frames or ((instr.src_file, instr.src_line),))
             other = [
                 n.op
                 for n in self.kernel.not_modelled
-                if n.loc is not None
-                and (n.loc.short.split(":")[0], n.loc.line) == (instr.src_file, instr.src_line)
+                if n.loc is not None and (n.loc.short.split(":")[0], n.loc.line) in frames
             ]
             why = "no TTGIR LDS op on its line"
             if other:
@@ -228,7 +260,7 @@ class Assigner:
 
     @staticmethod
     def _unmatched(instr: AsmInstr, why: str) -> Unmatched:
-        return Unmatched(instr.mnemonic, instr.line, instr.loc, why)
+        return Unmatched(instr.mnemonic, instr.line, instr.chain, why)
 
     def unrolled(self) -> int:
         """How many TTGIR iterations the body holds: the copies every matched op was used."""

@@ -3,7 +3,7 @@
 `stream(asm)` reads every instruction of the listing's kernel functions in order into a frozen
 `AsmInstr`: its mnemonic, its kind (what the loop timing does with it), its immediates (a DS
 instruction's ``offset:``/``offset0:``/``offset1:``, a wait's count) and the ``.loc`` file and
-line it follows. `loops(asm)` finds each loop body: a label and the last branch back to it
+line it follows, with its inlined-at chain (`frames_of`, from the ``.loc`` comment). `loops(asm)` finds each loop body: a label and the last branch back to it
 (``s_cbranch_*``/``s_branch``), its instructions from the label to that branch. `straight(asm)`
 is the whole function as one body, for a kernel with no loop (the AMD blog's microbenchmark).
 
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from wgpsim.errors import ModuleError
 from wgpsim.frontend.amdgcn import _FILE, _LOC
 
-__all__ = ["KINDS", "AsmBody", "AsmInstr", "kind_of", "loops", "straight", "stream"]
+__all__ = ["KINDS", "AsmBody", "AsmInstr", "frames_of", "kind_of", "loops", "straight", "stream"]
 
 KINDS = (
     "ds",
@@ -72,6 +72,8 @@ _INSTR = re.compile(r"^\s+([a-z][a-z0-9_]*)\b(.*)$")
 _OFFSET = re.compile(r"\boffset([01]?):(0x[0-9a-fA-F]+|\d+)")
 _COUNT = re.compile(r"^\s*(0x[0-9a-fA-F]+|\d+)")
 _CLOCK_REG = re.compile(r"SHADER_CYCLES|HW_REG_SHADER_CYCLES", re.I)
+#: a frame of a ``.loc`` comment: ``file:line`` or ``file:line:col``
+_FRAME = re.compile(r"([^\s@\[\]:;]+):(\d+)(?::\d+)?")
 
 
 def kind_of(mnemonic: str, operands: str = "") -> str:
@@ -135,11 +137,19 @@ class AsmInstr:
     src_line: int | None
     offsets: tuple[int, ...] = ()
     count: int | None = None
+    #: the inlined-at chain of its ``.loc``, innermost first ((src_file, src_line) alone when
+    #: nothing was inlined)
+    frames: tuple[Frame, ...] = ()
 
     @property
     def loc(self) -> str:
         """``file:line`` of its ``.loc``, or ``?``."""
         return f"{self.src_file}:{self.src_line}" if self.src_line is not None else "?"
+
+    @property
+    def chain(self) -> str:
+        """`loc` and, for inlined code, where it was inlined (``standard.py:206 @ k.py:73``)."""
+        return " @ ".join([self.loc, *(f"{f}:{n}" for f, n in self.frames[1:])])
 
 
 @dataclass(frozen=True)
@@ -164,11 +174,32 @@ class AsmBody:
         return dict(sorted(got.items()))
 
 
+Frame = tuple[str | None, int | None]
+
+
+def frames_of(loc_line: str, innermost: Frame) -> tuple[Frame, ...]:
+    """The inlined-at chain of a ``.loc`` directive, innermost first: the directive's own
+    (file, line), then the frames LLVM's verbose listing prints in its comment (``@[ ... ]``
+    per inlining level; the cache's ``.amdgcn`` keeps them, so do the corpus fixtures).
+
+    >>> frames_of("\t.loc 2 196 12   ; standard.py:196:12 @[ standard.py:216:16 @[ k.py:39:20 ] ]",
+    ...           ("standard.py", 196))
+    (('standard.py', 196), ('standard.py', 216), ('k.py', 39))
+    >>> frames_of("\t.loc 1 5 0", ("k.py", 5))
+    (('k.py', 5),)
+    """
+    _, _, comment = loc_line.partition(";")
+    found = [(f, int(n)) for f, n in _FRAME.findall(comment)]
+    if len(found) < 2 or found[0][1] != innermost[1]:
+        return (innermost,)
+    return (innermost, *found[1:])
+
+
 def _int(text: str) -> int:
     return int(text, 16) if text.lower().startswith("0x") else int(text)
 
 
-def _instr(n: int, mnemonic: str, rest: str, where: tuple[str | None, int | None]) -> AsmInstr:
+def _instr(n: int, mnemonic: str, rest: str, where: tuple[Frame, ...]) -> AsmInstr:
     operands = rest.split(";", 1)[0].strip()
     kind = kind_of(mnemonic, operands)
     offsets: tuple[int, ...] = ()
@@ -181,20 +212,21 @@ def _instr(n: int, mnemonic: str, rest: str, where: tuple[str | None, int | None
         count = _int(m.group(1))
         if mnemonic != "s_wait_dscnt" and kind == "wait_ds":
             count &= 0x3F
-    return AsmInstr(n, mnemonic, kind, operands, where[0], where[1], offsets, count)
+    (src_file, src_line) = where[0]
+    return AsmInstr(n, mnemonic, kind, operands, src_file, src_line, offsets, count, where)
 
 
 def stream(asm: str) -> list[tuple[str, AsmInstr | str, int]]:
     """The listing in order: ``("label", name, line)`` for each label and ``("instr",
     AsmInstr, line)`` for each instruction (directives and comments skipped)."""
     files: dict[str, str] = {}
-    where: tuple[str | None, int | None] = (None, None)
+    where: tuple[Frame, ...] = ((None, None),)
     out: list[tuple[str, AsmInstr | str, int]] = []
     for n, raw in enumerate(asm.splitlines(), start=1):
         if m := _FILE.match(raw):
             files[m.group(1)] = (m.group(3) or m.group(2)).rsplit("/", 1)[-1]
         elif m := _LOC.match(raw):
-            where = (files.get(m.group(1)), int(m.group(2)))
+            where = frames_of(raw, (files.get(m.group(1)), int(m.group(2))))
         elif m := _LABEL.match(raw):
             out.append(("label", m.group(1), n))
         elif (m := _INSTR.match(raw)) and not raw.lstrip().startswith((".", ";")):
