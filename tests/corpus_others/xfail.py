@@ -4,7 +4,7 @@ queue of issue 23. Each entry is ``(kernel, check): cause``; the test of that pa
 here. ``python benchmarks/kernel_corpus_check.py`` prints what each check finds today."""
 
 #: issue 23 cause 1: the ds_* that Triton's tt.reduce / tt.scan / convert_layout lower through
-#: LDS scratch are notes ("no TTGIR LDS op on its line"), not ops of the kernel model
+#: LDS scratch are unmatched: their op (found through the inlined-at chain) has no lowering yet
 SCRATCH_OPS = "scratch ds_* of tt.reduce / tt.scan / convert_layout are notes, not ops (cause 1)"
 #: issue 23 cause 2: wgpsim's allocation has no scratch buffers, so its total stays below
 #: ttg.shared and a scratch buffer has no offset
@@ -45,10 +45,6 @@ XFAIL: dict[tuple[str, str], str] = {
     ("liger_rms_norm_bwd", "ds"): SCRATCH_OPS,
     ("liger_rms_norm_fwd", "ds"): SCRATCH_OPS,
     ("transpose_tile_fp16", "ds"): SCRATCH_OPS,
-    ("tutorial_grouped_gemm", "ds"): (
-        "in loop .LBB0_5 (the tile loop around the K loop) 8 ds_load_tr16_b128 have no "
-        "source line (.loc 0) and are not matched: 56 of 64 ds_*"
-    ),
     ("tutorial_softmax", "ds"): SCRATCH_OPS,
     ("vllm_prefix_prefill", "lds_bytes"): PADDED_CVT,
 }

@@ -299,6 +299,25 @@ def _ttgir_loop(kernel: Kernel, body: AsmBody) -> tuple[int | None, str | None]:
     )
 
 
+def _inner_loops(kernel: Kernel, asm: str, body: AsmBody):
+    """Assembly line -> the TTGIR loop of the innermost loop nested in ``body`` that holds
+    it (None outside any, or for a nested loop no TTGIR loop matches)."""
+    inner = sorted(
+        (b.lines, _ttgir_loop(kernel, b)[0])
+        for b in loops(asm)
+        if body.is_loop
+        and b.function == body.function
+        and body.lines[0] < b.lines[0]
+        and b.lines[1] <= body.lines[1]
+    )
+
+    def scope(line: int) -> int | None:
+        held = [(hi - lo, lp) for (lo, hi), lp in inner if lo <= line <= hi and lp is not None]
+        return min(held)[1] if held else None
+
+    return scope
+
+
 def _iterations(kernel: Kernel, loop_id: int | None) -> int | None:
     if loop_id is None:
         return 1
@@ -369,7 +388,8 @@ def loop_program(
     notes = [note] if note else []
     ds = [i for i in body.instructions if i.kind == "ds"]
     assigner = Assigner(kernel, _candidates(kernel, body, loop_id), alloc, hw, ds)
-    owners = {i.line: assigner.take(i) for i in ds if i.src_line}
+    scope = _inner_loops(kernel, asm, body)
+    owners = {i.line: assigner.take(i, scope(i.line)) for i in ds if i.src_line}
     owners |= {i.line: assigner.take_unlined(i) for i in ds if not i.src_line}
     issued_at = assigner.issued_indices(notes)
     unrolled = assigner.unrolled()

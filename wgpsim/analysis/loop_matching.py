@@ -184,6 +184,12 @@ class Assigner:
         self.taken: dict[int, list[AsmInstr]] = {}
         self.copies: dict[tuple[str, int], int] = {}
         self.copy_of: dict[int, int] = {}
+        #: per op, the key of the ops its line's instructions were served from (outside
+        #: inner loops)
+        self.group_of: dict[int, tuple] = {}
+        #: per assembly line, the inner loop (`take`'s scope) it was matched in
+        self.scope_of: dict[int, int | None] = {}
+        self.scopes: dict[int | None, dict] = {None: self.by_line}
         self.notes: list[str] = []
 
     def fit(self, op: LdsOp, low: OpLowering) -> OpLowering:
@@ -204,33 +210,67 @@ class Assigner:
         low = self.lowering(op)
         return 0 if low.lowering is None else low.lowering.issued.ops.count(mnemonic)
 
-    def left(self, op: LdsOp, mnemonic: str, copy: int = 0) -> int:
-        got = sum(i.mnemonic == mnemonic for i in self.taken.get(op.index, []))
+    def left(self, op: LdsOp, mnemonic: str, copy: int = 0, scope: int | None = None) -> int:
+        """How many ``mnemonic`` the op still issues in copies 0..``copy`` of the TTGIR
+        iteration, counting what it took in ``scope`` (see `take`)."""
+        got = sum(
+            i.mnemonic == mnemonic and self.scope_of.get(i.line) == scope
+            for i in self.taken.get(op.index, [])
+        )
         return self.have(op, mnemonic) * (copy + 1) - got
 
-    def _give(self, op: LdsOp, instr: AsmInstr, copy: int = 0) -> tuple[LdsOp, None]:
+    def _give(
+        self, op: LdsOp, instr: AsmInstr, copy: int = 0, scope: int | None = None
+    ) -> tuple[LdsOp, None]:
         self.taken.setdefault(op.index, []).append(instr)
         self.copy_of[instr.line] = copy
+        self.scope_of[instr.line] = scope
         return op, None
 
-    def take(self, instr: AsmInstr) -> tuple[LdsOp | None, Unmatched | None]:
-        key, ops = ops_at(instr, self.by_line)
+    def _scoped(self, scope: int | None) -> dict[tuple[str, int], list[LdsOp]]:
+        if scope not in self.scopes:
+            self.scopes[scope] = by_line(op for op in self.ops if scope in op.loops)
+        return self.scopes[scope]
+
+    def take(
+        self, instr: AsmInstr, scope: int | None = None
+    ) -> tuple[LdsOp | None, Unmatched | None]:
+        """The op of the instruction's line (`ops_at`) that still issues its mnemonic; with
+        ``scope`` (the TTGIR loop of an inner loop of the body that holds the instruction),
+        only the ops of that loop, if the line has any, each counted apart from the
+        instructions it took outside the inner loop (a peeled or remainder iteration)."""
+        lines = self.by_line
+        if scope is not None and ops_at(instr, self._scoped(scope))[1]:
+            lines = self._scoped(scope)
+        else:
+            scope = None
+        key, ops = ops_at(instr, lines)
+        key = (*key, scope)
+        self.group_of.update((op.index, key) for op in ops if scope is None)
         copy = self.copies.get(key, 0)
         for op in ops:
-            if self.left(op, instr.mnemonic, copy) > 0:
-                return self._give(op, instr, copy)
-        done = all(self.left(op, m, copy) == 0 for op in ops for m in self.lowering(op).counts)
+            if self.left(op, instr.mnemonic, copy, scope) > 0:
+                return self._give(op, instr, copy, scope)
+        done = all(
+            self.left(op, m, copy, scope) == 0 for op in ops for m in self.lowering(op).counts
+        )
         if ops and done and any(self.have(op, instr.mnemonic) for op in ops):
             self.copies[key] = copy + 1  # every op of the line used up: the next copy
-            return self.take(instr)
+            return self.take(instr, scope)
         return None, self._why(instr, ops)
 
     def take_unlined(self, instr: AsmInstr) -> tuple[LdsOp | None, Unmatched | None]:
-        """An instruction LLVM gave no line (``.loc`` 0): the one op of the body with that
-        mnemonic left, if exactly one has."""
-        cands = [op for op in self.ops if self.left(op, instr.mnemonic) > 0]
+        """An instruction LLVM gave no line (``.loc`` 0), once every lined one is matched: the
+        one op of the body with that mnemonic left in the last copy of the TTGIR iteration
+        its line was served in (LLVM moved part of that copy and dropped its line: a peeled
+        epilogue's load), if exactly one has."""
+        cands = []
+        for op in self.ops:
+            copy = self.copies.get(self.group_of.get(op.index), 0)
+            if self.left(op, instr.mnemonic, copy) > 0:
+                cands.append((op, copy))
         if len(cands) == 1:
-            return self._give(cands[0], instr)
+            return self._give(*cands[0][:1], instr, cands[0][1])
         why = (
             f"LLVM gave it no source line and {len(cands)} ops of the body have a "
             f"{instr.mnemonic} left"
