@@ -9,9 +9,6 @@ SCRATCH_OPS = "scratch ds_* of tt.reduce / tt.scan / convert_layout are notes, n
 #: issue 23 cause 2: wgpsim's allocation has no scratch buffers, so its total stays below
 #: ttg.shared and a scratch buffer has no offset
 SCRATCH_SIZE = "Triton's scratch (reduce / scan / convert_layout) is not sized or placed (cause 2)"
-#: issue 23 cause 3: ttg.async_copy_global_to_local becomes global loads + ds_store_b128 in a
-#: pipelined loop on gfx1250; the stores have no op to be matched to
-ASYNC_STORES = "async-copy ds_store_b128 of the pipelined loop are not modelled (cause 3)"
 ROWPERM = "row-permuting padded layout on a B operand: TypeError 'NoneType' object is not iterable"
 TWO_BANDS = (
     "the K/V buffers of the causal loop's two bands (one inlined function, two loops) are not "
@@ -30,10 +27,6 @@ XFAIL: dict[tuple[str, str], str] = {
     ("flaggems_group_norm", "ds"): SCRATCH_OPS,
     ("heldout_attn_causal_descriptor", "lds_bytes"): TWO_BANDS,
     ("heldout_attn_causal_descriptor", "offsets"): TWO_BANDS,
-    ("heldout_bmm_rank3_masked", "ds"): (
-        ASYNC_STORES + "; and in loop .LBB0_9, 8 ds_load_tr16_b128 the assembly puts on the A "
-        "load's line, whose op has none left (cause 5)"
-    ),
     ("heldout_col_sum_loop", "ds"): SCRATCH_OPS,
     ("heldout_padded_rowperm_b", "clean"): ROWPERM,
     ("heldout_padded_rowperm_b", "local_load"): ROWPERM,

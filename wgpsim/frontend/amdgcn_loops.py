@@ -245,9 +245,42 @@ def _functions(asm: str) -> list[tuple[str, list[tuple[str, AsmInstr | str, int]
     return [(name, items) for name, items in funcs if any(it[0] == "instr" for it in items)]
 
 
+_ENDS = ("s_endpgm", "s_setpc_b64")
+
+
+def _reaches(items: list, start: int, end: int) -> bool:
+    """Whether control flows from item ``start`` (a label) to item ``end`` (a branch): each
+    block falls through to the next unless it ends in ``s_branch``, ``s_endpgm`` or
+    ``s_setpc_b64``; a branch also goes to its label."""
+    where = {x: i for i, (k, x, _) in enumerate(items) if k == "label"}
+    todo, seen = [start], set()
+    while todo:
+        i = todo.pop()
+        while i < len(items) and i not in seen:
+            seen.add(i)
+            k, x, _ = items[i]
+            if i == end:
+                return True
+            if k == "instr" and x.kind == "branch" and x.operands.split()[:1]:
+                todo.append(where.get(x.operands.split()[0], len(items)))
+                if x.mnemonic == "s_branch":
+                    break
+            elif k == "instr" and x.mnemonic.startswith(_ENDS):
+                break
+            i += 1
+    return False
+
+
 def loops(asm: str) -> list[AsmBody]:
     """Every loop body of the listing, in order of their labels (an outer loop's body holds
-    its inner loops' instructions once)."""
+    its inner loops' instructions once): a label and the last branch back to it, if that
+    branch is reached from the label (a block placed before the block that branches to it,
+    such as an ``s_endpgm`` exit block, is no loop).
+
+    >>> exit_first = "k:\\n  s_cbranch_scc0 .L2\\n.L1:\\n  s_endpgm\\n.L2:\\n  s_cbranch_scc1 .L1"
+    >>> loops(exit_first)
+    []
+    """
     out = []
     for fname, items in _functions(asm):
         last_back: dict[str, int] = {}  # label -> position of the last branch to it
@@ -258,7 +291,7 @@ def loops(asm: str) -> list[AsmBody]:
                     last_back[target[0]] = i
         for pos, (kind, label, at) in enumerate(items):
             end_pos = last_back.get(label, -1) if kind == "label" else -1
-            if end_pos <= pos:
+            if end_pos <= pos or not _reaches(items, pos, end_pos):
                 continue
             body = tuple(x for k, x, _ in items[pos + 1 : end_pos + 1] if k == "instr")
             if body:
