@@ -87,6 +87,10 @@ enough for the warps to settle into a steady state; the output says so)."""
 
 TDM_NOTE = "tensor_load_to_lds / tensor_store_from_lds: issue cycles only, not timed as LDS writes"
 ASYNC_NOTE = "global_load_async_to_lds: issue cycles only, not timed as LDS writes"
+PERMUTE_NOTE = (
+    "lane permutes through the LDS crossbar (a warp shuffle: no LDS memory access), issue "
+    "cycles only, not timed as LDS traffic; s_wait_dscnt counts them as done"
+)
 _OTHER = ("valu", "salu", "global", "smem", "branch")
 TDM_OPS = ("amdg.async_tdm_copy_global_to_local", "amdg.async_tdm_copy_local_to_global")
 ASYNC_OPS = ("ttg.async_copy_global_to_local",)
@@ -440,6 +444,7 @@ def loop_program(
         pending.clear()
 
     unmatched, seen_tdm, seen_async = [], False, False
+    permutes: dict[str, int] = {}
     tdm = _TdmRows(kernel, alloc, notes)
     for instr in body.instructions:
         k = instr.kind
@@ -455,6 +460,9 @@ def loop_program(
                 pending.append(instr.mnemonic)
         elif k == "wait_ds":
             add("wait_ds", instr.count or 0, instr, "wait_ds")
+        elif k == "permute":
+            add("delay", hw.costs.lane_permute_issue, instr, "permute", label=instr.mnemonic)
+            permutes[instr.mnemonic] = permutes.get(instr.mnemonic, 0) + 1
         elif k == "clock":
             add("clock", clocks, instr, "clock")
             clocks += 1
@@ -518,6 +526,7 @@ def loop_program(
         notes.append(TDM_NOTE)
     if seen_async:
         notes.append(ASYNC_NOTE)
+    notes += [f"{n} {m}: {PERMUTE_NOTE}" for m, n in permutes.items()]
     staged = _staged(kernel, assigner, alloc, hw, notes) if body.is_loop else {}
     lowered = [
         lo

@@ -41,10 +41,12 @@ from wgpsim.analysis.kernel_lowering import (
     op_trace,
     pair_partitions,
 )
+from wgpsim.analysis.loop_matching import by_line, ops_at
 from wgpsim.analysis.metrics import lds_metrics
 from wgpsim.analysis.pieces import piece_info
 from wgpsim.errors import WgpsimError
 from wgpsim.frontend.amdgcn import instructions
+from wgpsim.frontend.amdgcn_loops import stream
 from wgpsim.frontend.model import Kernel, LdsOp
 from wgpsim.hw.alloc_stages import footprint
 from wgpsim.hw.config import HardwareConfig, load_hardware
@@ -305,6 +307,35 @@ def _buffer_rows(kernel: Kernel, alloc: KernelAllocation, hw: HardwareConfig) ->
     return rows
 
 
+def lane_permutes(kernel: Kernel) -> list[dict[str, Any]]:
+    """The assembly's lane permutes (``ds_bpermute_b32`` ...: Triton's warp shuffles in scan,
+    reduce, gather and a convert_layout within a warp), one ``not_modelled`` entry per mnemonic and TTGIR op: they go through
+    the LDS crossbar without an LDS memory access, so wgpsim times them as issue cycles, not
+    as LDS traffic. The op is the one the loop matching would find on the instruction's
+    inlined-at chain (`loop_matching.ops_at`), else the instruction's own line."""
+    if not kernel.assembly:
+        return []
+    lines = by_line(op for op in kernel.ops if op.loc is not None)
+    found: dict[tuple, int] = {}
+    for kind, instr, _ in stream(kernel.assembly):
+        if kind == "instr" and instr.kind == "permute":
+            ops = ops_at(instr, lines)[1]
+            op = ops[0] if ops else None
+            where = (instr.mnemonic, op.loc.short if op else instr.chain, op.name if op else None)
+            found[where] = found.get(where, 0) + 1
+    return [
+        {
+            "op": mnemonic,
+            "loc": loc,
+            "name": name,
+            "reason": f"{n} lane permute(s) through the LDS crossbar (a warp shuffle"
+            + (f" of {name}" if name else "")
+            + "): no LDS memory access, timed as issue cycles, not as LDS traffic",
+        }
+        for (mnemonic, loc, name), n in found.items()
+    ]
+
+
 def kernel_report(
     source: Kernel | str | Path,
     hw: HardwareConfig | None = None,
@@ -332,6 +363,7 @@ def kernel_report(
         for op in ops
         if not op["modelled"]
     ]
+    not_modelled += lane_permutes(kernel)
     meta = dict(kernel.metadata)
     extras = {
         "assembly": _against_assembly(kernel, ops),

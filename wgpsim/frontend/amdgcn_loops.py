@@ -7,7 +7,8 @@ line it follows, with its inlined-at chain (`frames_of`, from the ``.loc`` comme
 (``s_cbranch_*``/``s_branch``), its instructions from the label to that branch. `straight(asm)`
 is the whole function as one body, for a kernel with no loop (the AMD blog's microbenchmark).
 
-Kinds (`KINDS`): ``ds`` (``ds_*``), ``wait_ds`` (``s_wait_dscnt``), ``barrier``
+Kinds (`KINDS`): ``ds`` (``ds_*`` that access the LDS), ``permute`` (``ds_bpermute_b32``,
+``ds_permute_b32``, ``ds_swizzle_b32``: lane permutes through the LDS crossbar), ``wait_ds`` (``s_wait_dscnt``), ``barrier``
 (``s_barrier_signal``/``s_barrier_wait``), ``wmma`` (``v_wmma_*``, ``v_swmmac_*``), ``tdm``
 (``tensor_load_to_lds``/``tensor_store_from_lds``), ``wait_tensor`` (``s_wait_tensorcnt``),
 ``async`` (``global_load_async_to_lds_*``), ``wait_async`` (``s_wait_asynccnt``), ``global``
@@ -46,10 +47,24 @@ from dataclasses import dataclass
 from wgpsim.errors import ModuleError
 from wgpsim.frontend.amdgcn import _FILE, _LOC
 
-__all__ = ["KINDS", "AsmBody", "AsmInstr", "frames_of", "kind_of", "loops", "straight", "stream"]
+__all__ = [
+    "KINDS",
+    "LANE_PERMUTES",
+    "AsmBody",
+    "AsmInstr",
+    "frames_of",
+    "kind_of",
+    "loops",
+    "straight",
+    "stream",
+]
 
+#: DS instructions that move data between a warp's lanes through the LDS crossbar without an
+#: LDS memory access (LLVM's DS_1A1D_PERMUTE and ds_swizzle: mayLoad = 0, mayStore = 0)
+LANE_PERMUTES = ("ds_permute_", "ds_bpermute_", "ds_swizzle_")
 KINDS = (
     "ds",
+    "permute",
     "wait_ds",
     "barrier",
     "wmma",
@@ -81,10 +96,15 @@ def kind_of(mnemonic: str, operands: str = "") -> str:
 
     >>> [kind_of(m) for m in ("ds_store_b16", "s_wait_loadcnt", "tensor_load_to_lds", "v_add_f32")]
     ['ds', 'wait_load', 'tdm', 'valu']
+    >>> kind_of("ds_bpermute_b32")
+    'permute'
+
     >>> kind_of("s_getreg_b32", "s0, hwreg(HW_REG_SHADER_CYCLES, 0, 20)")
     'clock'
     """
     m = mnemonic
+    if m.startswith(LANE_PERMUTES):
+        return "permute"
     if m.startswith("ds_"):
         return "ds"
     if m in ("s_wait_dscnt", "s_wait_loadcnt_dscnt", "s_wait_storecnt_dscnt"):
