@@ -78,3 +78,13 @@ def test_a_library_reduce_is_attributed_to_its_callers_line():
     for u in prog.unmatched:
         assert u.loc.startswith("standard.py:") and u.loc.endswith("@ flaggems.py:73")
         assert "tt.reduce" in u.reason and "no TTGIR LDS op" not in u.reason
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+def test_the_report_compares_a_helper_line_with_its_inlined_instructions(case):
+    """Per source line, wgpsim's instructions (prologue, loop and epilogue ops of the helper's
+    line together) equal the assembly's under that line, whichever call site inlined them."""
+    from wgpsim.analysis.kernel_report import kernel_report
+
+    asm = kernel_report(case).extras["assembly"]
+    assert asm["lines"] and asm["matching_lines"] == len(asm["lines"])

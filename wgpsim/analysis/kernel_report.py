@@ -45,7 +45,7 @@ from wgpsim.analysis.loop_matching import by_line, ops_at
 from wgpsim.analysis.metrics import lds_metrics
 from wgpsim.analysis.pieces import piece_info
 from wgpsim.errors import WgpsimError
-from wgpsim.frontend.amdgcn import instructions
+from wgpsim.frontend.amdgcn import COUNTED
 from wgpsim.frontend.amdgcn_loops import stream
 from wgpsim.frontend.model import Kernel, LdsOp
 from wgpsim.hw.alloc_stages import footprint
@@ -232,13 +232,18 @@ def _op_row(
 def _against_assembly(kernel: Kernel, ops: list[dict[str, Any]]) -> dict[str, Any] | None:
     """wgpsim's instructions per source line beside the assembly's (None without assembly).
 
-    Lines are the ops' (file base name, line); a line of several ops sums them. Lines LLVM
+    Lines are the ops' (file base name, line); a line of several ops sums them. An instruction
+    of inlined code counts at the innermost frame of its inlined-at chain that holds an op
+    (`loop_matching.ops_at`: a ``tl.sum``'s ``ds_*`` at the caller's line). Lines LLVM
     moved (an epilogue's loads put on another line or line 0) show as differences there."""
     if not kernel.assembly:
         return None
+    lines_ops = by_line(op for op in kernel.ops if op.loc is not None)
     asm: dict[tuple[str | None, int | None], Counter] = {}
-    for src, line, name in instructions(kernel.assembly):
-        asm.setdefault((src, line), Counter())[name] += 1
+    for kind, instr, _ in stream(kernel.assembly):
+        if kind == "instr" and instr.mnemonic.startswith(COUNTED):
+            key = ops_at(instr, lines_ops)[0][0]
+            asm.setdefault(key, Counter())[instr.mnemonic] += 1
     mine: dict[tuple[str | None, int | None], Counter] = {}
     for op, row in zip(kernel.ops, ops, strict=True):
         if op.loc is not None and row["instructions"]:
