@@ -511,8 +511,33 @@ def _subslice_offsets(ops: list[tt.Op], name: str) -> list[int] | None:
     return None
 
 
+_JUMP = re.compile(r"^\s+(s_c?branch\w*)\s+(\.LBB\w+)\s*$")
+
+
+def _reached(lines: list[str], labels: dict[str, int], start: int, end: int) -> bool:
+    """Whether control gets from line ``start`` to line ``end``: lines run in order, a branch
+    also jumps to its label, ``s_branch`` / ``s_endpgm`` / ``s_setpc_b64`` end the walk."""
+    todo, seen = [start], set()
+    while todo:
+        i = todo.pop()
+        while i < len(lines) and i not in seen:
+            seen.add(i)
+            if i == end:
+                return True
+            words = lines[i].split()
+            if m := _JUMP.match(lines[i]):
+                todo.append(labels.get(m[2], len(lines)))
+                if m[1] == "s_branch":
+                    break
+            elif words and words[0].startswith(("s_endpgm", "s_setpc_b64")):
+                break
+            i += 1
+    return False
+
+
 def _loops(asm: str) -> list[dict]:
-    """Loop bodies of the assembly: a label and the last branch back to it."""
+    """Loop bodies of the assembly: a label and the last branch back to it, when control
+    gets from the label to that branch (an exit block placed before its branch is no loop)."""
     lines = asm.splitlines()
     labels = {m[1]: i for i, line in enumerate(lines) if (m := re.match(r"^(\.LBB\w+):", line))}
     loops = []
@@ -522,7 +547,7 @@ def _loops(asm: str) -> list[dict]:
             for i, line in enumerate(lines)
             if i > start and re.match(rf"^\s+s_(?:c)?branch\w* {re.escape(label)}\s*$", line)
         ]
-        if back:
+        if back and _reached(lines, labels, start, back[-1]):
             body = "\n".join(lines[start : back[-1] + 1])
             loops.append(
                 {

@@ -4,34 +4,22 @@ queue of issue 23. Each entry is ``(kernel, check): cause``; the test of that pa
 here. ``python benchmarks/kernel_corpus_check.py`` prints what each check finds today."""
 
 #: issue 23 cause 1: the ds_* that Triton's tt.reduce / tt.scan / convert_layout lower through
-#: LDS scratch are notes ("no TTGIR LDS op on its line"), not ops of the kernel model
+#: LDS scratch are unmatched: their op (found through the inlined-at chain) has no lowering yet
 SCRATCH_OPS = "scratch ds_* of tt.reduce / tt.scan / convert_layout are notes, not ops (cause 1)"
 #: issue 23 cause 2: wgpsim's allocation has no scratch buffers, so its total stays below
 #: ttg.shared and a scratch buffer has no offset
 SCRATCH_SIZE = "Triton's scratch (reduce / scan / convert_layout) is not sized or placed (cause 2)"
-#: issue 23 cause 3: ttg.async_copy_global_to_local becomes global loads + ds_store_b128 in a
-#: pipelined loop on gfx1250; the stores have no op to be matched to
-ASYNC_STORES = "async-copy ds_store_b128 of the pipelined loop are not modelled (cause 3)"
-ROWPERM = "row-permuting padded layout on a B operand: TypeError 'NoneType' object is not iterable"
 
 XFAIL: dict[tuple[str, str], str] = {
     ("aiter_gemm_a8w8_blockscale", "ds"): SCRATCH_OPS,
     ("flaggems_argmax", "ds"): SCRATCH_OPS,
-    ("flaggems_cumsum", "ds"): SCRATCH_OPS + " (tt.scan: 12 ds_bpermute_b32 too)",
+    ("flaggems_cumsum", "ds"): SCRATCH_OPS,
     ("flaggems_group_norm", "ds"): SCRATCH_OPS,
-    ("heldout_bmm_rank3_masked", "ds"): (
-        ASYNC_STORES + "; and in loop .LBB0_9, 8 ds_load_tr16_b128 the assembly puts on the A "
-        "load's line, whose op has none left (cause 5)"
-    ),
     ("heldout_col_sum_loop", "ds"): SCRATCH_OPS,
     ("liger_cross_entropy", "ds"): SCRATCH_OPS,
     ("liger_layer_norm_fwd", "ds"): SCRATCH_OPS,
     ("liger_rms_norm_bwd", "ds"): SCRATCH_OPS,
     ("liger_rms_norm_fwd", "ds"): SCRATCH_OPS,
     ("transpose_tile_fp16", "ds"): SCRATCH_OPS,
-    ("tutorial_grouped_gemm", "ds"): (
-        "in loop .LBB0_5 (the tile loop around the K loop) 8 ds_load_tr16_b128 have no "
-        "source line (.loc 0) and are not matched: 56 of 64 ds_*"
-    ),
     ("tutorial_softmax", "ds"): SCRATCH_OPS,
 }

@@ -59,7 +59,7 @@ from wgpsim.analysis.kernel_lowering import (
     shared_view,
     writes_with_ds,
 )
-from wgpsim.analysis.loop_matching import Assigner, Unmatched, line_of
+from wgpsim.analysis.loop_matching import Assigner, Unmatched, by_line, ops_at
 from wgpsim.analysis.tdm_writes import block_rows
 from wgpsim.errors import TraceError, WgpsimError
 from wgpsim.frontend.amdgcn_loops import AsmBody, AsmInstr, loops, straight
@@ -87,6 +87,10 @@ enough for the warps to settle into a steady state; the output says so)."""
 
 TDM_NOTE = "tensor_load_to_lds / tensor_store_from_lds: issue cycles only, not timed as LDS writes"
 ASYNC_NOTE = "global_load_async_to_lds: issue cycles only, not timed as LDS writes"
+PERMUTE_NOTE = (
+    "lane permutes through the LDS crossbar (a warp shuffle: no LDS memory access), issue "
+    "cycles only, not timed as LDS traffic; s_wait_dscnt counts them as done"
+)
 _OTHER = ("valu", "salu", "global", "smem", "branch")
 TDM_OPS = ("amdg.async_tdm_copy_global_to_local", "amdg.async_tdm_copy_local_to_global")
 ASYNC_OPS = ("ttg.async_copy_global_to_local",)
@@ -281,14 +285,15 @@ def _ttgir_loop(kernel: Kernel, body: AsmBody) -> tuple[int | None, str | None]:
     if not body.is_loop:
         return None, None
     b = body.branch
-    cands = [
-        lp
-        for lp in kernel.loops
-        if lp.kind in _LOOPS
-        and lp.loc is not None
-        and lp.loc.line == b.src_line
-        and lp.loc.short.split(":")[0] == b.src_file
-    ]
+    cands: list = []
+    for frame in b.frames or ((b.src_file, b.src_line),):  # innermost first
+        cands = cands or [
+            lp
+            for lp in kernel.loops
+            if lp.kind in _LOOPS
+            and lp.loc is not None
+            and (lp.loc.short.split(":")[0], lp.loc.line) == frame
+        ]
     if len(cands) == 1:
         return cands[0].id, None
     why = "no" if not cands else f"{len(cands)}"
@@ -296,6 +301,25 @@ def _ttgir_loop(kernel: Kernel, body: AsmBody) -> tuple[int | None, str | None]:
         f"{why} TTGIR loop(s) at the back-branch's line {b.loc}: ds_* matched to the ops of "
         "every loop"
     )
+
+
+def _inner_loops(kernel: Kernel, asm: str, body: AsmBody):
+    """Assembly line -> the TTGIR loop of the innermost loop nested in ``body`` that holds
+    it (None outside any, or for a nested loop no TTGIR loop matches)."""
+    inner = sorted(
+        (b.lines, _ttgir_loop(kernel, b)[0])
+        for b in loops(asm)
+        if body.is_loop
+        and b.function == body.function
+        and body.lines[0] < b.lines[0]
+        and b.lines[1] <= body.lines[1]
+    )
+
+    def scope(line: int) -> int | None:
+        held = [(hi - lo, lp) for (lo, hi), lp in inner if lo <= line <= hi and lp is not None]
+        return min(held)[1] if held else None
+
+    return scope
 
 
 def _iterations(kernel: Kernel, loop_id: int | None) -> int | None:
@@ -368,7 +392,8 @@ def loop_program(
     notes = [note] if note else []
     ds = [i for i in body.instructions if i.kind == "ds"]
     assigner = Assigner(kernel, _candidates(kernel, body, loop_id), alloc, hw, ds)
-    owners = {i.line: assigner.take(i) for i in ds if i.src_line}
+    scope = _inner_loops(kernel, asm, body)
+    owners = {i.line: assigner.take(i, scope(i.line)) for i in ds if i.src_line}
     owners |= {i.line: assigner.take_unlined(i) for i in ds if not i.src_line}
     issued_at = assigner.issued_indices(notes)
     unrolled = assigner.unrolled()
@@ -380,13 +405,11 @@ def loop_program(
         """The TTGIR copy op of a TDM / async instruction: the one copy op of its line (of its
         kind), else None and a note."""
         kind = TDM_OPS if instr.kind == "tdm" else ASYNC_OPS
-        mine = [
-            op for op in copies if op.op in kind and line_of(op) == (instr.src_file, instr.src_line)
-        ]
+        mine = ops_at(instr, by_line(op for op in copies if op.op in kind))[1]
         if len(mine) == 1:
             return mine[0]
         note = (
-            f"{instr.mnemonic} at {instr.loc}: {len(mine)} TTGIR copy ops on its line, none named"
+            f"{instr.mnemonic} at {instr.chain}: {len(mine)} TTGIR copy ops on its line, none named"
         )
         notes.extend([note] if note not in notes else [])
         return None
@@ -421,6 +444,7 @@ def loop_program(
         pending.clear()
 
     unmatched, seen_tdm, seen_async = [], False, False
+    permutes: dict[str, int] = {}
     tdm = _TdmRows(kernel, alloc, notes)
     for instr in body.instructions:
         k = instr.kind
@@ -436,6 +460,9 @@ def loop_program(
                 pending.append(instr.mnemonic)
         elif k == "wait_ds":
             add("wait_ds", instr.count or 0, instr, "wait_ds")
+        elif k == "permute":
+            add("delay", hw.costs.lane_permute_issue, instr, "permute", label=instr.mnemonic)
+            permutes[instr.mnemonic] = permutes.get(instr.mnemonic, 0) + 1
         elif k == "clock":
             add("clock", clocks, instr, "clock")
             clocks += 1
@@ -471,7 +498,7 @@ def loop_program(
         elif k == "ds":
             op, why = owners[instr.line]
             if op is None or instr.mnemonic not in INSTRUCTIONS:
-                why = why or Unmatched(instr.mnemonic, instr.line, instr.loc, "not modelled")
+                why = why or Unmatched(instr.mnemonic, instr.line, instr.chain, "not modelled")
                 unmatched.append(why)
                 add("delay", hw.costs.valu, instr, "unmatched", label=unmatched_label(why))
             else:
@@ -499,6 +526,7 @@ def loop_program(
         notes.append(TDM_NOTE)
     if seen_async:
         notes.append(ASYNC_NOTE)
+    notes += [f"{n} {m}: {PERMUTE_NOTE}" for m, n in permutes.items()]
     staged = _staged(kernel, assigner, alloc, hw, notes) if body.is_loop else {}
     lowered = [
         lo

@@ -41,10 +41,12 @@ from wgpsim.analysis.kernel_lowering import (
     op_trace,
     pair_partitions,
 )
+from wgpsim.analysis.loop_matching import by_line, ops_at
 from wgpsim.analysis.metrics import lds_metrics
 from wgpsim.analysis.pieces import piece_info
 from wgpsim.errors import WgpsimError
-from wgpsim.frontend.amdgcn import instructions
+from wgpsim.frontend.amdgcn import COUNTED
+from wgpsim.frontend.amdgcn_loops import stream
 from wgpsim.frontend.model import Kernel, LdsOp
 from wgpsim.hw.alloc_stages import footprint
 from wgpsim.hw.config import HardwareConfig, load_hardware
@@ -230,13 +232,18 @@ def _op_row(
 def _against_assembly(kernel: Kernel, ops: list[dict[str, Any]]) -> dict[str, Any] | None:
     """wgpsim's instructions per source line beside the assembly's (None without assembly).
 
-    Lines are the ops' (file base name, line); a line of several ops sums them. Lines LLVM
+    Lines are the ops' (file base name, line); a line of several ops sums them. An instruction
+    of inlined code counts at the innermost frame of its inlined-at chain that holds an op
+    (`loop_matching.ops_at`: a ``tl.sum``'s ``ds_*`` at the caller's line). Lines LLVM
     moved (an epilogue's loads put on another line or line 0) show as differences there."""
     if not kernel.assembly:
         return None
+    lines_ops = by_line(op for op in kernel.ops if op.loc is not None)
     asm: dict[tuple[str | None, int | None], Counter] = {}
-    for src, line, name in instructions(kernel.assembly):
-        asm.setdefault((src, line), Counter())[name] += 1
+    for kind, instr, _ in stream(kernel.assembly):
+        if kind == "instr" and instr.mnemonic.startswith(COUNTED):
+            key = ops_at(instr, lines_ops)[0][0]
+            asm.setdefault(key, Counter())[instr.mnemonic] += 1
     mine: dict[tuple[str | None, int | None], Counter] = {}
     for op, row in zip(kernel.ops, ops, strict=True):
         if op.loc is not None and row["instructions"]:
@@ -305,6 +312,35 @@ def _buffer_rows(kernel: Kernel, alloc: KernelAllocation, hw: HardwareConfig) ->
     return rows
 
 
+def lane_permutes(kernel: Kernel) -> list[dict[str, Any]]:
+    """The assembly's lane permutes (``ds_bpermute_b32`` ...: Triton's warp shuffles in scan,
+    reduce, gather and a convert_layout within a warp), one ``not_modelled`` entry per mnemonic and TTGIR op: they go through
+    the LDS crossbar without an LDS memory access, so wgpsim times them as issue cycles, not
+    as LDS traffic. The op is the one the loop matching would find on the instruction's
+    inlined-at chain (`loop_matching.ops_at`), else the instruction's own line."""
+    if not kernel.assembly:
+        return []
+    lines = by_line(op for op in kernel.ops if op.loc is not None)
+    found: dict[tuple, int] = {}
+    for kind, instr, _ in stream(kernel.assembly):
+        if kind == "instr" and instr.kind == "permute":
+            ops = ops_at(instr, lines)[1]
+            op = ops[0] if ops else None
+            where = (instr.mnemonic, op.loc.short if op else instr.chain, op.name if op else None)
+            found[where] = found.get(where, 0) + 1
+    return [
+        {
+            "op": mnemonic,
+            "loc": loc,
+            "name": name,
+            "reason": f"{n} lane permute(s) through the LDS crossbar (a warp shuffle"
+            + (f" of {name}" if name else "")
+            + "): no LDS memory access, timed as issue cycles, not as LDS traffic",
+        }
+        for (mnemonic, loc, name), n in found.items()
+    ]
+
+
 def kernel_report(
     source: Kernel | str | Path,
     hw: HardwareConfig | None = None,
@@ -334,6 +370,7 @@ def kernel_report(
         for op in ops
         if not op["modelled"]
     ]
+    not_modelled += lane_permutes(kernel)
     meta = dict(kernel.metadata)
     extras = {
         "assembly": _against_assembly(kernel, ops),

@@ -31,7 +31,7 @@ from wgpsim.frontend.amdgcn_loops import AsmInstr
 from wgpsim.frontend.model import LdsOp
 from wgpsim.trace.instructions import INSTRUCTIONS
 
-__all__ = ["Assigner", "Unmatched", "fit_op", "line_of", "match_offsets"]
+__all__ = ["Assigner", "Unmatched", "by_line", "fit_op", "line_of", "match_offsets", "ops_at"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,41 @@ class Unmatched:
 def line_of(op: LdsOp) -> tuple[str, int]:
     """The op's (source file base name, line), as the assembly's ``.loc`` names it."""
     return op.loc.short.split(":")[0], op.loc.line
+
+
+def by_line(ops) -> dict[tuple[str, int], list[LdsOp]]:
+    """The ops per (source file base name, line), in program order."""
+    out: dict[tuple[str, int], list[LdsOp]] = {}
+    for op in ops:
+        out.setdefault(line_of(op), []).append(op)
+    return out
+
+
+def ops_at(instr: AsmInstr, lines: dict[tuple[str, int], list[LdsOp]]) -> tuple[tuple, list]:
+    """The ops (of ``lines``, `by_line`) an instruction of inlined code belongs to, and their
+    key ``(line, callers)``: the ops of the innermost frame of its inlined-at chain that has
+    any (an op's `Loc` is the innermost frame outside Triton's library, so a ``tl.sum`` in
+    ``standard.py`` is its caller's line; a helper's ``.load()`` the helper's line); of those,
+    the ones the TTGIR inlined at the same call sites as the listing, when some are (a helper
+    called twice: each call's ops). ``callers`` is None when the call sites do not narrow.
+
+    >>> from types import SimpleNamespace as Op
+    >>> from wgpsim.frontend.model import Loc
+    >>> a, b = (Op(name=n, loc=Loc("h.py", 5, callers=(("k.py", at),))) for n, at in (("%a", 20),
+    ...         ("%b", 21)))
+    >>> ins = AsmInstr(9, "ds_load_b128", "ds", "", "h.py", 5, frames=(("h.py", 5), ("k.py", 21)))
+    >>> key, ops = ops_at(ins, by_line([a, b]))
+    >>> key, [op.name for op in ops]
+    ((('h.py', 5), (('k.py', 21),)), ['%b'])
+    """
+    frames = instr.frames or ((instr.src_file, instr.src_line),)
+    line = next((f for f in frames if f in lines), frames[0])
+    ops = lines.get(line, [])
+    callers = frames[frames.index(line) + 1 :]
+    same = [op for op in ops if op.loc.callers == callers]
+    if same and len(same) < len(ops):
+        return (line, callers), same
+    return (line, None), ops
 
 
 def fit_op(low: OpLowering, on_line: dict[str, int]) -> tuple[OpLowering, str]:
@@ -137,20 +172,24 @@ class Assigner:
 
     def __init__(self, kernel, ops, alloc, hw, body: list[AsmInstr] = ()):
         self.ops = ops
-        self.by_line: dict[tuple[str, int], list[LdsOp]] = {}
-        for op in ops:
-            self.by_line.setdefault(line_of(op), []).append(op)
+        self.by_line = by_line(ops)
         #: per source line, the body's ds_* mnemonics there (counts, in order of appearance)
         self.on_line: dict[tuple[str, int], Counter] = {}
         for instr in body:
             if instr.kind == "ds":
-                key = (instr.src_file, instr.src_line)
-                self.on_line.setdefault(key, Counter())[instr.mnemonic] += 1
+                line = ops_at(instr, self.by_line)[0][0]
+                self.on_line.setdefault(line, Counter())[instr.mnemonic] += 1
         self.low: dict[int, OpLowering] = {}
         self.kernel, self.alloc, self.hw = kernel, alloc, hw
         self.taken: dict[int, list[AsmInstr]] = {}
         self.copies: dict[tuple[str, int], int] = {}
         self.copy_of: dict[int, int] = {}
+        #: per op, the key of the ops its line's instructions were served from (outside
+        #: inner loops)
+        self.group_of: dict[int, tuple] = {}
+        #: per assembly line, the inner loop (`take`'s scope) it was matched in
+        self.scope_of: dict[int, int | None] = {}
+        self.scopes: dict[int | None, dict] = {None: self.by_line}
         self.notes: list[str] = []
 
     def fit(self, op: LdsOp, low: OpLowering) -> OpLowering:
@@ -171,34 +210,67 @@ class Assigner:
         low = self.lowering(op)
         return 0 if low.lowering is None else low.lowering.issued.ops.count(mnemonic)
 
-    def left(self, op: LdsOp, mnemonic: str, copy: int = 0) -> int:
-        got = sum(i.mnemonic == mnemonic for i in self.taken.get(op.index, []))
+    def left(self, op: LdsOp, mnemonic: str, copy: int = 0, scope: int | None = None) -> int:
+        """How many ``mnemonic`` the op still issues in copies 0..``copy`` of the TTGIR
+        iteration, counting what it took in ``scope`` (see `take`)."""
+        got = sum(
+            i.mnemonic == mnemonic and self.scope_of.get(i.line) == scope
+            for i in self.taken.get(op.index, [])
+        )
         return self.have(op, mnemonic) * (copy + 1) - got
 
-    def _give(self, op: LdsOp, instr: AsmInstr, copy: int = 0) -> tuple[LdsOp, None]:
+    def _give(
+        self, op: LdsOp, instr: AsmInstr, copy: int = 0, scope: int | None = None
+    ) -> tuple[LdsOp, None]:
         self.taken.setdefault(op.index, []).append(instr)
         self.copy_of[instr.line] = copy
+        self.scope_of[instr.line] = scope
         return op, None
 
-    def take(self, instr: AsmInstr) -> tuple[LdsOp | None, Unmatched | None]:
-        key = (instr.src_file, instr.src_line)
-        ops = self.by_line.get(key, [])
+    def _scoped(self, scope: int | None) -> dict[tuple[str, int], list[LdsOp]]:
+        if scope not in self.scopes:
+            self.scopes[scope] = by_line(op for op in self.ops if scope in op.loops)
+        return self.scopes[scope]
+
+    def take(
+        self, instr: AsmInstr, scope: int | None = None
+    ) -> tuple[LdsOp | None, Unmatched | None]:
+        """The op of the instruction's line (`ops_at`) that still issues its mnemonic; with
+        ``scope`` (the TTGIR loop of an inner loop of the body that holds the instruction),
+        only the ops of that loop, if the line has any, each counted apart from the
+        instructions it took outside the inner loop (a peeled or remainder iteration)."""
+        lines = self.by_line
+        if scope is not None and ops_at(instr, self._scoped(scope))[1]:
+            lines = self._scoped(scope)
+        else:
+            scope = None
+        key, ops = ops_at(instr, lines)
+        key = (*key, scope)
+        self.group_of.update((op.index, key) for op in ops if scope is None)
         copy = self.copies.get(key, 0)
         for op in ops:
-            if self.left(op, instr.mnemonic, copy) > 0:
-                return self._give(op, instr, copy)
-        done = all(self.left(op, m, copy) == 0 for op in ops for m in self.lowering(op).counts)
+            if self.left(op, instr.mnemonic, copy, scope) > 0:
+                return self._give(op, instr, copy, scope)
+        done = all(
+            self.left(op, m, copy, scope) == 0 for op in ops for m in self.lowering(op).counts
+        )
         if ops and done and any(self.have(op, instr.mnemonic) for op in ops):
             self.copies[key] = copy + 1  # every op of the line used up: the next copy
-            return self.take(instr)
+            return self.take(instr, scope)
         return None, self._why(instr, ops)
 
     def take_unlined(self, instr: AsmInstr) -> tuple[LdsOp | None, Unmatched | None]:
-        """An instruction LLVM gave no line (``.loc`` 0): the one op of the body with that
-        mnemonic left, if exactly one has."""
-        cands = [op for op in self.ops if self.left(op, instr.mnemonic) > 0]
+        """An instruction LLVM gave no line (``.loc`` 0), once every lined one is matched: the
+        one op of the body with that mnemonic left in the last copy of the TTGIR iteration
+        its line was served in (LLVM moved part of that copy and dropped its line: a peeled
+        epilogue's load), if exactly one has."""
+        cands = []
+        for op in self.ops:
+            copy = self.copies.get(self.group_of.get(op.index), 0)
+            if self.left(op, instr.mnemonic, copy) > 0:
+                cands.append((op, copy))
         if len(cands) == 1:
-            return self._give(cands[0], instr)
+            return self._give(*cands[0][:1], instr, cands[0][1])
         why = (
             f"LLVM gave it no source line and {len(cands)} ops of the body have a "
             f"{instr.mnemonic} left"
@@ -207,11 +279,11 @@ class Assigner:
 
     def _why(self, instr: AsmInstr, ops: list[LdsOp]) -> Unmatched:
         if not ops:
+            frames = set(instr.frames or ((instr.src_file, instr.src_line),))
             other = [
                 n.op
                 for n in self.kernel.not_modelled
-                if n.loc is not None
-                and (n.loc.short.split(":")[0], n.loc.line) == (instr.src_file, instr.src_line)
+                if n.loc is not None and (n.loc.short.split(":")[0], n.loc.line) in frames
             ]
             why = "no TTGIR LDS op on its line"
             if other:
@@ -228,7 +300,7 @@ class Assigner:
 
     @staticmethod
     def _unmatched(instr: AsmInstr, why: str) -> Unmatched:
-        return Unmatched(instr.mnemonic, instr.line, instr.loc, why)
+        return Unmatched(instr.mnemonic, instr.line, instr.chain, why)
 
     def unrolled(self) -> int:
         """How many TTGIR iterations the body holds: the copies every matched op was used."""

@@ -3,11 +3,12 @@
 `stream(asm)` reads every instruction of the listing's kernel functions in order into a frozen
 `AsmInstr`: its mnemonic, its kind (what the loop timing does with it), its immediates (a DS
 instruction's ``offset:``/``offset0:``/``offset1:``, a wait's count) and the ``.loc`` file and
-line it follows. `loops(asm)` finds each loop body: a label and the last branch back to it
+line it follows, with its inlined-at chain (`frames_of`, from the ``.loc`` comment). `loops(asm)` finds each loop body: a label and the last branch back to it
 (``s_cbranch_*``/``s_branch``), its instructions from the label to that branch. `straight(asm)`
 is the whole function as one body, for a kernel with no loop (the AMD blog's microbenchmark).
 
-Kinds (`KINDS`): ``ds`` (``ds_*``), ``wait_ds`` (``s_wait_dscnt``), ``barrier``
+Kinds (`KINDS`): ``ds`` (``ds_*`` that access the LDS), ``permute`` (``ds_bpermute_b32``,
+``ds_permute_b32``, ``ds_swizzle_b32``: lane permutes through the LDS crossbar), ``wait_ds`` (``s_wait_dscnt``), ``barrier``
 (``s_barrier_signal``/``s_barrier_wait``), ``wmma`` (``v_wmma_*``, ``v_swmmac_*``), ``tdm``
 (``tensor_load_to_lds``/``tensor_store_from_lds``), ``wait_tensor`` (``s_wait_tensorcnt``),
 ``async`` (``global_load_async_to_lds_*``), ``wait_async`` (``s_wait_asynccnt``), ``global``
@@ -46,10 +47,24 @@ from dataclasses import dataclass
 from wgpsim.errors import ModuleError
 from wgpsim.frontend.amdgcn import _FILE, _LOC
 
-__all__ = ["KINDS", "AsmBody", "AsmInstr", "kind_of", "loops", "straight", "stream"]
+__all__ = [
+    "KINDS",
+    "LANE_PERMUTES",
+    "AsmBody",
+    "AsmInstr",
+    "frames_of",
+    "kind_of",
+    "loops",
+    "straight",
+    "stream",
+]
 
+#: DS instructions that move data between a warp's lanes through the LDS crossbar without an
+#: LDS memory access (LLVM's DS_1A1D_PERMUTE and ds_swizzle: mayLoad = 0, mayStore = 0)
+LANE_PERMUTES = ("ds_permute_", "ds_bpermute_", "ds_swizzle_")
 KINDS = (
     "ds",
+    "permute",
     "wait_ds",
     "barrier",
     "wmma",
@@ -72,6 +87,8 @@ _INSTR = re.compile(r"^\s+([a-z][a-z0-9_]*)\b(.*)$")
 _OFFSET = re.compile(r"\boffset([01]?):(0x[0-9a-fA-F]+|\d+)")
 _COUNT = re.compile(r"^\s*(0x[0-9a-fA-F]+|\d+)")
 _CLOCK_REG = re.compile(r"SHADER_CYCLES|HW_REG_SHADER_CYCLES", re.I)
+#: a frame of a ``.loc`` comment: ``file:line`` or ``file:line:col``
+_FRAME = re.compile(r"([^\s@\[\]:;]+):(\d+)(?::\d+)?")
 
 
 def kind_of(mnemonic: str, operands: str = "") -> str:
@@ -79,10 +96,15 @@ def kind_of(mnemonic: str, operands: str = "") -> str:
 
     >>> [kind_of(m) for m in ("ds_store_b16", "s_wait_loadcnt", "tensor_load_to_lds", "v_add_f32")]
     ['ds', 'wait_load', 'tdm', 'valu']
+    >>> kind_of("ds_bpermute_b32")
+    'permute'
+
     >>> kind_of("s_getreg_b32", "s0, hwreg(HW_REG_SHADER_CYCLES, 0, 20)")
     'clock'
     """
     m = mnemonic
+    if m.startswith(LANE_PERMUTES):
+        return "permute"
     if m.startswith("ds_"):
         return "ds"
     if m in ("s_wait_dscnt", "s_wait_loadcnt_dscnt", "s_wait_storecnt_dscnt"):
@@ -135,11 +157,19 @@ class AsmInstr:
     src_line: int | None
     offsets: tuple[int, ...] = ()
     count: int | None = None
+    #: the inlined-at chain of its ``.loc``, innermost first ((src_file, src_line) alone when
+    #: nothing was inlined)
+    frames: tuple[Frame, ...] = ()
 
     @property
     def loc(self) -> str:
         """``file:line`` of its ``.loc``, or ``?``."""
         return f"{self.src_file}:{self.src_line}" if self.src_line is not None else "?"
+
+    @property
+    def chain(self) -> str:
+        """`loc` and, for inlined code, where it was inlined (``standard.py:206 @ k.py:73``)."""
+        return " @ ".join([self.loc, *(f"{f}:{n}" for f, n in self.frames[1:])])
 
 
 @dataclass(frozen=True)
@@ -164,11 +194,32 @@ class AsmBody:
         return dict(sorted(got.items()))
 
 
+Frame = tuple[str | None, int | None]
+
+
+def frames_of(loc_line: str, innermost: Frame) -> tuple[Frame, ...]:
+    """The inlined-at chain of a ``.loc`` directive, innermost first: the directive's own
+    (file, line), then the frames LLVM's verbose listing prints in its comment (``@[ ... ]``
+    per inlining level; the cache's ``.amdgcn`` keeps them, so do the corpus fixtures).
+
+    >>> frames_of("\t.loc 2 196 12   ; standard.py:196:12 @[ standard.py:216:16 @[ k.py:39:20 ] ]",
+    ...           ("standard.py", 196))
+    (('standard.py', 196), ('standard.py', 216), ('k.py', 39))
+    >>> frames_of("\t.loc 1 5 0", ("k.py", 5))
+    (('k.py', 5),)
+    """
+    _, _, comment = loc_line.partition(";")
+    found = [(f, int(n)) for f, n in _FRAME.findall(comment)]
+    if len(found) < 2 or found[0][1] != innermost[1]:
+        return (innermost,)
+    return (innermost, *found[1:])
+
+
 def _int(text: str) -> int:
     return int(text, 16) if text.lower().startswith("0x") else int(text)
 
 
-def _instr(n: int, mnemonic: str, rest: str, where: tuple[str | None, int | None]) -> AsmInstr:
+def _instr(n: int, mnemonic: str, rest: str, where: tuple[Frame, ...]) -> AsmInstr:
     operands = rest.split(";", 1)[0].strip()
     kind = kind_of(mnemonic, operands)
     offsets: tuple[int, ...] = ()
@@ -181,20 +232,21 @@ def _instr(n: int, mnemonic: str, rest: str, where: tuple[str | None, int | None
         count = _int(m.group(1))
         if mnemonic != "s_wait_dscnt" and kind == "wait_ds":
             count &= 0x3F
-    return AsmInstr(n, mnemonic, kind, operands, where[0], where[1], offsets, count)
+    (src_file, src_line) = where[0]
+    return AsmInstr(n, mnemonic, kind, operands, src_file, src_line, offsets, count, where)
 
 
 def stream(asm: str) -> list[tuple[str, AsmInstr | str, int]]:
     """The listing in order: ``("label", name, line)`` for each label and ``("instr",
     AsmInstr, line)`` for each instruction (directives and comments skipped)."""
     files: dict[str, str] = {}
-    where: tuple[str | None, int | None] = (None, None)
+    where: tuple[Frame, ...] = ((None, None),)
     out: list[tuple[str, AsmInstr | str, int]] = []
     for n, raw in enumerate(asm.splitlines(), start=1):
         if m := _FILE.match(raw):
             files[m.group(1)] = (m.group(3) or m.group(2)).rsplit("/", 1)[-1]
         elif m := _LOC.match(raw):
-            where = (files.get(m.group(1)), int(m.group(2)))
+            where = frames_of(raw, (files.get(m.group(1)), int(m.group(2))))
         elif m := _LABEL.match(raw):
             out.append(("label", m.group(1), n))
         elif (m := _INSTR.match(raw)) and not raw.lstrip().startswith((".", ";")):
@@ -213,9 +265,42 @@ def _functions(asm: str) -> list[tuple[str, list[tuple[str, AsmInstr | str, int]
     return [(name, items) for name, items in funcs if any(it[0] == "instr" for it in items)]
 
 
+_ENDS = ("s_endpgm", "s_setpc_b64")
+
+
+def _reaches(items: list, start: int, end: int) -> bool:
+    """Whether control flows from item ``start`` (a label) to item ``end`` (a branch): each
+    block falls through to the next unless it ends in ``s_branch``, ``s_endpgm`` or
+    ``s_setpc_b64``; a branch also goes to its label."""
+    where = {x: i for i, (k, x, _) in enumerate(items) if k == "label"}
+    todo, seen = [start], set()
+    while todo:
+        i = todo.pop()
+        while i < len(items) and i not in seen:
+            seen.add(i)
+            k, x, _ = items[i]
+            if i == end:
+                return True
+            if k == "instr" and x.kind == "branch" and x.operands.split()[:1]:
+                todo.append(where.get(x.operands.split()[0], len(items)))
+                if x.mnemonic == "s_branch":
+                    break
+            elif k == "instr" and x.mnemonic.startswith(_ENDS):
+                break
+            i += 1
+    return False
+
+
 def loops(asm: str) -> list[AsmBody]:
     """Every loop body of the listing, in order of their labels (an outer loop's body holds
-    its inner loops' instructions once)."""
+    its inner loops' instructions once): a label and the last branch back to it, if that
+    branch is reached from the label (a block placed before the block that branches to it,
+    such as an ``s_endpgm`` exit block, is no loop).
+
+    >>> exit_first = "k:\\n  s_cbranch_scc0 .L2\\n.L1:\\n  s_endpgm\\n.L2:\\n  s_cbranch_scc1 .L1"
+    >>> loops(exit_first)
+    []
+    """
     out = []
     for fname, items in _functions(asm):
         last_back: dict[str, int] = {}  # label -> position of the last branch to it
@@ -226,7 +311,7 @@ def loops(asm: str) -> list[AsmBody]:
                     last_back[target[0]] = i
         for pos, (kind, label, at) in enumerate(items):
             end_pos = last_back.get(label, -1) if kind == "label" else -1
-            if end_pos <= pos:
+            if end_pos <= pos or not _reaches(items, pos, end_pos):
                 continue
             body = tuple(x for k, x, _ in items[pos + 1 : end_pos + 1] if k == "instr")
             if body:

@@ -145,6 +145,28 @@ def resolve_loc(expr: str | None, table: dict[str, str], depth: int = 0):
     return None
 
 
+def loc_frames(expr: str | None, table: dict[str, str], depth: int = 0) -> list[tuple]:
+    """Every ``(file, line, col)`` of a location's call-site chain, innermost (the callee)
+    first, as LLVM's inlined-at chain lists them; a plain location is one frame.
+
+    >>> table = {"loc9": '"/src/helper.py":16:13'}
+    >>> loc_frames('callsite(#loc9 at callsite("/src/k.py":30:4 at "/src/k.py":52:8))', table)
+    [('/src/helper.py', 16, 13), ('/src/k.py', 30, 4), ('/src/k.py', 52, 8)]
+    """
+    if expr is None or depth > 64:
+        return []
+    e = expr.strip()
+    if e.startswith("#"):
+        return loc_frames(table.get(e[1:]), table, depth + 1)
+    if m := _LOC_NAMED.match(e):
+        return loc_frames(m.group(2), table, depth + 1)
+    if e.startswith("callsite(") and e.endswith(")"):
+        callee, _, caller = e[len("callsite(") : -1].partition(" at ")
+        return loc_frames(callee, table, depth + 1) + loc_frames(caller, table, depth + 1)
+    found = resolve_loc(e, table, depth + 1)
+    return [found] if found else []
+
+
 def shape_dtype(text: str) -> tuple[tuple[int, ...], str]:
     """``2x64x128xf16`` -> ((2, 64, 128), 'f16'); the element type may be ``!tt.ptr<f16>``."""
     dims: list[int] = []

@@ -88,6 +88,9 @@ class Loc:
     file: str
     line: int
     col: int = 0
+    #: the call sites it was inlined at, innermost first, as (file base name, line): the
+    #: frames of its ``callsite`` chain after this one (``()`` for code not in a function call)
+    callers: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def short(self) -> str:

@@ -47,6 +47,7 @@ from typing import Any
 from wgpsim.errors import LayoutError, ModuleError, did_you_mean
 from wgpsim.frontend.mlir_text import (
     SSA,
+    loc_frames,
     matching,
     resolve_loc,
     scan_brackets,
@@ -303,7 +304,11 @@ class _Reader(OpSemantics):
 
     def _loc(self, expr: str | None) -> Loc | None:
         found = resolve_loc(expr, self.locs)
-        return Loc(*found) if found else None
+        if not found:
+            return None
+        chain = loc_frames(expr, self.locs)
+        at = chain.index(found) + 1 if found in chain else len(chain)
+        return Loc(*found, callers=tuple((f.rsplit("/", 1)[-1], n) for f, n, _ in chain[at:]))
 
     def _label(self, line: str, no: int, col: int) -> None:
         m = _LABEL.match(line)

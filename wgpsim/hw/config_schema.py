@@ -126,6 +126,7 @@ class Costs:
     async_issue: int
     branch: int
     memory_wait: int
+    lane_permute_issue: int
 
 
 _CHOICES = {
