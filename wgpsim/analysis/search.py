@@ -42,8 +42,8 @@ from wgpsim.analysis.candidates import (
 )
 from wgpsim.analysis.gemm import build_shared
 from wgpsim.analysis.pieces import piece_info
-from wgpsim.analysis.ranking import rank
 from wgpsim.analysis.search_plan import OperandPlan, make_plan
+from wgpsim.analysis.search_rank import CRITERIA, Group, group_rows, simplicity
 from wgpsim.analysis.search_space import (
     CtaLayout,
     SharedChoice,
@@ -59,14 +59,6 @@ from wgpsim.hw.rules import pass_table
 from wgpsim.layout.shared import PartitionedSharedLayout
 from wgpsim.trace.instructions import INSTRUCTIONS, op_code
 from wgpsim.trace.trace import Trace, TraceBuilder
-
-#: Ranking criteria: (field, words), most important first.
-CRITERIA = (
-    ("cycles", "LDS cycles"),
-    ("tdm_instructions", "TDM instructions"),
-    ("lds_bytes", "bytes of LDS"),
-    ("local_loads", "local_load instructions"),
-)
 
 
 @dataclass(frozen=True)
@@ -207,6 +199,7 @@ class Candidate:
             "partition_stall_cycles": self.partition_stall_cycles,
             "a_pieces": a.pieces.num_pieces,
             "b_pieces": b.pieces.num_pieces,
+            "pieces": a.pieces.num_pieces + b.pieces.num_pieces,
             "tdm_instructions": a.pieces.tdm_instructions + b.pieces.tdm_instructions,
             "cacheline_use": min(a.pieces.cacheline_use, b.pieces.cacheline_use),
             "pruned": self.pruned,
@@ -530,6 +523,10 @@ def _point(c: Candidate) -> tuple[str, int, list[tuple[str, int]], str]:
 # ------------------------------------------------------------------------------ the search
 @dataclass
 class SearchResult:
+    """The search's candidates (``candidates``: every one kept, simulated or not), its counts,
+    and ``ranking``: the simulated candidates as rows of equivalent ones, best first
+    (``wgpsim.analysis.search_rank``)."""
+
     problem: SearchProblem
     candidates: list[Candidate]
     scored: int
@@ -537,19 +534,31 @@ class SearchResult:
     pruned: int
     simulated: int
     simulations: int
-    ranking: list[tuple[str, int, str]]
+    ranking: list[Group]
 
     def rows(self) -> list[dict[str, Any]]:
-        by_name = {c.name: c for c in self.candidates}
-        out = []
-        for name, place, reason in self.ranking:
-            out.append({"rank": place, **by_name[name].row(), "reason": reason})
-        return out
+        """One row per group: its representative's metrics, ``rank``, ``equivalents`` (how
+        many other candidates it stands for) and ``reason``."""
+        by_name = self.by_name
+        return [
+            {
+                "rank": g.rank,
+                **by_name[g.name].row(),
+                "equivalents": g.equivalents,
+                "reason": g.reason,
+            }
+            for g in self.ranking
+        ]
+
+    @property
+    def by_name(self) -> dict[str, Candidate]:
+        return {c.name: c for c in self.candidates}
 
     @property
     def ranked(self) -> list[Candidate]:
-        by_name = {c.name: c for c in self.candidates}
-        return [by_name[name] for name, _, _ in self.ranking]
+        """The representatives of the rows, best first."""
+        by_name = self.by_name
+        return [by_name[g.name] for g in self.ranking]
 
     def pareto(self) -> list[Candidate]:
         """Simulated candidates that fit and no other beats on all of (cycles, LDS bytes, TDM
@@ -720,8 +729,7 @@ def search(
         counts.pruned += len(sim) - len(head) - len(rest)
         simulate_all(rest)
         kept += head + rest
-    ranked = [c for c in kept if c.cycles is not None]
-    ranking = rank([c.row() for c in ranked], CRITERIA)
+    ranking = group_rows([c.row() for c in kept if c.cycles is not None], key=simplicity)
     return SearchResult(
         problem,
         kept,
