@@ -29,7 +29,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from wgpsim.analysis.candidates import (
 )
 from wgpsim.analysis.gemm import build_shared
 from wgpsim.analysis.pieces import piece_info
-from wgpsim.analysis.search_plan import OperandPlan, make_plan
+from wgpsim.analysis.search_plan import OperandPlan, make_plan, plan_addresses
 from wgpsim.analysis.search_rank import CRITERIA, Group, group_rows, simplicity
 from wgpsim.analysis.search_space import (
     CtaLayout,
@@ -257,6 +257,10 @@ class Scorer:
         self._part_sums: dict[Any, Any] = {}
         self._bases: dict[int, Any] = {}
         self._dsts: dict[Any, Any] = {}
+        self._choices: dict[Any, ChoicePart] = {}
+        self._pair_allocs: dict[tuple[int, int], Any] = {}
+        self._unsplit: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        self._addrs: dict[Any, np.ndarray] = {}
 
     # -------------------------------------------------------------------------- per ctaLayout
     def cta_parts(self, cta: CtaLayout) -> CtaParts:
@@ -308,6 +312,54 @@ class Scorer:
             return None
         return shared
 
+    def choice_part(self, op: int, index: int, choice: SharedChoice, auto) -> ChoicePart:
+        """Choice ``index`` of operand ``op`` built (``auto``: the ctaLayout's derived
+        partition parameters, which only a ``partitioned: auto`` choice depends on); cached,
+        so that equal parts of different ctaLayouts are one object."""
+        key = (op, index, auto if choice.partitioned else None)
+        got = self._choices.get(key)
+        if got is None:
+            shared = self.shared_of(op, choice, auto)
+            bufs = self.buffers(op, shared) if shared is not None else None
+            first = None
+            if shared is not None and not isinstance(shared, PartitionedSharedLayout):
+                g = self.problem.gemm
+                first = shared.alloc_bytes(g.operand_shape(op), g.elem_bytes)
+            got = self._choices[key] = ChoicePart(choice, shared, bufs, first)
+        return got
+
+    def allocation_of(self, a: ChoicePart, b: ChoicePart) -> Allocation | AllocationError:
+        """:meth:`allocation` of two built choices (cached by identity)."""
+        key = (id(a), id(b))
+        got = self._pair_allocs.get(key)
+        if got is None:
+            got = self._pair_allocs[key] = self.allocation(a.buffers, b.buffers)
+        return got
+
+    def unsplit(self, a: ChoicePart, b: ChoicePart, alloc: Allocation) -> list[tuple[int, int]]:
+        """(operand, physical partition) of each unpartitioned operand whose first buffer lies
+        in one partition (cached by identity)."""
+        key = (id(a), id(b))
+        got = self._unsplit.get(key)
+        if got is None:
+            got, size = [], self.hw.partitions.size
+            for op, part in enumerate((a, b)):
+                if part.first is None:  # partitioned
+                    continue
+                start = alloc.offsets_of(OPERANDS[op].upper())[0]
+                if start // size == (start + part.first - 1) // size:
+                    got.append((op, start // size))
+            self._unsplit[key] = got
+        return got
+
+    def element_addresses(self, op: int, shared) -> np.ndarray:
+        """Sentinel address of every element of operand ``op`` in ``shared`` (cached)."""
+        key = (op, shared)
+        got = self._addrs.get(key)
+        if got is None:
+            got = self._addrs[key] = plan_addresses(self.problem.gemm, op, shared)
+        return got
+
     def operand(
         self, op: int, cta: CtaLayout, parts: CtaParts, shared, allow_tr: bool
     ) -> OperandStatic | None:
@@ -323,7 +375,8 @@ class Scorer:
         if plan is None:
             try:
                 dst = self.dst(op, parts, reg_key, warp_key)
-                plan = make_plan(self.problem.gemm, parts.wmma, op, shared, allow_tr, dst)
+                addr = self.element_addresses(op, shared)
+                plan = make_plan(self.problem.gemm, parts.wmma, op, shared, allow_tr, dst, addr)
             except LayoutError as err:
                 plan = err
             self._plans[key] = plan
@@ -404,11 +457,11 @@ class Scorer:
         return self._allocs[key]
 
     def placed(
-        self, static: OperandStatic, bases: np.ndarray
+        self, static: OperandStatic, bases: np.ndarray, tag: bytes
     ) -> tuple[np.ndarray, int, np.ndarray]:
         """Per partition bank cycles, lock-step overlaps and pass masks of an operand with its
-        buffers at ``bases`` (cached)."""
-        key = (id(static), bases.tobytes())
+        buffers at ``bases`` (``tag``: their bytes; cached)."""
+        key = (id(static), tag)
         got = self._part_sums.get(key)
         if got is None:
             masks = static.masks(bases, self.hw.partitions.size)
@@ -418,26 +471,30 @@ class Scorer:
             self._part_sums[key] = got
         return got
 
-    def bases(self, alloc: Allocation) -> tuple[np.ndarray, np.ndarray]:
+    def bases(self, alloc: Allocation) -> tuple[tuple[np.ndarray, bytes], ...]:
+        """Each operand's buffer addresses in ``alloc`` and their bytes (cached)."""
         key = id(alloc)
         got = self._bases.get(key)
         if got is None:
-            got = tuple(np.asarray(alloc.offsets_of(t), dtype=np.int64) for t in ("A", "B"))
-            self._bases[key] = got
+            arrays = [np.asarray(alloc.offsets_of(t), dtype=np.int64) for t in ("A", "B")]
+            got = self._bases[key] = tuple((a, a.tobytes()) for a in arrays)
         return got
 
     # -------------------------------------------------------------------------- per candidate
-    def candidate(
-        self, cta, a: SharedChoice, b: SharedChoice, tr: bool, oa, ob, buffers
-    ) -> Candidate | None:
-        """One candidate from its operands' statics and buffers (None if it cannot work)."""
-        alloc = self.allocation(*buffers)
-        if isinstance(alloc, AllocationError):
-            return None
-        ba, bb = self.bases(alloc)
+    def bound(self, oa: OperandStatic, ob: OperandStatic, alloc: Allocation) -> tuple:
+        """A candidate's lower bound on its pass cycles (busiest pair, busiest partition) and
+        its operands' placements (:meth:`placed`)."""
+        (ba, ta), (bb, tb) = self.bases(alloc)
         busy = int((oa.pair_busy + ob.pair_busy).max())
-        pa, pb = self.placed(oa, ba), self.placed(ob, bb)
-        part = int((pa[0] + pb[0]).max())
+        pa, pb = self.placed(oa, ba, ta), self.placed(ob, bb, tb)
+        return max(busy, int((pa[0] + pb[0]).max())), pa, pb
+
+    def candidate(
+        self, cta, a: SharedChoice, b: SharedChoice, tr: bool, oa, ob, alloc, bound=None
+    ) -> Candidate:
+        """One candidate from its operands' statics and allocation (``bound``: :meth:`bound`
+        of them, if the caller has it)."""
+        lower, pa, pb = bound or self.bound(oa, ob, alloc)
         return Candidate(
             cta,
             a,
@@ -446,7 +503,7 @@ class Scorer:
             (oa, ob),
             alloc,
             alloc.size <= self.budget,
-            max(busy, part),
+            lower,
             pa[1] + pb[1],
             (pa[2], pb[2]),
         )
@@ -463,9 +520,10 @@ class Scorer:
             buffers.append(self.buffers(op, shared))
         if None in statics:
             raise LayoutError(f"reference {name}: cannot be lowered")
-        c = self.candidate(cta, a, b, True, statics[0], statics[1], tuple(buffers))
-        if c is None:
+        alloc = self.allocation(*buffers)
+        if isinstance(alloc, AllocationError):
             raise LayoutError(f"reference {name}: cannot be allocated")
+        c = self.candidate(cta, a, b, True, statics[0], statics[1], alloc)
         c.extra["reference"] = name
         return c
 
@@ -591,21 +649,6 @@ def fixed_cycles(hw: HardwareConfig) -> int:
     return int(hw.timing.clock_latency + hw.timing.lds_latency)
 
 
-def _choice_parts(scorer: Scorer, parts: CtaParts, choices) -> list[list[Any]]:
-    """Per operand and choice: (choice, shared encoding or None, buffers or None)."""
-    out: list[list[Any]] = [[], []]
-    for op in (0, 1):
-        for ch in choices[op]:
-            shared = scorer.shared_of(op, ch, parts.autos[op])
-            bufs = scorer.buffers(op, shared) if shared is not None else None
-            first = None
-            if shared is not None and not isinstance(shared, PartitionedSharedLayout):
-                g = scorer.problem.gemm
-                first = shared.alloc_bytes(g.operand_shape(op), g.elem_bytes)
-            out[op].append((ch, shared, bufs, first))
-    return out
-
-
 def _pre_bound(scorer: Scorer, parts: CtaParts, ops, alloc: Allocation) -> int:
     """A lower bound on a candidate's pass cycles from the ctaLayout and the allocation alone:
     a pass moves at most one port's bytes, so a pair needs at least its warps' read bytes /
@@ -613,18 +656,22 @@ def _pre_bound(scorer: Scorer, parts: CtaParts, ops, alloc: Allocation) -> int:
     partition puts every pass of every warp on that partition."""
     port = scorer.hw.ports.bytes_per_cycle
     bound = -(-parts.pair_bytes // port)
-    size = scorer.hw.partitions.size
     per_part: dict[int, int] = {}
-    for op, (*_, first) in enumerate(ops):
-        if first is None:  # partitioned
-            continue
-        start = alloc.offsets_of(OPERANDS[op].upper())[0]
-        if start // size == (start + first - 1) // size:
-            q = start // size
-            per_part[q] = per_part.get(q, 0) + parts.total_bytes[op]
+    for op, q in scorer.unsplit(*ops, alloc):
+        per_part[q] = per_part.get(q, 0) + parts.total_bytes[op]
     if per_part:
         bound = max(bound, -(-max(per_part.values()) // port))
     return int(bound)
+
+
+class ChoicePart(NamedTuple):
+    """One shared-layout choice of an operand built for a ctaLayout: the encoding (None if it
+    cannot be built), its buffers, and for an unpartitioned one its first buffer's bytes."""
+
+    choice: SharedChoice
+    shared: Any
+    buffers: tuple | None
+    first: int | None
 
 
 @dataclass
@@ -743,44 +790,42 @@ def search(
 
 
 def _score_cta(scorer, parts, choices, problem, prune, best, fixed, counts) -> list[Candidate]:
-    """The candidates of one ctaLayout that survive the bound before lowering, scored."""
-    cta = parts.cta
-    trs = problem.b_transposed_loads
-    ops = _choice_parts(scorer, parts, choices)
-    out = []
+    """The candidates of one ctaLayout that fit and that no bound rules out (before lowering:
+    :func:`_pre_bound`; after: :meth:`Scorer.bound`), scored; the rest counted."""
+    cta, trs = parts.cta, problem.b_transposed_loads
+    ops = [
+        [scorer.choice_part(op, i, ch, parts.autos[op]) for i, ch in enumerate(choices[op])]
+        for op in (0, 1)
+    ]
+    limit = best - fixed if prune and best is not None else None
     statics: dict[Any, OperandStatic | None] = {}
 
     def static(op, i, tr):
         key = (op, i, tr)
         if key not in statics:
-            shared = ops[op][i][1]
-            statics[key] = scorer.operand(op, cta, parts, shared, tr)
+            statics[key] = scorer.operand(op, cta, parts, ops[op][i].shared, tr)
         return statics[key]
 
-    for i, (a, sa, bufa, _) in enumerate(ops[0]):
-        for j, (b, sb, bufb, _) in enumerate(ops[1]):
-            if sa is None or sb is None:
+    out = []
+    for i, a in enumerate(ops[0]):
+        for j, b in enumerate(ops[1]):
+            alloc = None if a.shared is None or b.shared is None else scorer.allocation_of(a, b)
+            if alloc is None or isinstance(alloc, AllocationError):
                 counts.invalid += len(trs)
                 continue
-            alloc = scorer.allocation(bufa, bufb)
-            if isinstance(alloc, AllocationError):
-                counts.invalid += len(trs)
+            if limit is not None and _pre_bound(scorer, parts, (a, b), alloc) > limit:
+                counts.pruned += len(trs)
                 continue
-            if prune and best is not None:
-                pre = _pre_bound(scorer, parts, (ops[0][i], ops[1][j]), alloc)
-                if pre + fixed > best:
-                    counts.pruned += len(trs)
-                    continue
             for tr in trs:
                 oa, ob = static(0, i, True), static(1, j, tr)
                 if oa is None or ob is None:
                     counts.invalid += 1
                     continue
-                c = scorer.candidate(cta, a, b, tr, oa, ob, (bufa, bufb))
-                if c is None:
-                    counts.invalid += 1
+                bound = scorer.bound(oa, ob, alloc)
+                if alloc.size > scorer.budget or (limit is not None and bound[0] > limit):
+                    counts.pruned += 1  # never simulated: it does not fit, or cannot be first
                     continue
-                out.append(c)
+                out.append(scorer.candidate(cta, a.choice, b.choice, tr, oa, ob, alloc, bound))
     return out
 
 
