@@ -51,13 +51,12 @@ from wgpsim.analysis.search_space import (
     shared_choices,
     tile_bits,
 )
+from wgpsim.analysis.search_static import OperandStatic, operand_statics
 from wgpsim.engine import simulate
 from wgpsim.errors import AllocationError, LayoutError
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.alloc import Allocation, allocate, tensor_buffers
-from wgpsim.hw.rules import pass_table
 from wgpsim.layout.shared import PartitionedSharedLayout
-from wgpsim.trace.instructions import INSTRUCTIONS, op_code
 from wgpsim.trace.trace import Trace, TraceBuilder
 
 
@@ -94,35 +93,6 @@ class SearchProblem:
         g = self.gemm
         extent = g.operand_shape(op)[g.contiguous_dim(op)]
         return shared_choices(extent, g.elem_bytes)
-
-
-@dataclass(frozen=True, eq=False)
-class OperandStatic:
-    """One operand under one ctaLayout and shared layout: its plan, warps' offsets and passes
-    (warp, instruction, bank cycles, buffer, first and last byte offset in the buffer)."""
-
-    plan: OperandPlan
-    offsets: np.ndarray
-    shared: Any
-    pass_warp: np.ndarray
-    pass_instr: np.ndarray
-    pass_bank: np.ndarray
-    pass_buf: np.ndarray
-    pass_lo: np.ndarray
-    pass_hi: np.ndarray
-    pair_busy: np.ndarray
-    pieces: Any
-
-    @property
-    def bank_conflict_cycles(self) -> int:
-        return int((self.pass_bank - 1).sum())
-
-    def masks(self, bases: np.ndarray, partition_size: int) -> np.ndarray:
-        """Partition bitmask of every pass with the buffers at ``bases``."""
-        base = bases[self.pass_buf]
-        lo = (base + self.pass_lo) // partition_size
-        hi = (base + self.pass_hi) // partition_size
-        return (np.int64(1) << lo) | (np.int64(1) << hi)
 
 
 @dataclass
@@ -261,6 +231,7 @@ class Scorer:
         self._pair_allocs: dict[tuple[int, int], Any] = {}
         self._unsplit: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self._addrs: dict[Any, np.ndarray] = {}
+        self._pieces: dict[Any, Any] = {}
 
     # -------------------------------------------------------------------------- per ctaLayout
     def cta_parts(self, cta: CtaLayout) -> CtaParts:
@@ -360,10 +331,8 @@ class Scorer:
             got = self._addrs[key] = plan_addresses(self.problem.gemm, op, shared)
         return got
 
-    def operand(
-        self, op: int, cta: CtaLayout, parts: CtaParts, shared, allow_tr: bool
-    ) -> OperandStatic | None:
-        offsets = parts.offsets[op]
+    def plan(self, op: int, cta: CtaLayout, parts: CtaParts, shared, allow_tr: bool):
+        """The operand's :class:`OperandPlan` (cached), or the LayoutError lowering raised."""
         axis = 0 if op == 0 else 1
         # Triton's lowering orders the instructions (and, for ds_load_tr, picks each lane's row)
         # from cvt, warp bases included, so a plan is kept per register bases and warp
@@ -380,14 +349,34 @@ class Scorer:
             except LayoutError as err:
                 plan = err
             self._plans[key] = plan
+        return plan
+
+    def prepare(self, requests: list[tuple[int, CtaLayout, CtaParts, Any, bool]]) -> None:
+        """Compute the statics of ``requests`` (``operand``'s arguments) not cached yet, all in
+        one pass table."""
+        todo: dict[Any, tuple] = {}
+        for op, cta, parts, shared, allow_tr in requests:
+            plan = self.plan(op, cta, parts, shared, allow_tr)
+            if isinstance(plan, LayoutError):
+                continue
+            key = (id(plan), parts.offsets[op].tobytes())
+            if key not in self._statics and key not in todo:
+                todo[key] = (plan, shared, parts.offsets[op], self.pieces(op, shared))
+        if todo:
+            made = operand_statics(list(todo.values()), self.hw, self.pairs)
+            self._statics.update(zip(todo, made, strict=True))
+
+    def operand(
+        self, op: int, cta: CtaLayout, parts: CtaParts, shared, allow_tr: bool
+    ) -> OperandStatic | None:
+        """The operand's static (None if it cannot be lowered); cached."""
+        plan = self.plan(op, cta, parts, shared, allow_tr)
         if isinstance(plan, LayoutError):
             return None
-        skey = (id(plan), offsets.tobytes())
-        static = self._statics.get(skey)
-        if static is None:
-            static = self._static(op, plan, shared, offsets)
-            self._statics[skey] = static
-        return static
+        key = (id(plan), parts.offsets[op].tobytes())
+        if key not in self._statics:
+            self.prepare([(op, cta, parts, shared, allow_tr)])
+        return self._statics[key]
 
     def dst(self, op: int, parts: CtaParts, reg_key, warp_key):
         """The operand's destination linear layout (cached per register and warp bases)."""
@@ -399,43 +388,20 @@ class Scorer:
             )
         return self._dsts[k]
 
-    def _static(self, op: int, plan: OperandPlan, shared, offsets: np.ndarray) -> OperandStatic:
-        g, hw = self.problem.gemm, self.hw
-        warps = len(offsets)
-        zero = np.zeros(plan.num_buffers, dtype=np.int64)
-        sentinel = np.arange(plan.num_buffers, dtype=np.int64) << 24
-        addr = plan.addresses(offsets, zero).reshape(-1, 32)
-        bufs = (plan.addresses(offsets, sentinel).reshape(-1, 32) >> 24)[:, 0]
-        table = pass_table(np.full(len(addr), op_code(plan.instruction)), addr, hw)
-        lanes = ((table.lane_mask[:, None] >> np.arange(32)[None, :]) & 1).astype(bool)
-        rows = addr[table.row]
-        width = INSTRUCTIONS[plan.instruction].bytes_per_lane
-        lo = np.where(lanes, rows, np.iinfo(np.int64).max).min(axis=1)
-        hi = np.where(lanes, rows, -1).max(axis=1) + width - 1
-        pass_warp = table.row // plan.instructions
-        busy = np.zeros(self.pairs.max() + 1, dtype=np.int64)
-        np.add.at(busy, self.pairs[pass_warp], table.bank_cycles)
-        pieces = piece_info(
-            shared,
-            g.operand_shape(op),
-            g.contiguous_dim(op),
-            g.elem_bytes,
-            warps,
-            self.problem.cacheline_bytes,
-        )
-        return OperandStatic(
-            plan,
-            offsets,
-            shared,
-            pass_warp,
-            table.row % plan.instructions,
-            table.bank_cycles.astype(np.int64),
-            bufs[table.row],
-            lo,
-            hi,
-            busy,
-            pieces,
-        )
+    def pieces(self, op: int, shared) -> Any:
+        """The TDM pieces of operand ``op`` in ``shared`` (cached)."""
+        key = (op, shared)
+        if key not in self._pieces:
+            g = self.problem.gemm
+            self._pieces[key] = piece_info(
+                shared,
+                g.operand_shape(op),
+                g.contiguous_dim(op),
+                g.elem_bytes,
+                g.num_warps,
+                self.problem.cacheline_bytes,
+            )
+        return self._pieces[key]
 
     def buffers(self, op: int, shared) -> tuple:
         """The local_alloc buffers of an operand with ``stages`` buffers: ``[stages, *shape]``."""
@@ -466,7 +432,7 @@ class Scorer:
         if got is None:
             masks = static.masks(bases, self.hw.partitions.size)
             bits = (masks[:, None] >> np.arange(8)[None, :]) & 1
-            sums = (bits * static.pass_bank[:, None]).sum(axis=0)
+            sums = tuple(int(x) for x in (bits * static.pass_bank[:, None]).sum(axis=0))
             got = (sums, self._overlaps(static, masks), masks)
             self._part_sums[key] = got
         return got
@@ -485,9 +451,9 @@ class Scorer:
         """A candidate's lower bound on its pass cycles (busiest pair, busiest partition) and
         its operands' placements (:meth:`placed`)."""
         (ba, ta), (bb, tb) = self.bases(alloc)
-        busy = int((oa.pair_busy + ob.pair_busy).max())
+        busy = max(map(sum, zip(oa.pair_busy, ob.pair_busy)))
         pa, pb = self.placed(oa, ba, ta), self.placed(ob, bb, tb)
-        return max(busy, int((pa[0] + pb[0]).max())), pa, pb
+        return max(busy, *map(sum, zip(pa[0], pb[0]))), pa, pb
 
     def candidate(
         self, cta, a: SharedChoice, b: SharedChoice, tr: bool, oa, ob, alloc, bound=None
@@ -806,26 +772,32 @@ def _score_cta(scorer, parts, choices, problem, prune, best, fixed, counts) -> l
             statics[key] = scorer.operand(op, cta, parts, ops[op][i].shared, tr)
         return statics[key]
 
-    out = []
+    passing = []
     for i, a in enumerate(ops[0]):
         for j, b in enumerate(ops[1]):
             alloc = None if a.shared is None or b.shared is None else scorer.allocation_of(a, b)
             if alloc is None or isinstance(alloc, AllocationError):
                 counts.invalid += len(trs)
-                continue
-            if limit is not None and _pre_bound(scorer, parts, (a, b), alloc) > limit:
+            elif limit is not None and _pre_bound(scorer, parts, (a, b), alloc) > limit:
                 counts.pruned += len(trs)
+            else:
+                passing.append((i, j, alloc))
+    needed = {(0, i, True) for i, _, _ in passing}
+    needed |= {(1, j, tr) for _, j, _ in passing for tr in trs}
+    scorer.prepare([(op, cta, parts, ops[op][i].shared, tr) for op, i, tr in sorted(needed)])
+    out = []
+    for i, j, alloc in passing:
+        for tr in trs:
+            oa, ob = static(0, i, True), static(1, j, tr)
+            if oa is None or ob is None:
+                counts.invalid += 1
                 continue
-            for tr in trs:
-                oa, ob = static(0, i, True), static(1, j, tr)
-                if oa is None or ob is None:
-                    counts.invalid += 1
-                    continue
-                bound = scorer.bound(oa, ob, alloc)
-                if alloc.size > scorer.budget or (limit is not None and bound[0] > limit):
-                    counts.pruned += 1  # never simulated: it does not fit, or cannot be first
-                    continue
-                out.append(scorer.candidate(cta, a.choice, b.choice, tr, oa, ob, alloc, bound))
+            bound = scorer.bound(oa, ob, alloc)
+            if alloc.size > scorer.budget or (limit is not None and bound[0] > limit):
+                counts.pruned += 1  # never simulated: it does not fit, or cannot be first
+                continue
+            a, b = ops[0][i], ops[1][j]
+            out.append(scorer.candidate(cta, a.choice, b.choice, tr, oa, ob, alloc, bound))
     return out
 
 

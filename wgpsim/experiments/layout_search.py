@@ -76,7 +76,7 @@ FIELDS = (
     Field(
         "drift", dict, default=None, doc="{top, jitter_cycles, seeds}: conflict rate of the first"
     ),
-    Field("engine", str, default="fast", choices=ENGINES),
+    Field("engine", str, default="auto", choices=ENGINES),
 )
 
 
