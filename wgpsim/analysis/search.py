@@ -451,9 +451,9 @@ class Scorer:
         """A candidate's lower bound on its pass cycles (busiest pair, busiest partition) and
         its operands' placements (:meth:`placed`)."""
         (ba, ta), (bb, tb) = self.bases(alloc)
-        busy = max(map(sum, zip(oa.pair_busy, ob.pair_busy)))
+        busy = max(map(sum, zip(oa.pair_busy, ob.pair_busy, strict=True)))
         pa, pb = self.placed(oa, ba, ta), self.placed(ob, bb, tb)
-        return max(busy, *map(sum, zip(pa[0], pb[0]))), pa, pb
+        return max(busy, *map(sum, zip(pa[0], pb[0], strict=True))), pa, pb
 
     def candidate(
         self, cta, a: SharedChoice, b: SharedChoice, tr: bool, oa, ob, alloc, bound=None
