@@ -20,7 +20,7 @@ import numpy as np
 from wgpsim.analysis.candidates import Gemm
 from wgpsim.analysis.pieces import element_addresses
 from wgpsim.layout.shared import PartitionedSharedLayout
-from wgpsim.trace.lowering import lower
+from wgpsim.trace.lowering import choose
 
 #: Buffer ``p`` of a plan lies at ``p << BUFFER_SHIFT`` (a sentinel, decoded per candidate).
 BUFFER_SHIFT = 24
@@ -81,24 +81,20 @@ def make_plan(
     """The plan of operand ``op`` in ``shared`` (lowered once with ``wmma``'s ctaLayout;
     ``dst``: its destination layout, ``addr``: :func:`plan_addresses`, when the caller has
     them already)."""
-    shape = gemm.operand_shape(op)
-    buffers = shared.num_partitions if isinstance(shared, PartitionedSharedLayout) else 1
-    sentinel = [p << BUFFER_SHIFT for p in range(buffers)]
-    low = lower(
+    choice = choose(
         shared,
         gemm.dot_operand(wmma, op) if dst is None else dst,
-        shape,
+        gemm.operand_shape(op),
         gemm.dtype,
-        bases=sentinel if buffers > 1 else 0,
         allow_transpose=allow_transpose,
     )
+    lane, register = choice.sources()
+    element = choice.dst_ll.apply({"register": register, "lane": lane, "warp": 0})
+    coords = np.stack([element["dim0"], element["dim1"]], axis=-1).astype(np.int64)
     addr = plan_addresses(gemm, op, shared) if addr is None else addr
-    flat = addr.ravel()
-    order = np.argsort(flat)
-    warp0 = low.addresses[0]
-    where = order[np.searchsorted(flat[order], warp0)]
-    coords = np.stack(np.unravel_index(where, shape), axis=-1).astype(np.int64)
-    return OperandPlan(low.instruction, low.eligibility, low.reason, coords, addr, buffers)
+    buffers = shared.num_partitions if isinstance(shared, PartitionedSharedLayout) else 1
+    plan = choice.plan
+    return OperandPlan(plan.instruction, plan.eligibility, plan.reason, coords, addr, buffers)
 
 
 __all__ = ["BUFFER_SHIFT", "OperandPlan", "make_plan", "plan_addresses"]
