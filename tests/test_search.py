@@ -119,6 +119,9 @@ def test_cli_search_json(tmp_path):
     out = json.loads(proc.stdout)
     first = out["results"][0]
     assert first["partition_stall_cycles"] == 0 and first["bank_conflict_cycles"] == 0
+    # --top counts rows of equivalent candidates; equivalents.csv lists every one of them
+    assert len(out["results"]) == 2 < out["counts"][0]["rows"]
+    assert len(out["equivalents"]) == sum(r["equivalents"] + 1 for r in out["results"])
     assert "PartitionedSharedLayout" in out["winners"][0]["gluon"]
 
 
