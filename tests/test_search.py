@@ -117,8 +117,11 @@ def test_cli_search_json(tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    first = out["ranking"][0]
+    first = out["results"][0]
     assert first["partition_stall_cycles"] == 0 and first["bank_conflict_cycles"] == 0
+    # --top counts rows of equivalent candidates; equivalents.csv lists every one of them
+    assert len(out["results"]) == 2 < out["counts"][0]["rows"]
+    assert len(out["equivalents"]) == sum(r["equivalents"] + 1 for r in out["results"])
     assert "PartitionedSharedLayout" in out["winners"][0]["gluon"]
 
 
@@ -171,17 +174,17 @@ def test_the_blog_tile_search():
 
     root = Path(__file__).parent.parent
     res = run_experiment(root / "configs" / "layout_search.yaml", overrides=["top=100000"])
-    rows = res.records()
-    best, by_name = rows[0], {r["candidate"]: r for r in rows}
-    coarse = by_name["coarse"]
+    best = res.records()[0]
+    refs = {r["reference"]: r for r in res.records("references")}
+    coarse = refs["coarse"]
     assert best["partition_stall_cycles"] == 0 and best["bank_conflict_cycles"] == 0
     assert best["lockstep_overlaps"] == 0
     assert best["tdm_instructions"] <= coarse["tdm_instructions"] == 2
     assert best["cycles"] <= coarse["cycles"]
-    assert coarse["rank"] < by_name["swizzled_partitioned"]["rank"]  # 2 TDM vs 3, same cycles
-    assert by_name["swizzled_partitioned"]["cycles"] == coarse["cycles"]
+    assert coarse["rank"] < refs["swizzled_partitioned"]["rank"]  # 2 TDM vs 3, same cycles
+    assert refs["swizzled_partitioned"]["cycles"] == coarse["cycles"]
     for plain in ("standard", "swizzled"):
-        assert by_name[plain]["cycles"] > coarse["cycles"]
-        assert by_name[plain]["partition_stall_cycles"] > 0
+        assert refs[plain]["cycles"] > coarse["cycles"]
+        assert refs[plain]["partition_stall_cycles"] > 0
     counts = res.tables["counts"].iloc[0]
     assert counts["pruned"] > 0.95 * (counts["candidates"] - counts["cannot_be_built"])

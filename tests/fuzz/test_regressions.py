@@ -473,7 +473,7 @@ def test_search_out_writes_its_tables_atomically(tmp_path):
     import pandas as pd
 
     printed = json.loads(outcome.out)
-    assert printed["ranking"][0]["cycles"] == pd.read_csv(out / "results.csv")["cycles"][0]
+    assert printed["results"][0]["cycles"] == pd.read_csv(out / "results.csv")["cycles"][0]
     assert printed["written"] and all(Path(p).parent == out for p in printed["written"])
     assert run_cli(*argv, "--json").code == 0  # without --out nothing is written anywhere
 

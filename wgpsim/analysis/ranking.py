@@ -11,6 +11,9 @@ first criterion that decides its place:
 1 coarse - fewest LDS cycles (195), tied with split; then fewest TDM instructions (2 vs 3)
 2 split - 195 LDS cycles, tied with coarse; but 3 TDM instructions vs 2
 3 plain - 323 LDS cycles vs 195 for split
+
+A criterion given as ``(field, words, "most")`` prefers the larger value ("most cacheline
+use"); the others prefer the smaller.
 """
 
 from __future__ import annotations
@@ -28,13 +31,12 @@ CRITERIA = (
 
 def rank(
     rows: Sequence[Mapping[str, Any]],
-    criteria: Sequence[tuple[str, str]] = CRITERIA,
+    criteria: Sequence[tuple[str, ...]] = CRITERIA,
     name: str = "candidate",
 ) -> list[tuple[str, int, str]]:
     """(name, place, reason) per candidate, best first. Candidates equal on every criterion
     share a place (competition ranking: 1, 2, 2, 4) and keep the input order."""
-    keys = [f for f, _ in criteria]
-    key = [tuple(row[k] for k in keys) for row in rows]
+    key = [tuple(_signed(row, c) for c in criteria) for row in rows]
     order = sorted(range(len(rows)), key=lambda i: key[i])
     ranked = [rows[i] for i in order]
     out = []
@@ -50,28 +52,48 @@ def rank(
     return out
 
 
+def _signed(row: Mapping[str, Any], criterion: Sequence[str]) -> Any:
+    """The sort key of one criterion (negated when the larger value is better)."""
+    value = row[criterion[0]]
+    return -value if _most(criterion) else value
+
+
+def _most(criterion: Sequence[str]) -> bool:
+    return len(criterion) > 2 and criterion[2] == "most"
+
+
 def _best(row, runner_up, criteria, name) -> str:
     if runner_up is None:
         return "the only candidate"
     ties = []
-    for field, words in criteria:
+    for c in criteria:
+        field, words = c[0], c[1]
         mine, theirs = row[field], runner_up[field]
         if mine != theirs:
+            best = "most" if _most(c) else "fewest"
             if not ties:
-                return f"fewest {words} ({mine} vs {theirs} for {runner_up[name]})"
-            tied = " and ".join(f"{w} ({row[f]})" for f, w in ties)
+                return f"{best} {words} ({mine} vs {theirs} for {runner_up[name]})"
             return (
-                f"fewest {tied}, tied with {runner_up[name]}; "
-                f"then fewest {words} ({mine} vs {theirs})"
+                f"{_tied(row, ties)}, tied with {runner_up[name]}; "
+                f"then {best} {words} ({mine} vs {theirs})"
             )
-        ties.append((field, words))
-    field, words = criteria[0]
-    return f"fewest {words} ({row[field]}), tied with {runner_up[name]} on every criterion"
+        ties.append(c)
+    return f"{_tied(row, criteria[:1])}, tied with {runner_up[name]} on every criterion"
+
+
+def _tied(row, ties) -> str:
+    """``fewest LDS cycles (195) and TDM instructions (2)``: a word per change of direction."""
+    parts, last = [], None
+    for c in ties:
+        best = "most" if _most(c) else "fewest"
+        parts.append(f"{best + ' ' if best != last else ''}{c[1]} ({row[c[0]]})")
+        last = best
+    return " and ".join(parts)
 
 
 def _behind(row, above, criteria, name) -> str:
     ties = []
-    for field, words in criteria:
+    for field, words, *_ in criteria:
         mine, theirs = row[field], above[field]
         if mine != theirs:
             if not ties:

@@ -25,475 +25,20 @@ the Pareto front is over (cycles, LDS bytes, TDM instructions).
 from __future__ import annotations
 
 import base64
-import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
 
-from wgpsim.analysis.candidates import (
-    OPERANDS,
-    Gemm,
-    auto_partition,
-    instruction_tiles,
-    issue_rounds,
-)
-from wgpsim.analysis.gemm import build_shared
-from wgpsim.analysis.pieces import piece_info
-from wgpsim.analysis.ranking import rank
-from wgpsim.analysis.search_plan import OperandPlan, make_plan
-from wgpsim.analysis.search_space import (
-    CtaLayout,
-    SharedChoice,
-    cta_layouts,
-    shared_choices,
-    tile_bits,
-)
+from wgpsim.analysis.search_candidate import Candidate, SearchProblem
+from wgpsim.analysis.search_rank import CRITERIA, Group, group_rows, simplicity
+from wgpsim.analysis.search_score import Counts, Scorer, score_cta
 from wgpsim.engine import simulate
-from wgpsim.errors import AllocationError, LayoutError
+from wgpsim.errors import LayoutError
 from wgpsim.hw import HardwareConfig
-from wgpsim.hw.alloc import Allocation, allocate, tensor_buffers
-from wgpsim.hw.rules import pass_table
-from wgpsim.layout.shared import PartitionedSharedLayout
-from wgpsim.trace.instructions import INSTRUCTIONS, op_code
-from wgpsim.trace.trace import Trace, TraceBuilder
-
-#: Ranking criteria: (field, words), most important first.
-CRITERIA = (
-    ("cycles", "LDS cycles"),
-    ("tdm_instructions", "TDM instructions"),
-    ("lds_bytes", "bytes of LDS"),
-    ("local_loads", "local_load instructions"),
-)
-
-
-@dataclass(frozen=True)
-class SearchProblem:
-    """One GEMM tile to search: ``gemm`` (block, dtype, warps, contiguity), ``stages`` buffers
-    per operand, the LDS budget (default: the hardware's LDS), and optional fixed parts."""
-
-    gemm: Gemm
-    stages: int = 2
-    lds_budget: int | None = None
-    cacheline_bytes: int = 128
-    cta: CtaLayout | None = None
-    cta_list: tuple[CtaLayout, ...] | None = None
-    a: SharedChoice | None = None
-    b: SharedChoice | None = None
-    swizzle_depth: int = 1
-    b_transposed_loads: tuple[bool, ...] = (True, False)
-    #: Hand-made candidates ranked with the space and never pruned: (name, ctaLayout, A, B).
-    references: tuple[tuple[str, CtaLayout, SharedChoice, SharedChoice], ...] = ()
-
-    def ctas(self) -> list[CtaLayout]:
-        if self.cta is not None:
-            return [self.cta]
-        if self.cta_list is not None:
-            return list(self.cta_list)
-        bits = tile_bits(self.gemm.block_mn, self.gemm.tile_shape)
-        return cta_layouts(bits, self.gemm.num_warps, swizzle_depth=self.swizzle_depth)
-
-    def choices(self, op: int) -> list[SharedChoice]:
-        fixed = (self.a, self.b)[op]
-        if fixed is not None:
-            return [fixed]
-        g = self.gemm
-        extent = g.operand_shape(op)[g.contiguous_dim(op)]
-        return shared_choices(extent, g.elem_bytes)
-
-
-@dataclass(frozen=True, eq=False)
-class OperandStatic:
-    """One operand under one ctaLayout and shared layout: its plan, warps' offsets and passes
-    (warp, instruction, bank cycles, buffer, first and last byte offset in the buffer)."""
-
-    plan: OperandPlan
-    offsets: np.ndarray
-    shared: Any
-    pass_warp: np.ndarray
-    pass_instr: np.ndarray
-    pass_bank: np.ndarray
-    pass_buf: np.ndarray
-    pass_lo: np.ndarray
-    pass_hi: np.ndarray
-    pair_busy: np.ndarray
-    pieces: Any
-
-    @property
-    def bank_conflict_cycles(self) -> int:
-        return int((self.pass_bank - 1).sum())
-
-    def masks(self, bases: np.ndarray, partition_size: int) -> np.ndarray:
-        """Partition bitmask of every pass with the buffers at ``bases``."""
-        base = bases[self.pass_buf]
-        lo = (base + self.pass_lo) // partition_size
-        hi = (base + self.pass_hi) // partition_size
-        return (np.int64(1) << lo) | (np.int64(1) << hi)
-
-
-@dataclass
-class Candidate:
-    """One point of the space and its metrics (``row()`` is its table row)."""
-
-    cta: CtaLayout
-    a: SharedChoice
-    b: SharedChoice
-    b_transposed_loads: bool
-    ops: tuple[OperandStatic, OperandStatic]
-    allocation: Allocation
-    fits: bool
-    lower_bound: int
-    lockstep_overlaps: int
-    masks: tuple[np.ndarray, np.ndarray] = field(repr=False)
-    cycles: int | None = None
-    partition_stall_cycles: int | None = None
-    pruned: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def key(self) -> str:
-        """Equal keys: equal passes (instructions, bank cycles, partitions), equal timing."""
-        return _key(*self.ops, self.masks)
-
-    @property
-    def name(self) -> str:
-        if "reference" in self.extra:
-            return str(self.extra["reference"])
-        tr = "" if self.b_transposed_loads else " no-tr"
-        return f"{self.cta} | A {self.a.label} | B {self.b.label}{tr}"
-
-    def bases(self, op: int) -> np.ndarray:
-        return np.asarray(self.allocation.offsets_of(OPERANDS[op].upper()), dtype=np.int64)
-
-    def addresses(self, op: int) -> np.ndarray:
-        o = self.ops[op]
-        return o.plan.addresses(o.offsets, self.bases(op))
-
-    def trace(self) -> Trace:
-        """One K step: barrier, clock, A's loads, B's loads, wait, clock (every warp)."""
-        b = TraceBuilder(num_warps=len(self.ops[0].offsets))
-        addrs = [self.addresses(op) for op in (0, 1)]
-        b.barrier()
-        for w in range(b.num_warps):
-            b.clock(w, "start")
-            for op in (0, 1):
-                b.loads(w, self.ops[op].plan.instruction, addrs[op][w])
-            b.wait_ds(w, 0)
-            b.clock(w, "end")
-        return b.build()
-
-    def row(self) -> dict[str, Any]:
-        a, b = self.ops
-        return {
-            "candidate": self.name,
-            "cta_warp": [list(x) for x in self.cta.warp],
-            "cta_register": [list(x) for x in self.cta.register],
-            "a": self.a.label,
-            "b": self.b.label,
-            "b_transposed_loads": self.b_transposed_loads,
-            "a_instruction": a.plan.instruction,
-            "b_instruction": b.plan.instruction,
-            "b_tr_eligibility": b.plan.eligibility,
-            "local_loads": a.plan.instructions + b.plan.instructions,
-            "lds_bytes": int(self.allocation.size),
-            "fits": self.fits,
-            "misfit": 0 if self.fits else 1,
-            "bank_conflict_cycles": a.bank_conflict_cycles + b.bank_conflict_cycles,
-            "lockstep_overlaps": self.lockstep_overlaps,
-            "lower_bound": self.lower_bound,
-            "cycles": self.cycles,
-            "partition_stall_cycles": self.partition_stall_cycles,
-            "a_pieces": a.pieces.num_pieces,
-            "b_pieces": b.pieces.num_pieces,
-            "tdm_instructions": a.pieces.tdm_instructions + b.pieces.tdm_instructions,
-            "cacheline_use": min(a.pieces.cacheline_use, b.pieces.cacheline_use),
-            "pruned": self.pruned,
-            **self.extra,
-        }
-
-
-@dataclass(eq=False)
-class CtaParts:
-    """What every candidate of one ctaLayout shares."""
-
-    cta: CtaLayout
-    gemm: Gemm
-    _wmma: Any
-    autos: list[Any]
-    offsets: tuple[np.ndarray, np.ndarray]
-    reads: list[np.ndarray]  # per operand: bytes each warp reads
-    pair_bytes: int = 0  # bytes the busiest SIMD pair reads
-    total_bytes: tuple[int, int] = (0, 0)  # per operand, bytes all warps read
-
-    @property
-    def wmma(self) -> Any:
-        if self._wmma is None:
-            self._wmma = self.gemm.wmma(self.cta.warp, self.cta.register)
-        return self._wmma
-
-
-def _tiles(cta: CtaLayout) -> np.ndarray:
-    """``[instruction, warp, 2]`` C tiles of a ctaLayout with every register basis given
-    (instruction r, warp w: XOR of the bases the bits of r and w select)."""
-
-    def span(bases: Sequence[tuple[int, int]]) -> np.ndarray:
-        out = np.zeros((1 << len(bases), 2), dtype=np.int64)
-        for i, b in enumerate(bases):
-            half = 1 << i
-            out[half : 2 * half] = out[:half] ^ np.asarray(b)
-        return out
-
-    return span(cta.register)[:, None, :] ^ span(cta.warp)[None, :, :]
-
-
-class Scorer:
-    """The caches every candidate shares: lowerings per (operand, register bases, shared
-    layout, transposed loads), operand passes per warp placement, allocations per buffer set."""
-
-    def __init__(self, problem: SearchProblem, hw: HardwareConfig):
-        self.problem, self.hw = problem, hw
-        g = problem.gemm
-        self.pairs = np.array([hw.pair_of_warp(w) for w in range(g.num_warps)])
-        self.rounds = np.array(issue_rounds(g.num_warps, hw.wgp.simds))
-        self.budget = problem.lds_budget or hw.partitions.lds_bytes
-        self._plans: dict[Any, OperandPlan | LayoutError] = {}
-        self._statics: dict[Any, OperandStatic] = {}
-        self._allocs: dict[Any, Allocation | AllocationError] = {}
-        self._part_sums: dict[Any, Any] = {}
-        self._bases: dict[int, Any] = {}
-        self._dsts: dict[Any, Any] = {}
-
-    # -------------------------------------------------------------------------- per ctaLayout
-    def cta_parts(self, cta: CtaLayout) -> CtaParts:
-        """Per-instruction tiles, auto partitions, warp offsets and read bytes of a ctaLayout."""
-        g = self.problem.gemm
-        bits = tile_bits(g.block_mn, g.tile_shape)
-        if len(cta.warp) + len(cta.register) == sum(bits):
-            tiles = _tiles(cta)
-            wmma = None
-        else:  # a hand-made one: Triton adds the missing repeats
-            wmma = g.wmma(cta.warp, cta.register)
-            tiles = instruction_tiles(wmma, g.block_mn)
-        autos = []
-        for op in (0, 1):
-            try:
-                autos.append(auto_partition(g, tiles, op, self.pairs, self.rounds))
-            except LayoutError:
-                autos.append(None)
-        rows, cols = g.tile_shape
-        own = tiles[0]  # instruction 0: each warp's own offset (register part 0)
-        zero = np.zeros_like(own[:, 0])
-        offsets = (
-            np.stack([own[:, 0] * rows, zero], axis=-1),
-            np.stack([zero, own[:, 1] * cols], axis=-1),
-        )
-        # bytes each warp reads: its distinct bands of each operand, all of K
-        m, n, k = g.block
-        reads = [
-            np.array([len(set(tiles[:, w, op].tolist())) for w in range(tiles.shape[1])])
-            * g.tile_shape[op]
-            * k
-            * g.elem_bytes
-            for op in (0, 1)
-        ]
-        per_pair = np.zeros(self.pairs.max() + 1, dtype=np.int64)
-        for op in (0, 1):
-            np.add.at(per_pair, self.pairs, reads[op])
-        totals = (int(reads[0].sum()), int(reads[1].sum()))
-        return CtaParts(cta, g, wmma, autos, offsets, reads, int(per_pair.max()), totals)
-
-    def shared_of(self, op: int, choice: SharedChoice, auto) -> Any | None:
-        g = self.problem.gemm
-        if choice.partitioned and auto is None:
-            return None
-        spec = dict(choice.spec) if isinstance(choice.spec, dict) else choice.spec
-        try:
-            shared, _ = build_shared(spec, g.operand_shape(op), g.order(op), lambda: auto)
-        except LayoutError:
-            return None
-        return shared
-
-    def operand(
-        self, op: int, cta: CtaLayout, parts: CtaParts, shared, allow_tr: bool
-    ) -> OperandStatic | None:
-        offsets = parts.offsets[op]
-        axis = 0 if op == 0 else 1
-        # Triton's lowering orders the instructions (and, for ds_load_tr, picks each lane's row)
-        # from cvt, warp bases included, so a plan is kept per register bases and warp
-        # projection of the operand (tests/test_search.py checks the gathers against lower()).
-        reg_key = tuple(b[axis] for b in cta.register if b[axis])
-        warp_key = tuple(b[axis] for b in cta.warp)
-        key = (op, reg_key, warp_key, shared, allow_tr)
-        plan = self._plans.get(key)
-        if plan is None:
-            try:
-                dst = self.dst(op, parts, reg_key, warp_key)
-                plan = make_plan(self.problem.gemm, parts.wmma, op, shared, allow_tr, dst)
-            except LayoutError as err:
-                plan = err
-            self._plans[key] = plan
-        if isinstance(plan, LayoutError):
-            return None
-        skey = (id(plan), offsets.tobytes())
-        static = self._statics.get(skey)
-        if static is None:
-            static = self._static(op, plan, shared, offsets)
-            self._statics[skey] = static
-        return static
-
-    def dst(self, op: int, parts: CtaParts, reg_key, warp_key):
-        """The operand's destination linear layout (cached per register and warp bases)."""
-        k = (op, reg_key, warp_key)
-        if k not in self._dsts:
-            g = self.problem.gemm
-            self._dsts[k] = g.dot_operand(parts.wmma, op).to_linear_layout(
-                list(g.operand_shape(op))
-            )
-        return self._dsts[k]
-
-    def _static(self, op: int, plan: OperandPlan, shared, offsets: np.ndarray) -> OperandStatic:
-        g, hw = self.problem.gemm, self.hw
-        warps = len(offsets)
-        zero = np.zeros(plan.num_buffers, dtype=np.int64)
-        sentinel = np.arange(plan.num_buffers, dtype=np.int64) << 24
-        addr = plan.addresses(offsets, zero).reshape(-1, 32)
-        bufs = (plan.addresses(offsets, sentinel).reshape(-1, 32) >> 24)[:, 0]
-        table = pass_table(np.full(len(addr), op_code(plan.instruction)), addr, hw)
-        lanes = ((table.lane_mask[:, None] >> np.arange(32)[None, :]) & 1).astype(bool)
-        rows = addr[table.row]
-        width = INSTRUCTIONS[plan.instruction].bytes_per_lane
-        lo = np.where(lanes, rows, np.iinfo(np.int64).max).min(axis=1)
-        hi = np.where(lanes, rows, -1).max(axis=1) + width - 1
-        pass_warp = table.row // plan.instructions
-        busy = np.zeros(self.pairs.max() + 1, dtype=np.int64)
-        np.add.at(busy, self.pairs[pass_warp], table.bank_cycles)
-        pieces = piece_info(
-            shared,
-            g.operand_shape(op),
-            g.contiguous_dim(op),
-            g.elem_bytes,
-            warps,
-            self.problem.cacheline_bytes,
-        )
-        return OperandStatic(
-            plan,
-            offsets,
-            shared,
-            pass_warp,
-            table.row % plan.instructions,
-            table.bank_cycles.astype(np.int64),
-            bufs[table.row],
-            lo,
-            hi,
-            busy,
-            pieces,
-        )
-
-    def buffers(self, op: int, shared) -> tuple:
-        """The local_alloc buffers of an operand with ``stages`` buffers: ``[stages, *shape]``."""
-        g, p = self.problem.gemm, self.problem
-        return tensor_buffers(
-            OPERANDS[op].upper(), shared, (p.stages, *g.operand_shape(op)), g.elem_bytes
-        )
-
-    def allocation(self, buffers_a: tuple, buffers_b: tuple) -> Allocation | AllocationError:
-        key = (buffers_a, buffers_b)
-        if key not in self._allocs:
-            buffers = [*buffers_a, *buffers_b]
-            try:
-                self._allocs[key] = allocate(
-                    buffers, partition_size=self.hw.partitions.size, capacity=None
-                )
-            except AllocationError as err:
-                self._allocs[key] = err
-        return self._allocs[key]
-
-    def placed(
-        self, static: OperandStatic, bases: np.ndarray
-    ) -> tuple[np.ndarray, int, np.ndarray]:
-        """Per partition bank cycles, lock-step overlaps and pass masks of an operand with its
-        buffers at ``bases`` (cached)."""
-        key = (id(static), bases.tobytes())
-        got = self._part_sums.get(key)
-        if got is None:
-            masks = static.masks(bases, self.hw.partitions.size)
-            bits = (masks[:, None] >> np.arange(8)[None, :]) & 1
-            sums = (bits * static.pass_bank[:, None]).sum(axis=0)
-            got = (sums, self._overlaps(static, masks), masks)
-            self._part_sums[key] = got
-        return got
-
-    def bases(self, alloc: Allocation) -> tuple[np.ndarray, np.ndarray]:
-        key = id(alloc)
-        got = self._bases.get(key)
-        if got is None:
-            got = tuple(np.asarray(alloc.offsets_of(t), dtype=np.int64) for t in ("A", "B"))
-            self._bases[key] = got
-        return got
-
-    # -------------------------------------------------------------------------- per candidate
-    def candidate(
-        self, cta, a: SharedChoice, b: SharedChoice, tr: bool, oa, ob, buffers
-    ) -> Candidate | None:
-        """One candidate from its operands' statics and buffers (None if it cannot work)."""
-        alloc = self.allocation(*buffers)
-        if isinstance(alloc, AllocationError):
-            return None
-        ba, bb = self.bases(alloc)
-        busy = int((oa.pair_busy + ob.pair_busy).max())
-        pa, pb = self.placed(oa, ba), self.placed(ob, bb)
-        part = int((pa[0] + pb[0]).max())
-        return Candidate(
-            cta,
-            a,
-            b,
-            tr,
-            (oa, ob),
-            alloc,
-            alloc.size <= self.budget,
-            max(busy, part),
-            pa[1] + pb[1],
-            (pa[2], pb[2]),
-        )
-
-    def reference(self, name: str, cta: CtaLayout, a: SharedChoice, b: SharedChoice) -> Candidate:
-        """A hand-made candidate scored like the space's (LayoutError if it cannot be built)."""
-        parts = self.cta_parts(cta)
-        statics, buffers = [], []
-        for op, choice in ((0, a), (1, b)):
-            shared = self.shared_of(op, choice, parts.autos[op])
-            if shared is None:
-                raise LayoutError(f"reference {name}: {OPERANDS[op].upper()} cannot be built")
-            statics.append(self.operand(op, cta, parts, shared, True))
-            buffers.append(self.buffers(op, shared))
-        if None in statics:
-            raise LayoutError(f"reference {name}: cannot be lowered")
-        c = self.candidate(cta, a, b, True, statics[0], statics[1], tuple(buffers))
-        if c is None:
-            raise LayoutError(f"reference {name}: cannot be allocated")
-        c.extra["reference"] = name
-        return c
-
-    def _overlaps(self, o: OperandStatic, masks: np.ndarray) -> int:
-        """Instructions k in which two warps of one issue round and different pairs touch a
-        common partition."""
-        k = o.plan.instructions
-        group = (self.rounds[o.pass_warp] * k + o.pass_instr) * 2 + self.pairs[o.pass_warp]
-        acc = np.zeros(int(self.rounds.max() + 1) * k * 2, dtype=np.int64)
-        np.bitwise_or.at(acc, group, masks)
-        acc = acc.reshape(-1, 2)
-        return int(((acc[:, 0] & acc[:, 1]) != 0).sum())
-
-
-def _key(oa: OperandStatic, ob: OperandStatic, masks) -> str:
-    h = hashlib.blake2b(digest_size=12)
-    for o, m in zip((oa, ob), masks, strict=True):
-        h.update(o.plan.instruction.encode())
-        for arr in (o.pass_warp, o.pass_instr, o.pass_bank, m):
-            h.update(np.ascontiguousarray(arr).tobytes())
-    return h.hexdigest()
+from wgpsim.trace.trace import TraceBuilder
 
 
 # ------------------------------------------------------------------------------ simulation
@@ -530,6 +75,10 @@ def _point(c: Candidate) -> tuple[str, int, list[tuple[str, int]], str]:
 # ------------------------------------------------------------------------------ the search
 @dataclass
 class SearchResult:
+    """The search's candidates (``candidates``: every one kept, simulated or not), its counts,
+    and ``ranking``: the simulated candidates as rows of equivalent ones, best first
+    (``wgpsim.analysis.search_rank``)."""
+
     problem: SearchProblem
     candidates: list[Candidate]
     scored: int
@@ -537,19 +86,31 @@ class SearchResult:
     pruned: int
     simulated: int
     simulations: int
-    ranking: list[tuple[str, int, str]]
+    ranking: list[Group]
 
     def rows(self) -> list[dict[str, Any]]:
-        by_name = {c.name: c for c in self.candidates}
-        out = []
-        for name, place, reason in self.ranking:
-            out.append({"rank": place, **by_name[name].row(), "reason": reason})
-        return out
+        """One row per group: its representative's metrics, ``rank``, ``equivalents`` (how
+        many other candidates it stands for) and ``reason``."""
+        by_name = self.by_name
+        return [
+            {
+                "rank": g.rank,
+                **by_name[g.name].row(),
+                "equivalents": g.equivalents,
+                "reason": g.reason,
+            }
+            for g in self.ranking
+        ]
+
+    @property
+    def by_name(self) -> dict[str, Candidate]:
+        return {c.name: c for c in self.candidates}
 
     @property
     def ranked(self) -> list[Candidate]:
-        by_name = {c.name: c for c in self.candidates}
-        return [by_name[name] for name, _, _ in self.ranking]
+        """The representatives of the rows, best first."""
+        by_name = self.by_name
+        return [by_name[g.name] for g in self.ranking]
 
     def pareto(self) -> list[Candidate]:
         """Simulated candidates that fit and no other beats on all of (cycles, LDS bytes, TDM
@@ -582,49 +143,6 @@ def fixed_cycles(hw: HardwareConfig) -> int:
     return int(hw.timing.clock_latency + hw.timing.lds_latency)
 
 
-def _choice_parts(scorer: Scorer, parts: CtaParts, choices) -> list[list[Any]]:
-    """Per operand and choice: (choice, shared encoding or None, buffers or None)."""
-    out: list[list[Any]] = [[], []]
-    for op in (0, 1):
-        for ch in choices[op]:
-            shared = scorer.shared_of(op, ch, parts.autos[op])
-            bufs = scorer.buffers(op, shared) if shared is not None else None
-            first = None
-            if shared is not None and not isinstance(shared, PartitionedSharedLayout):
-                g = scorer.problem.gemm
-                first = shared.alloc_bytes(g.operand_shape(op), g.elem_bytes)
-            out[op].append((ch, shared, bufs, first))
-    return out
-
-
-def _pre_bound(scorer: Scorer, parts: CtaParts, ops, alloc: Allocation) -> int:
-    """A lower bound on a candidate's pass cycles from the ctaLayout and the allocation alone:
-    a pass moves at most one port's bytes, so a pair needs at least its warps' read bytes /
-    port bytes cycles; and an unpartitioned operand whose first buffer lies in one physical
-    partition puts every pass of every warp on that partition."""
-    port = scorer.hw.ports.bytes_per_cycle
-    bound = -(-parts.pair_bytes // port)
-    size = scorer.hw.partitions.size
-    per_part: dict[int, int] = {}
-    for op, (*_, first) in enumerate(ops):
-        if first is None:  # partitioned
-            continue
-        start = alloc.offsets_of(OPERANDS[op].upper())[0]
-        if start // size == (start + first - 1) // size:
-            q = start // size
-            per_part[q] = per_part.get(q, 0) + parts.total_bytes[op]
-    if per_part:
-        bound = max(bound, -(-max(per_part.values()) // port))
-    return int(bound)
-
-
-@dataclass
-class _Counts:
-    points: int = 0
-    invalid: int = 0
-    pruned: int = 0
-
-
 def search(
     problem: SearchProblem,
     hw: HardwareConfig,
@@ -650,7 +168,7 @@ def search(
     refs = [scorer.reference(*r) for r in problem.references]
     choices = (problem.choices(0), problem.choices(1))
     per_cta = len(choices[0]) * len(choices[1]) * len(problem.b_transposed_loads)
-    counts = _Counts()
+    counts = Counts()
     infos = []
     for cta in problem.ctas():
         try:
@@ -700,7 +218,7 @@ def search(
     for chunk in wrap(chunks, total=len(chunks), desc="search: ctaLayouts"):
         todo = []
         for parts in chunk:
-            todo += _score_cta(scorer, parts, choices, problem, prune, best, fixed, counts)
+            todo += score_cta(scorer, parts, choices, problem, prune, best, fixed, counts)
         order = sorted(todo, key=lambda c: (c.lower_bound, c.lockstep_overlaps, _tdm(c)))
         sim = []
         for c in order:
@@ -720,8 +238,7 @@ def search(
         counts.pruned += len(sim) - len(head) - len(rest)
         simulate_all(rest)
         kept += head + rest
-    ranked = [c for c in kept if c.cycles is not None]
-    ranking = rank([c.row() for c in ranked], CRITERIA)
+    ranking = group_rows([c.row() for c in kept if c.cycles is not None], key=simplicity)
     return SearchResult(
         problem,
         kept,
@@ -732,48 +249,6 @@ def search(
         len(cache),
         ranking,
     )
-
-
-def _score_cta(scorer, parts, choices, problem, prune, best, fixed, counts) -> list[Candidate]:
-    """The candidates of one ctaLayout that survive the bound before lowering, scored."""
-    cta = parts.cta
-    trs = problem.b_transposed_loads
-    ops = _choice_parts(scorer, parts, choices)
-    out = []
-    statics: dict[Any, OperandStatic | None] = {}
-
-    def static(op, i, tr):
-        key = (op, i, tr)
-        if key not in statics:
-            shared = ops[op][i][1]
-            statics[key] = scorer.operand(op, cta, parts, shared, tr)
-        return statics[key]
-
-    for i, (a, sa, bufa, _) in enumerate(ops[0]):
-        for j, (b, sb, bufb, _) in enumerate(ops[1]):
-            if sa is None or sb is None:
-                counts.invalid += len(trs)
-                continue
-            alloc = scorer.allocation(bufa, bufb)
-            if isinstance(alloc, AllocationError):
-                counts.invalid += len(trs)
-                continue
-            if prune and best is not None:
-                pre = _pre_bound(scorer, parts, (ops[0][i], ops[1][j]), alloc)
-                if pre + fixed > best:
-                    counts.pruned += len(trs)
-                    continue
-            for tr in trs:
-                oa, ob = static(0, i, True), static(1, j, tr)
-                if oa is None or ob is None:
-                    counts.invalid += 1
-                    continue
-                c = scorer.candidate(cta, a, b, tr, oa, ob, (bufa, bufb))
-                if c is None:
-                    counts.invalid += 1
-                    continue
-                out.append(c)
-    return out
 
 
 def add_drift(

@@ -20,7 +20,7 @@ import numpy as np
 from wgpsim.analysis.candidates import Gemm
 from wgpsim.analysis.pieces import element_addresses
 from wgpsim.layout.shared import PartitionedSharedLayout
-from wgpsim.trace.lowering import lower
+from wgpsim.trace.lowering import choose
 
 #: Buffer ``p`` of a plan lies at ``p << BUFFER_SHIFT`` (a sentinel, decoded per candidate).
 BUFFER_SHIFT = 24
@@ -59,31 +59,42 @@ class OperandPlan:
         return bases[sentinel >> BUFFER_SHIFT] + (sentinel & OFFSET_MASK)
 
 
-def make_plan(
-    gemm: Gemm, wmma: Any, op: int, shared: Any, allow_transpose: bool, dst: Any = None
-) -> OperandPlan:
-    """The plan of operand ``op`` in ``shared`` (lowered once with ``wmma``'s ctaLayout;
-    ``dst``: its destination layout when the caller has it already)."""
-    shape = gemm.operand_shape(op)
+def plan_addresses(gemm: Gemm, op: int, shared: Any) -> np.ndarray:
+    """Sentinel address (``buffer << BUFFER_SHIFT | byte offset``) of every element of operand
+    ``op`` in ``shared``, int64 ``[dim0, dim1]`` (what :class:`OperandPlan` keeps as ``addr``;
+    it depends on neither the ctaLayout nor the transposed loads)."""
     buffers = shared.num_partitions if isinstance(shared, PartitionedSharedLayout) else 1
     sentinel = [p << BUFFER_SHIFT for p in range(buffers)]
-    low = lower(
+    addr = element_addresses(shared, gemm.operand_shape(op), gemm.elem_bytes, sentinel)
+    return addr.astype(np.int64)
+
+
+def make_plan(
+    gemm: Gemm,
+    wmma: Any,
+    op: int,
+    shared: Any,
+    allow_transpose: bool,
+    dst: Any = None,
+    addr: np.ndarray | None = None,
+) -> OperandPlan:
+    """The plan of operand ``op`` in ``shared`` (lowered once with ``wmma``'s ctaLayout;
+    ``dst``: its destination layout, ``addr``: :func:`plan_addresses`, when the caller has
+    them already)."""
+    choice = choose(
         shared,
         gemm.dot_operand(wmma, op) if dst is None else dst,
-        shape,
+        gemm.operand_shape(op),
         gemm.dtype,
-        bases=sentinel if buffers > 1 else 0,
         allow_transpose=allow_transpose,
     )
-    addr = element_addresses(shared, shape, gemm.elem_bytes, sentinel)
-    flat = addr.ravel()
-    order = np.argsort(flat)
-    warp0 = low.addresses[0]
-    where = order[np.searchsorted(flat[order], warp0)]
-    coords = np.stack(np.unravel_index(where, shape), axis=-1).astype(np.int64)
-    return OperandPlan(
-        low.instruction, low.eligibility, low.reason, coords, addr.astype(np.int64), buffers
-    )
+    lane, register = choice.sources()
+    element = choice.dst_ll.apply({"register": register, "lane": lane, "warp": 0})
+    coords = np.stack([element["dim0"], element["dim1"]], axis=-1).astype(np.int64)
+    addr = plan_addresses(gemm, op, shared) if addr is None else addr
+    buffers = shared.num_partitions if isinstance(shared, PartitionedSharedLayout) else 1
+    plan = choice.plan
+    return OperandPlan(plan.instruction, plan.eligibility, plan.reason, coords, addr, buffers)
 
 
-__all__ = ["BUFFER_SHIFT", "OperandPlan", "make_plan"]
+__all__ = ["BUFFER_SHIFT", "OperandPlan", "make_plan", "plan_addresses"]

@@ -110,11 +110,26 @@ def _positive(text: str) -> int:
 def handle(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else Path("results") / args.config.stem
     result, written = execute(args, args.config, args.overrides, out=out, frames=False)
-    if args.json:
-        print_json(result.records())
-    else:
-        _print_table(result, written)
+    show(result, written, as_json=args.json)
     return 0
+
+
+def show(result: ExperimentResult, written: list[Path], *, as_json: bool) -> None:
+    """Print a run's result: its ``report`` if the kind wrote one (with ``--json``: every
+    table's rows by table name, and ``written``: the files written), else the main table (``--json``: its rows). ``wgpsim run`` and the verbs
+    that run one kind (``wgpsim search``) print through here, so they print the same."""
+    if as_json:
+        if result.report is None:
+            print_json(result.records())
+        else:
+            tables = {name: result.records(name) for name in result.tables}
+            print_json({**tables, "written": [str(p) for p in written]})
+    elif result.report is None:
+        _print_table(result, written)
+    else:
+        print(result.report)
+        for path in written:
+            print(f"wrote {path}")
 
 
 def execute(
@@ -238,4 +253,4 @@ def _cell(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-__all__ = ["add_execution_args", "execute", "figures_for", "handle", "register"]
+__all__ = ["add_execution_args", "execute", "figures_for", "handle", "register", "show"]

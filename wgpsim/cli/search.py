@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from wgpsim.cli._common import print_json, rich_console
-from wgpsim.cli.run import add_execution_args, execute
+from wgpsim.cli.run import add_execution_args, execute, show
 from wgpsim.errors import ConfigError
 
 if TYPE_CHECKING:  # imported by the handler: `wgpsim --help` stays fast
@@ -107,50 +106,5 @@ def handle(args: argparse.Namespace) -> int:
     config = args.config if args.config is not None else {"kind": "layout_search"}
     overrides = [*flag_overrides(args), *args.overrides]
     result, written = execute(args, config, overrides, out=args.out, kind="layout_search")
-    winners = result.tables["winners"]
-    counts = result.tables["counts"].to_dict(orient="records")[0]
-    if args.json:
-        print_json(
-            {
-                "counts": counts,
-                "ranking": result.records(),
-                "pareto": result.tables["pareto"].to_dict(orient="records"),
-                "winners": winners.to_dict(orient="records"),
-                "written": [str(p) for p in written],
-            }
-        )
-        return 0
-    _print(result, counts, written)
+    show(result, written, as_json=args.json)
     return 0
-
-
-def _print(result: Any, counts: dict[str, int], written: list[Path]) -> None:
-    console = rich_console(highlight=False)
-    console.print(
-        f"{counts['candidates']} candidates: {counts['cannot_be_built']} cannot be built, "
-        f"{counts['pruned']} pruned by the static bounds, {counts['simulated']} simulated "
-        f"({counts['distinct_simulations']} distinct simulations)"
-    )
-    for row in result.records():
-        console.print(
-            f"{row['rank']:>3}. {row['cycles']} cycles, {row['lds_bytes']} B LDS, "
-            f"{row['tdm_instructions']} TDM, {row['local_loads']} local_loads: {row['candidate']}"
-        )
-        console.print(f"     {row['reason']}", style="dim")
-    pareto = result.tables["pareto"]
-    points = pareto.groupby(["cycles", "lds_bytes", "tdm_instructions"], sort=True)
-    console.print(
-        f"Pareto front (cycles, LDS bytes, TDM instructions): {len(points)} points, "
-        f"{len(pareto)} candidates"
-    )
-    for (cycles, lds, tdm), group in points:
-        more = f" (and {len(group) - 1} more)" if len(group) > 1 else ""
-        console.print(f"  {cycles} cycles, {lds} B, {tdm} TDM: {group.iloc[0]['candidate']}{more}")
-    first = result.tables["winners"].iloc[0]
-    console.print("Winner, #ttg:")
-    for key in ("ttg_wmma", "ttg_a", "ttg_b"):
-        console.print(f"  {first[key]}", soft_wrap=True)
-    console.print("Winner, Gluon:")
-    console.print(first["gluon"], soft_wrap=True)
-    for path in written:
-        console.print(f"wrote {path}", style="dim", soft_wrap=True)

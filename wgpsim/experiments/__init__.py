@@ -88,7 +88,9 @@ class ExperimentResult:
     ``LdsBandwidthSummary``: the parsed config, fits, peaks), read by attribute; ``overrides``
     lists the changes to the config files the run used (``--set`` items, ``hardware_overrides``,
     ``--hw``), which figure titles show (:meth:`title`); ``notes`` are warnings about the
-    results (a poor fit) that the CLI prints; ``display`` is the
+    results (a poor fit) that the CLI prints; ``report``, if the kind gives one, is its whole
+    result in words, which ``wgpsim run`` (and the kind's own verb) prints in place of the
+    display table (``layout_search``: the ranking, references, Pareto front, winner's code); ``display`` is the
     main table formatted for people (strings, headers as the seed writes them), if the kind
     gives one (a DataFrame or Columns, as the tables). ``figures`` maps a file stem to a ``matplotlib.figure.Figure`` or a callable
     returning one (built only when written): experiments sit below ``wgpsim.plots``, so the
@@ -103,6 +105,7 @@ class ExperimentResult:
     figures: dict[str, Any] = field(default_factory=dict)
     overrides: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    report: str | None = None
 
     @property
     def table(self) -> pd.DataFrame | Columns:
@@ -131,13 +134,15 @@ class ExperimentResult:
         """A copy with ``figures`` added (name -> Figure or callable returning one)."""
         return replace(self, figures={**self.figures, **figures})
 
-    def records(self) -> list[dict[str, Any]]:
-        """The main table as a list of plain dicts (what ``--json`` prints)."""
-        if isinstance(self.table, Columns):
-            return self.table.rows()
+    def records(self, name: str | None = None) -> list[dict[str, Any]]:
+        """The main table (or the table ``name``) as a list of plain dicts (what ``--json``
+        prints)."""
+        table = self.table if name is None else self.tables[name]
+        if isinstance(table, Columns):
+            return table.rows()
         return [
             {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
-            for row in self.table.to_dict(orient="records")
+            for row in table.to_dict(orient="records")
         ]
 
     def write(self, out_dir: str | Path, parquet: bool = False) -> list[Path]:

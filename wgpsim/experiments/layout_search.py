@@ -2,10 +2,11 @@
 
 The space, the static bounds that prune it and the scoring are in
 :mod:`wgpsim.analysis.search` (``docs/DESIGN.md``, "Layout search"). This kind validates the
-config, runs the search through the executor, and writes ``results.csv`` (the ranking's first
-``top`` rows, each with its reason), ``pareto.csv`` (cycles, LDS bytes, TDM instructions) and
-``winners.csv`` (the ``#ttg`` text and the Gluon code of the first ``top`` candidates) and
-``counts.csv`` (candidates scored, not buildable, pruned, simulated).
+config, runs the search through the executor, and builds the tables and the printed report
+(:mod:`wgpsim.experiments._search_tables`): ``results.csv`` (the ranking's first ``top`` rows,
+equivalent candidates as one row, each with its reason), ``equivalents.csv``, ``pareto.csv``,
+``winners.csv`` (``#ttg`` text and Gluon code), ``references.csv`` (the config's hand-made
+candidates against the winner) and ``counts.csv``.
 
 A fixed ctaLayout (the AMD blog's coarse one) and a fixed A layout leave only B to choose:
 
@@ -25,14 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from wgpsim.analysis.search import SearchProblem, SearchResult, add_drift, search
-from wgpsim.analysis.search_gluon import winner_code
 from wgpsim.analysis.search_space import CtaLayout, SharedChoice
 from wgpsim.engine import ENGINES
 from wgpsim.errors import LayoutError, shown
 from wgpsim.experiments import ExperimentResult, register_kind
+from wgpsim.experiments._search_tables import report, tables
 from wgpsim.experiments.config import (
     KIND_AND_HARDWARE,
     ConfigSource,
@@ -77,7 +76,7 @@ FIELDS = (
     Field(
         "drift", dict, default=None, doc="{top, jitter_cycles, seeds}: conflict rate of the first"
     ),
-    Field("engine", str, default="fast", choices=ENGINES),
+    Field("engine", str, default="auto", choices=ENGINES),
 )
 
 
@@ -192,50 +191,6 @@ def _cta_layout(raw_cta: Any, gemm: Any, source: ConfigSource) -> CtaLayout:
     return cta
 
 
-def tables(result: SearchResult, top: int) -> dict[str, pd.DataFrame]:
-    """``results`` (first ``top`` of the ranking), ``pareto`` and ``winners``."""
-    rows = result.rows()[:top]
-    keep = [
-        "rank",
-        "candidate",
-        "cycles",
-        "lds_bytes",
-        "tdm_instructions",
-        "local_loads",
-        "a_instruction",
-        "b_instruction",
-        "bank_conflict_cycles",
-        "partition_stall_cycles",
-        "lockstep_overlaps",
-        "lower_bound",
-        "a_pieces",
-        "b_pieces",
-        "cacheline_use",
-        "cta_warp",
-        "cta_register",
-        "a",
-        "b",
-        "b_transposed_loads",
-        "reason",
-    ]
-    results = pd.DataFrame([{k: r[k] for k in keep} for r in rows], columns=keep)
-    front = result.pareto()
-    pareto = pd.DataFrame(
-        [
-            {k: c.row()[k] for k in ("candidate", "cycles", "lds_bytes", "tdm_instructions")}
-            for c in front
-        ],
-        columns=["candidate", "cycles", "lds_bytes", "tdm_instructions"],
-    )
-    winners = pd.DataFrame(
-        [
-            {"rank": r["rank"], "candidate": r["candidate"], **winner_code(c, result.problem)}
-            for r, c in zip(rows, result.ranked[:top], strict=True)
-        ]
-    )
-    return {"results": results, "pareto": pareto, "winners": winners}
-
-
 @register_kind("layout_search")
 def run(
     raw: dict[str, Any],
@@ -262,23 +217,13 @@ def run(
     source.problems.raise_any()  # checked with the config already: nothing new here
     add_drift(result, hw, engine=cfg["engine"], **drift)
     out = tables(result, cfg["top"])
-    out["counts"] = pd.DataFrame(
-        [
-            {
-                "candidates": result.scored,
-                "cannot_be_built": result.invalid,
-                "pruned": result.pruned,
-                "simulated": result.simulated,
-                "distinct_simulations": result.simulations,
-            }
-        ]
-    )
     return ExperimentResult(
         kind="layout_search",
         name=Path(source.name).stem,
         tables=out,
         summary=LayoutSearchSummary(problem, result, hw),
         display=out["results"][["rank", "cycles", "lds_bytes", "tdm_instructions", "candidate"]],
+        report=report(out),
     )
 
 

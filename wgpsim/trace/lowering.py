@@ -61,7 +61,16 @@ from wgpsim.trace.lowering_plans import (
 from wgpsim.trace.trace import Trace, TraceBuilder
 from wgpsim.trace.transpose import transposed_load_for
 
-__all__ = ["MAX_VECTOR_BITS", "PLAIN_LOADS", "PLAIN_STORES", "Issued", "Lowering", "lower"]
+__all__ = [
+    "MAX_VECTOR_BITS",
+    "PLAIN_LOADS",
+    "PLAIN_STORES",
+    "Choice",
+    "Issued",
+    "Lowering",
+    "choose",
+    "lower",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -312,6 +321,79 @@ def lower(
     ``lowerLocalLdSt`` with the same widest vector as a plain load, as ``ds_store_b*``
     (gfx1250 has no transposed store), each lane writing what a load would read.
     """
+    choice = choose(
+        shared, dst, shape, dtype, num_warps=num_warps, allow_transpose=allow_transpose, store=store
+    )
+    elem = local_load_addresses(
+        choice.dst_enc,
+        choice.shared_enc,
+        choice.shape,
+        choice.elem_bits // 8,
+        bases,
+        cvt=choice.composed,
+    )
+    order = getattr(choice.dst_enc, "order", None)
+    source_dim = int(order[0]) if store and order else None
+    return _build(
+        choice.plan,
+        choice.cvt,
+        choice.shape,
+        choice.elem_bits,
+        elem,
+        choice.dst_ll,
+        store,
+        source_dim,
+    )
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What :func:`lower` decides before any address: the plan (instruction, vector, register
+    order, a ds_load_tr lane's row), the conversion ``cvt`` (register, lane, warp -> offset),
+    ``composed`` (the same with the dst's own dims, what the element addresses need), the
+    destination's linear layout and the parsed inputs."""
+
+    plan: Plan
+    cvt: LinearLayout
+    composed: LinearLayout
+    dst_ll: LinearLayout
+    dst_enc: Any
+    shared_enc: Any
+    shape: tuple[int, ...]
+    elem_bits: int
+
+    def sources(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(lane, register)`` of the destination element lane l reads in instruction i, each
+        ``[instruction, lane]``: a plain load's lane reads its own first register of the
+        vector; a ds_load_tr lane reads the row another lane owns (``plan.row_lane``).
+
+        >>> from wgpsim.layout.linear_layout import LinearLayout
+        >>> shared = LinearLayout.from_bases({"offset": [[1, 0], [2, 0], [4, 0], [8, 0],
+        ...     [16, 0], [0, 1], [0, 2], [0, 4]]}, ["dim0", "dim1"])
+        >>> dst = LinearLayout.from_bases({"register": [[0, 1], [0, 2], [0, 4]], "lane": [[1, 0],
+        ...     [2, 0], [4, 0], [8, 0], [16, 0]], "warp": []}, ["dim0", "dim1"])
+        >>> lane, register = choose(shared, dst, (32, 8), "bf16").sources()
+        >>> lane[0, :9].tolist(), register[0, :9].tolist()
+        ([0, 0, 0, 0, 0, 0, 0, 0, 8], [0, 1, 2, 3, 4, 5, 6, 7, 0])
+
+        (lane 1 reads offset 32, element (0, 1): lane 0's register 1.)
+        """
+        return _sources(self.plan, _registers(self.plan), self.cvt.in_dim_size("lane"))
+
+
+def choose(
+    shared: Any,
+    dst: Any,
+    shape: str | Sequence[int],
+    dtype: str | int,
+    *,
+    num_warps: int | None = None,
+    allow_transpose: bool = True,
+    store: bool = False,
+) -> Choice:
+    """The instruction :func:`lower` picks and how lanes map to registers, without the
+    addresses (:meth:`Choice.sources`: which element each lane reads); arguments as
+    :func:`lower`'s."""
     shape = parse_shape(shape)
     elem_bits = dtype_bits(dtype) if isinstance(dtype, str) else int(dtype)
     dst_enc, shared_enc = local_load_encodings(dst, shared)
@@ -336,10 +418,26 @@ def lower(
     if isinstance(plan, str):
         names = PLAIN_STORES if store else PLAIN_LOADS
         plan = plan_plain(cvt, elem_bits, min_interval, plan, eligibility, names)
-    elem = local_load_addresses(dst_enc, shared_enc, shape, elem_bits // 8, bases, cvt=composed)
-    order = getattr(dst_enc, "order", None)
-    source_dim = int(order[0]) if store and order else None
-    return _build(plan, cvt, shape, elem_bits, elem, dst_ll, store, source_dim)
+    return Choice(plan, cvt, composed, dst_ll, dst_enc, shared_enc, tuple(shape), elem_bits)
+
+
+def _registers(plan: Plan) -> np.ndarray:
+    """Register index of every element of every instruction, ``[instruction, vector]``."""
+    # permuted position -> index in the (broadcast-free) register list -> register index
+    perm = [plan.regs.index(i) for i in plan.order]
+    n = 1 << len(plan.regs)
+    pos = np.arange(n).reshape(-1, plan.vector_elems)  # [instr, element]
+    compact = _register_index(perm, pos)
+    return _register_index(plan.regs, compact)
+
+
+def _sources(plan: Plan, registers: np.ndarray, lanes: int) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`Choice.sources` from the plan's ``registers`` ([instruction, vector])."""
+    if plan.row_lane is None:
+        lane = np.broadcast_to(np.arange(lanes), (len(registers), lanes))
+        return lane, np.broadcast_to(registers[:, :1], lane.shape)
+    regs = registers[:, plan.row_reg]  # [instr, source lane]
+    return np.broadcast_to(plan.row_lane[None, :], regs.shape), regs
 
 
 def _build(
@@ -347,17 +445,9 @@ def _build(
 ) -> Lowering:
     """The Lowering of ``plan``; ``elem`` is the byte address of every [warp, lane, register]."""
     full = list(range(cvt.num_bases("register")))
-    # permuted position -> index in the (broadcast-free) register list -> register index
-    perm = [plan.regs.index(i) for i in plan.order]
-    n = 1 << len(plan.regs)
-    pos = np.arange(n).reshape(-1, plan.vector_elems)  # [instr, element]
-    compact = _register_index(perm, pos)
-    registers = _register_index(plan.regs, compact)
-    if plan.row_lane is None:
-        addresses = elem[:, :, registers[:, 0]].transpose(0, 2, 1)  # [warp, instr, lane]
-    else:
-        regs = registers[:, plan.row_reg]  # [instr, source lane]
-        addresses = elem[:, plan.row_lane[None, :], regs]
+    registers = _registers(plan)
+    lane, register = _sources(plan, registers, elem.shape[1])
+    addresses = elem[:, lane, register]  # [warp, instr, lane]
     mask = sum(1 << i for i in full if i not in plan.regs)
     addresses = np.ascontiguousarray(addresses)
     for arr in (addresses, registers):
