@@ -8,8 +8,8 @@ deduplicated forms included, while ``dialect_counts`` keeps Triton's own choice.
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -157,8 +157,15 @@ def test_cli_lowers_and_times_a_store(capsys):
 @pytest.mark.parametrize("name", ["f32_dot_a_store", "f16_block_k16_a"])
 def test_fixture_is_what_triton_compiles(name):
     pytest.importorskip("triton")
-    sys.path.insert(0, str(HERE))
-    from regenerate import MLIR_TYPE, assembly_counts, probe
+    # by path, under a name of its own: other fixture folders have a regenerate.py too
+    spec = importlib.util.spec_from_file_location("lowering_asm_regenerate", HERE / "regenerate.py")
+    regenerate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(regenerate)
+    MLIR_TYPE, assembly_counts, probe = (
+        regenerate.MLIR_TYPE,
+        regenerate.assembly_counts,
+        regenerate.probe,
+    )
 
     case = CASES[name]
     text = probe(

@@ -19,7 +19,7 @@ A check is ``Check(passed, cause)``; ``passed`` is None where it does not apply 
 
 >>> c = check_kernel("flaggems_mm_bf16")
 >>> c["ds"].detail, c["offsets"].detail, c["local_load"].passed
-('12 of 12 loops', '2 of 2 buffers', True)
+('1 of 1 loops', '2 of 2 buffers', True)
 """
 
 from __future__ import annotations
