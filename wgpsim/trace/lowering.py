@@ -61,7 +61,15 @@ from wgpsim.trace.lowering_plans import (
 from wgpsim.trace.trace import Trace, TraceBuilder
 from wgpsim.trace.transpose import transposed_load_for
 
-__all__ = ["MAX_VECTOR_BITS", "PLAIN_LOADS", "PLAIN_STORES", "Issued", "Lowering", "lower"]
+__all__ = [
+    "MAX_VECTOR_BITS",
+    "PLAIN_LOADS",
+    "PLAIN_STORES",
+    "Issued",
+    "Lowering",
+    "lower",
+    "lower_offsets",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -340,6 +348,39 @@ def lower(
     order = getattr(dst_enc, "order", None)
     source_dim = int(order[0]) if store and order else None
     return _build(plan, cvt, shape, elem_bits, elem, dst_ll, store, source_dim)
+
+
+def lower_offsets(
+    cvt: LinearLayout,
+    elem_bits: int,
+    base: int = 0,
+    *,
+    store: bool,
+    reason: str,
+    shape: Sequence[int] = (),
+) -> Lowering:
+    """The generic ``lowerLdStShared`` of ``cvt`` = (register, lane, warp) -> ``offset`` (elements
+    from byte ``base``): the widest plain vector ``largestVectorisation`` allows, as
+    ``ds_store_b*`` (``store``) or ``ds_load_b*``. Registers that map to offset 0 are not moved
+    (broadcast, or a later round through the same scratch: ``wgpsim.trace.scratch_lowering``).
+
+    >>> cvt = LinearLayout.from_bases({"register": [[1], [2]], "lane": [[4], [8], [16], [32],
+    ...     [64]], "warp": []}, ["offset"])
+    >>> low = lower_offsets(cvt, 32, 1024, store=True, reason="scratch")
+    >>> low.counts, low.addresses[0, 0, :3].tolist()
+    ({'ds_store_b128': 1}, [1024, 1040, 1056])
+    """
+    names = PLAIN_STORES if store else PLAIN_LOADS
+    plan = plan_plain(cvt, elem_bits, None, reason, "scratch", names)
+    w, n = cvt.in_dim_size("warp"), cvt.in_dim_size("register")
+    idx = {
+        "register": np.arange(n)[None, None, :],
+        "lane": np.arange(LANES)[None, :, None],
+        "warp": np.arange(w)[:, None, None],
+    }
+    offset = cvt.apply(idx)["offset"]
+    elem = base + (elem_bits // 8) * np.broadcast_to(offset, (w, LANES, n)).astype(np.int64)
+    return _build(plan, cvt, tuple(shape), elem_bits, elem, None, store)
 
 
 def _build(
