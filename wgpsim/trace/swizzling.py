@@ -101,13 +101,13 @@ def _intersection(a: list[int], b: list[int]) -> list[int]:
     return [x for x in a if x and x in b]
 
 
-def vector_bases(src: LinearLayout, dst: LinearLayout, bits: int) -> tuple[list[int], bool | None]:
-    """``getVecBasisLdSt``: the bases one store and one load move together, and whether the
-    source (True), the destination (False) or neither (None) filled the 32-bit bank word."""
+def vector_bases(src: LinearLayout, dst: LinearLayout, bits: int) -> list[int]:
+    """``getVecBasisLdSt``: the bases one store and one load move together: registers of both,
+    then (below 32 bits) registers of one side that are warps of the other, and warps."""
     reg_src, reg_dst = flat_bases(src, "register"), flat_bases(dst, "register")
     vbasis = _intersection(reg_src, reg_dst)[: log2(MAX_VECTOR_BITS // bits)]
     if (1 << len(vbasis)) * bits >= BANK_BITS:
-        return vbasis, None
+        return vbasis
     per_bank = log2(BANK_BITS // bits)
     warp_src = [w for w in flat_bases(src, "warp") if w]
     warp_dst = [w for w in flat_bases(dst, "warp") if w]
@@ -127,7 +127,7 @@ def vector_bases(src: LinearLayout, dst: LinearLayout, bits: int) -> tuple[list[
         if len(vbasis) < per_bank and i < len(warp_dst) and warp_dst[i] not in vbasis:
             vbasis.append(warp_dst[i])
         i += 1
-    return vbasis[:per_bank], src_fills
+    return vbasis[:per_bank]
 
 
 def lane_tile(lanes: list[int], vec_elems: int, bits: int, num_banks: int) -> list[int]:
@@ -168,7 +168,7 @@ def scratch_tile(
     """``optimalSwizzlingLdSt(src, dst, bits, num_banks)`` for sequential-lane loads and stores;
     ``src``/``dst`` without broadcast registers or a block dim."""
     dim = log2(src.total_out_size)
-    vbasis, _ = vector_bases(src, dst, bits)
+    vbasis = vector_bases(src, dst, bits)
     vec = 1 << len(vbasis)
     tile_src = lane_tile(flat_bases(src, "lane"), vec, bits, num_banks)
     tile_dst = lane_tile(flat_bases(dst, "lane"), vec, bits, num_banks)

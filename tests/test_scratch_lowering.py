@@ -1,0 +1,108 @@
+"""Ops lowered through an LDS scratch buffer, against Triton 3.9.0's own gfx1250 lowering.
+
+Two truths. The corpus (``tests/corpus``): every ``ttg.convert_layout`` with LDS instructions in
+its probe's assembly must get the assembly's instruction counts per warp (after LLVM's pairing)
+and Triton's LLVM-dialect counts. The fixtures (``tests/fixtures/scratch_lowering``, rebuilt by
+its ``regenerate.py``): one-op modules lowered by Triton to the LLVM dialect, whose address
+arithmetic was evaluated for every thread; each store and load step of
+``wgpsim.trace.scratch_lowering`` must read and write the rows of addresses Triton's does, per
+warp, with the same barriers between the steps.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import groupby
+from pathlib import Path
+
+import corpus
+import pytest
+from corpus.ttgir_text import aliases, resolve
+
+from wgpsim.trace.lowering import PLAIN_LOADS, PLAIN_STORES
+from wgpsim.trace.scratch_lowering import BARRIER, lower_convert
+
+FIXTURES = Path(__file__).parent / "fixtures" / "scratch_lowering"
+CASES = sorted((FIXTURES / "cases").glob("*.ttgir"))
+BITS = {"f16": 16, "bf16": 16, "i8": 8, "i32": 32, "f32": 32, "i64": 64}
+_CONVERT = re.compile(
+    r"ttg\.convert_layout %\w+ : tensor<([\dx]+)x(\w+), (.*)> -> tensor<[\dx]+x\w+, (.*)>$", re.M
+)
+
+
+def _corpus_converts() -> list[tuple[str, dict]]:
+    out = []
+    for case in corpus.cases().values():
+        for op in case.ops:
+            if op["op"] == "ttg.convert_layout" and op.get("instructions"):
+                out.append((case.name, op))
+    return out
+
+
+def _convert_of(ttgir: str) -> tuple[str, str, tuple[int, ...], int]:
+    """src, dst encodings (aliases resolved), shape and element bits of the module's convert."""
+    m = _CONVERT.search(ttgir)
+    table = aliases(ttgir)
+    shape = tuple(int(s) for s in m.group(1).split("x"))
+    return resolve(m.group(3), table), resolve(m.group(4), table), shape, BITS[m.group(2)]
+
+
+@pytest.mark.parametrize(
+    ("name", "op"), _corpus_converts(), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_corpus_convert_counts(name, op):
+    """Counts per warp equal the probe assembly's and Triton's LLVM-dialect output's."""
+    case = corpus.cases()[name]
+    table = case.aliases
+    src, dst = (resolve(re.search(r", (.*)>$", t).group(1), table) for t in op["types"])
+    shape = tuple(int(s) for s in re.match(r"tensor<([\dx]+)x", op["types"][0]).group(1).split("x"))
+    elem = re.match(r"tensor<[\dx]+x(\w+),", op["types"][0]).group(1)
+    low = lower_convert(src, dst, shape, BITS[elem])
+    assert low.counts == op["instructions"]
+    assert low.dialect_counts == op["triton_lowering"]
+
+
+def test_corpus_has_converts():
+    assert len(_corpus_converts()) == 5  # row_sum, col_sum (4 and 8 warps), two transposes
+
+
+def _name(kind: str) -> str:
+    """``llvm.store vector<4xf32>`` -> ``ds_store_b128``."""
+    op, ty = kind.split()
+    lanes, elem = ty[7:-1].split("x") if ty.startswith("vector<") else ("1", ty)
+    return (PLAIN_STORES if op == "llvm.store" else PLAIN_LOADS)[int(lanes) * BITS[elem]]
+
+
+def _triton_steps(accesses: list) -> list:
+    """Triton's accesses as steps: runs of stores or loads, and the barriers between them."""
+    steps = []
+    for kind, run in groupby(accesses, key=lambda a: a[0] if a[0] == BARRIER else a[0].split()[0]):
+        run = list(run)
+        steps += [BARRIER] * len(run) if kind == BARRIER else [run]
+    return steps
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
+def test_addresses_match_triton(path):
+    """Every store and load step writes/reads Triton's rows of lane addresses, per warp."""
+    fixture = json.loads((FIXTURES / f"{path.stem}.json").read_text())
+    low = lower_convert(*_convert_of(path.read_text()))
+    theirs = _triton_steps(fixture["accesses"])
+    assert len(theirs) == len(low.steps)
+    for step, their in zip(low.steps, theirs, strict=True):
+        if step == BARRIER or their == BARRIER:
+            assert step == their
+            continue
+        assert {_name(k) for k, _ in their} == {step.instruction}
+        assert len(their) == step.num_instructions
+        for w in range(step.num_warps):
+            rows = sorted(tuple(a[32 * w : 32 * w + 32]) for _, a in their)
+            assert rows == sorted(tuple(r) for r in step.addresses[w].tolist()), f"warp {w}"
+
+
+def test_fixtures_cover_rounds_and_types():
+    """The fixtures hold conversions in several rounds, and 8-, 16- and 32-bit elements."""
+    rounds = [lower_convert(*_convert_of(p.read_text())).tiles[0].rounds for p in CASES]
+    bits = {_convert_of(p.read_text())[3] for p in CASES}
+    assert max(rounds) == 4 and bits == {8, 16, 32} and len(CASES) == 11
