@@ -740,6 +740,9 @@ def ttgir_program(
     ]
     for op in ops:
         loc = op.loc.short if op.loc is not None else "?"
+        if op.direction == "scratch":
+            notes.append(f"{op.name or op.op} ({loc}): {op.op} scratch traffic not lowered")
+            continue
         if op.op not in LOADS + STORES:
             steps.append(
                 Step("delay", hw.costs.tdm_issue, (), "tdm", loc, op_index=op.index, name=op.name)

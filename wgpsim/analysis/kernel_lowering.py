@@ -221,6 +221,8 @@ def lower_op(
 ) -> OpLowering:
     """The instructions and addresses of one LDS op (see the module docstring); ``stage``
     stands for a computed or loop-carried ``memdesc_index`` (see ``_shared``)."""
+    if op.direction == "scratch":
+        return OpLowering(op, None, {}, note=_scratch_note(op, alloc))
     if op.op not in LOADS + STORES:
         return OpLowering(op, None, {}, note="the copy engine writes the LDS: not timed")
     if op.buffer is None or op.buffer not in alloc.offsets:
@@ -262,6 +264,13 @@ def lower_op(
         note,
         low,
     )
+
+
+def _scratch_note(op: LdsOp, alloc: KernelAllocation) -> str:
+    """Why a scratch op (convert_layout, reduce, ...) has no instructions yet."""
+    if op.buffer is None or alloc.sizes.get(op.buffer) == ():
+        return "needs no LDS scratch (Triton gives it none)"
+    return "its scratch traffic (store, barrier, load) is not lowered yet"
 
 
 def op_trace(low: Lowering) -> Trace:

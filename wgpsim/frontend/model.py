@@ -34,6 +34,17 @@ LDS_OPS = (
     "amdg.async_tdm_copy_global_to_local",
     "amdg.async_tdm_copy_local_to_global",
 )
+#: Ops that may need a scratch buffer (Triton 3.9.0's ``defaultAllocationAnalysisScratchSizeFn``
+#: and AMD's ``AMDAllocationAnalysisScratchSizeFn``): LDS ops of direction ``scratch``.
+SCRATCH_LDS_OPS = (
+    "ttg.convert_layout",
+    "tt.reduce",
+    "tt.scan",
+    "tt.histogram",
+    "tt.gather",
+    "tt.atomic_rmw",
+    "tt.atomic_cas",
+)
 #: Views: a memdesc that reads a region of its source's allocation.
 VIEW_OPS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape")
 
@@ -156,6 +167,11 @@ class LdsOp:
     ``memdesc_index`` index when it is a constant, else None); ``view_chain`` the same views
     with what each does (index or None, (subslice offsets, shape), transpose order, reshaped
     shape), from the allocation outwards; ``loops`` the enclosing loops' ids, outermost first.
+
+    A scratch op (`SCRATCH_LDS_OPS`: ``ttg.convert_layout``, ``tt.reduce``, ...) has no
+    memdesc: ``tensor`` is its (first) source operand, ``result`` its (first) result,
+    ``buffer`` its scratch buffer (``scratch:%name``), ``attrs`` what sizes its scratch
+    (``axis``, ``reverse``, ``operands``, ``elem_types``, ...).
     """
 
     index: int
@@ -173,24 +189,38 @@ class LdsOp:
     loops: tuple[int, ...] = ()
     function: str = ""
     view_chain: tuple[tuple[str, Any], ...] = ()
+    result: TensorType | None = None
+    attrs: tuple[tuple[str, Any], ...] = ()
 
     @property
     def direction(self) -> str:
-        """``load`` (LDS -> registers), ``store`` (registers/global -> LDS) or ``copy_out``."""
+        """``load`` (LDS -> registers), ``store`` (registers/global -> LDS), ``copy_out``, or
+        ``scratch`` (an op that writes and reads back its own scratch buffer)."""
+        if self.op in SCRATCH_LDS_OPS:
+            return "scratch"
         if self.op in ("ttg.local_load", "amdg.local_load_packed_transposed"):
             return "load"
         if self.op == "amdg.async_tdm_copy_local_to_global":
             return "copy_out"
         return "store"
 
+    def attr(self, key: str, default: Any = None) -> Any:
+        """One of ``attrs`` by name."""
+        return dict(self.attrs).get(key, default)
+
     @property
     def src_encoding(self) -> str | None:
-        """Where the data comes from: the shared encoding for loads, the tensor's for stores."""
+        """Where the data comes from: the shared encoding for loads, the tensor's for stores
+        (and for scratch ops, whose result is the destination)."""
+        if self.direction == "scratch":
+            return self.tensor.encoding_text if self.tensor is not None else None
         side = self.memdesc if self.direction != "store" else self.tensor
         return side.encoding_text if side is not None else None
 
     @property
     def dst_encoding(self) -> str | None:
+        if self.direction == "scratch":
+            return self.result.encoding_text if self.result is not None else None
         side = self.tensor if self.direction != "store" else self.memdesc
         return side.encoding_text if side is not None else None
 

@@ -119,6 +119,7 @@ class _Reader(OpSemantics):
         self.pending_br: dict[str, list[list[str]]] = {}
         self.cf_loops: list[tuple[int, int]] = []
         self.uses: dict[str, list[OpRecord]] = {}
+        self.used: set[str] = set()  # every SSA value some op reads
 
     # ---------------------------------------------------------------- errors
     def fail(self, line: int, col: int, what: str) -> ModuleError:
@@ -364,6 +365,7 @@ class _Reader(OpSemantics):
         op.extra["loops"] = tuple(o.loop for o in stack if o.loop is not None)
         self._semantics(op, body, no, op_col)
         operands = [t for t in SSA.findall(body) if t not in results]
+        self.used.update(operands)
         for v in operands:
             if v in self.root:
                 self.uses.setdefault(self.root[v], []).append(op)
@@ -416,6 +418,17 @@ class _Reader(OpSemantics):
             end = max(end, uid)
         return d.id, end + 1
 
+    def _resolved(self, rec: dict[str, Any]) -> dict[str, Any]:
+        """An op's record with what only the whole module tells: whether an atomic's result
+        is read (Triton's ``result.use_empty()``)."""
+        if ("result_used", None) not in rec.get("attrs", ()):
+            return rec
+        used = rec["name"] is not None and rec["name"].split("#")[0] in {
+            u.split("#")[0] for u in self.used
+        }
+        attrs = tuple((k, used if k == "result_used" else v) for k, v in rec["attrs"])
+        return rec | {"attrs": attrs}
+
     def _kernel(self) -> Kernel:
         def attr_int(key: str, default: int | None) -> int | None:
             m = re.match(ATTR_INT, self.attrs.get(key, ""))
@@ -437,7 +450,7 @@ class _Reader(OpSemantics):
             )
             for b in self.buffers
         )
-        ops = tuple(LdsOp(**{k: v for k, v in r.items()}) for r in self.ops)
+        ops = tuple(LdsOp(**self._resolved(r)) for r in self.ops)
         loops = tuple(
             Loop(i, r["kind"], r["loc"], r["line"], r["parent"], r["op_ids"], r["bounds"])
             for i, r in enumerate(self.loops)

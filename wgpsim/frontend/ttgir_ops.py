@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wgpsim.frontend.mlir_text import SSA, find_types, matching, shape_dtype, split_top
-from wgpsim.frontend.model import LDS_OPS, VIEW_OPS, Loc, MemDesc, TensorType
+from wgpsim.frontend.model import LDS_OPS, SCRATCH_LDS_OPS, VIEW_OPS, Loc, MemDesc, TensorType
 from wgpsim.frontend.vocabulary import SCRATCH_OPS
 
 ATTR_INT = r"(-?\d+)\s*:\s*i\d+"
@@ -241,6 +241,8 @@ class OpSemantics:
         others do not touch the LDS."""
         offsets = self._offsets(body)
         if offsets is None and "ttg.shared" in self.attrs:
+            if op.name in SCRATCH_LDS_OPS:  # Triton gave it no scratch: no buffer
+                self._scratch_op(op, body, None)
             return
         size = re.search(r"allocation\.size\s*=\s*" + ATTR_INT, body)
         name = op.results[0] if op.results else f"{op.name}@{no}"
@@ -257,6 +259,9 @@ class OpSemantics:
         }
         self.buffers.append(buf)
         op.extra["buffers"] = [buf]
+        if op.name in SCRATCH_LDS_OPS:
+            self._scratch_op(op, body, buf["name"])
+            return
         where = (
             f"uses {buf['size'] or 'an'} B of LDS scratch at {offsets[0]}"
             if offsets
@@ -266,6 +271,56 @@ class OpSemantics:
         record = {"op": op.name, "line": no, "name": name if op.results else None, "reason": reason}
         op.extra["not_modelled"] = record
         self.not_modelled.append(record)
+
+    def _scratch_op(self, op: OpRecord, body: str, buffer: str | None) -> None:
+        """A scratch op as an LDS op: its source and result tensors and the attributes that
+        size its scratch (`wgpsim.hw.scratch`); ``buffer`` None when the module was allocated and
+        Triton gave the op no scratch. ``body`` holds the types (for an op with a
+        region, the closing line's ``}) {...} : (...) -> ...``); the attributes before the
+        region are on the opening line."""
+        head = op.extra.get("text", body)
+        no, col = op.line, op.extra.get("col", 1)
+        types = body[body.rfind(" : ") :] if " : " in body else body
+        ins, _, outs = types.partition("->")
+        tensors = self._tensors(ins, no, col)
+        results = self._tensors(outs, no, col)
+        values = [t for t in tensors if "!tt.ptr" not in t.dtype]
+        after = head[head.find(op.name) + len(op.name) :].lstrip('"')
+        operands = SSA.findall(after.split(" : ")[0].split("<{")[0].split("({")[0])
+        attrs: list[tuple[str, Any]] = []
+        if m := re.search(r"\baxis\s*=\s*(-?\d+)", head + body):
+            attrs.append(("axis", int(m.group(1))))
+        if op.name in ("tt.reduce", "tt.scan"):
+            attrs.append(("operands", len(operands)))
+            attrs.append(("elem_types", tuple(t.dtype for t in tensors)))
+        if op.name == "tt.scan":
+            attrs.append(("reverse", bool(re.search(r"reverse\s*=\s*true", head))))
+        if op.name == "tt.gather":
+            attrs.append(("indices", tensors[1] if len(tensors) > 1 else None))
+            attrs.append(("efficient_layout", "efficient_layout" in body))
+        if op.name == "ttg.convert_layout":
+            attrs.append(("use_padded_scratch_shmem", "amdgpu.use_padded_scratch_shmem" in body))
+        if op.name in ("tt.atomic_rmw", "tt.atomic_cas"):
+            pointee = re.search(r"!tt\.ptr<(\w+)>", ins)
+            attrs.append(("elem_type", pointee.group(1) if pointee else None))
+            attrs.append(("result_used", None))  # filled in when the module is read
+        rec = {
+            "index": len(self.ops),
+            "op": op.name,
+            "name": op.results[0] if op.results else None,
+            "loc": op.loc,
+            "line": op.line,
+            "op_id": -1,
+            "memdesc": None,
+            "tensor": (values or tensors or [None])[0],
+            "result": results[0] if results else None,
+            "attrs": tuple(attrs),
+            "buffer": buffer,
+            "loops": op.extra.get("loops", ()),
+            "function": op.extra.get("function", ""),
+        }
+        self.ops.append(rec)
+        op.extra.setdefault("records", []).append(rec)
 
     def _lds(self, op, body, after, operands, no, col, store_into: str | None = None) -> None:
         name = op.name
