@@ -106,3 +106,31 @@ def test_fixtures_cover_rounds_and_types():
     rounds = [lower_convert(*_convert_of(p.read_text())).tiles[0].rounds for p in CASES]
     bits = {_convert_of(p.read_text())[3] for p in CASES}
     assert max(rounds) == 4 and bits == {8, 16, 32} and len(CASES) == 11
+
+
+def _corpus_convert_ops() -> list[tuple[str, dict, bool]]:
+    """Every convert_layout of the corpus, and whether Triton gave it a scratch buffer."""
+    out = []
+    for case in corpus.cases().values():
+        given = {b["name"] for b in case.buffers if b["op"] == "ttg.convert_layout"}
+        for op in case.ops:
+            if op["op"] == "ttg.convert_layout":
+                out.append((case.name, op, op["name"] in given))
+    return out
+
+
+def test_which_converts_go_through_lds():
+    """A convert goes through LDS exactly when Triton 3.9.0 allocated it scratch (the corpus's
+    attention mma -> dot_op conversions stay in each warp)."""
+    ops = _corpus_convert_ops()
+    got = []
+    for name, op, given in ops:
+        table = corpus.cases()[name].aliases
+        src, dst = (resolve(re.search(r", (.*)>$", t).group(1), table) for t in op["types"])
+        shape = tuple(
+            int(s) for s in re.match(r"tensor<([\dx]+)x", op["types"][0]).group(1).split("x")
+        )
+        low = lower_convert(src, dst, shape, 16)
+        got.append((name, bool(low.steps), given))
+    assert all(lowered == given for _, lowered, given in got), got
+    assert sum(given for *_, given in got) == 5 and len(got) == 9

@@ -740,10 +740,7 @@ def ttgir_program(
     ]
     for op in ops:
         loc = op.loc.short if op.loc is not None else "?"
-        if op.direction == "scratch":
-            notes.append(f"{op.name or op.op} ({loc}): {op.op} scratch traffic not lowered")
-            continue
-        if op.op not in LOADS + STORES:
+        if op.op not in LOADS + STORES and op.direction != "scratch":
             steps.append(
                 Step("delay", hw.costs.tdm_issue, (), "tdm", loc, op_index=op.index, name=op.name)
             )
@@ -753,7 +750,14 @@ def ttgir_program(
         if low.lowering is None:
             notes.append(f"{op.name or op.op} ({loc}): not lowered: {low.note}")
             continue
+        barriers = list(getattr(low.lowering, "barriers_after", ()))
         for k, name in enumerate(low.lowering.issued.ops):
+            while barriers and barriers[0] == k:  # a scratch op's store, barrier, load
+                steps += [
+                    Step("wait_ds", 0, (), "wait_ds", loc),
+                    Step("barrier", 0, (), "barrier", loc),
+                ]
+                barriers.pop(0)
             steps.append(
                 Step(name, 0, (name,), "lds", loc, op_index=op.index, name=op.name, issued=k)
             )

@@ -14,7 +14,8 @@ every LDS op of a kernel becomes, per warp, with every lane's address.
   does (a computed stage index is read as stage 0, a loop-carried view as its first
   iteration, and the op says so); TDM and async
   global->LDS copies write LDS through the TDM/async engines, not ``ds_*`` instructions, and are
-  not lowered here.
+  not lowered here. A ``ttg.convert_layout`` through scratch is its store, barrier and load
+  steps (`wgpsim.trace.scratch_lowering`, a `ScratchLowering` that reads like a `Lowering`).
 
 The buffer of the AMD blog's plain microbenchmark ([4, 8192] fp16, swizzled) takes 64 KiB at 0:
 
@@ -35,13 +36,14 @@ from typing import Any
 import numpy as np
 
 from wgpsim.errors import WgpsimError
-from wgpsim.frontend.model import Kernel, LdsOp
+from wgpsim.frontend.model import Kernel, LdsOp, elem_bits
 from wgpsim.hw.alloc import Allocation, Buffer, allocate_on, tensor_buffers
 from wgpsim.hw.config import HardwareConfig, load_hardware
 from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.lowering import Lowering, lower
 from wgpsim.trace.lowering_packed import lower_packed_transposed
+from wgpsim.trace.scratch_lowering import ScratchLowering, lower_convert
 from wgpsim.trace.trace import Trace, TraceBuilder
 
 __all__ = [
@@ -149,7 +151,7 @@ class OpLowering:
     reason: str | None = None
     bases: tuple[int, ...] | None = None
     note: str = ""
-    lowering: Lowering | None = field(default=None, repr=False)
+    lowering: Lowering | ScratchLowering | None = field(default=None, repr=False)
 
     @property
     def modelled(self) -> bool:
@@ -222,7 +224,7 @@ def lower_op(
     """The instructions and addresses of one LDS op (see the module docstring); ``stage``
     stands for a computed or loop-carried ``memdesc_index`` (see ``_shared``)."""
     if op.direction == "scratch":
-        return OpLowering(op, None, {}, note=_scratch_note(op, alloc))
+        return _lower_scratch(kernel, op, alloc)
     if op.op not in LOADS + STORES:
         return OpLowering(op, None, {}, note="the copy engine writes the LDS: not timed")
     if op.buffer is None or op.buffer not in alloc.offsets:
@@ -266,11 +268,41 @@ def lower_op(
     )
 
 
-def _scratch_note(op: LdsOp, alloc: KernelAllocation) -> str:
-    """Why a scratch op (convert_layout, reduce, ...) has no instructions yet."""
-    if op.buffer is None or alloc.sizes.get(op.buffer) == ():
-        return "needs no LDS scratch (Triton gives it none)"
-    return "its scratch traffic (store, barrier, load) is not lowered yet"
+def _lower_scratch(kernel: Kernel, op: LdsOp, alloc: KernelAllocation) -> OpLowering:
+    """A scratch op's store, barrier and load steps (`wgpsim.trace.scratch_lowering`), at its
+    scratch buffer's offset; ops wgpsim does not lower yet say so."""
+    given = {b.name for b in kernel.buffers}
+    if op.buffer is None or op.buffer not in given or alloc.sizes.get(op.buffer) == ():
+        return OpLowering(op, None, {}, note="needs no LDS scratch (Triton gives it none)")
+    if op.attr("use_padded_scratch_shmem"):
+        return OpLowering(op, None, {}, note="AMD's padded scratch layout is not modelled")
+    lower_fn = SCRATCH_LOWERINGS.get(op.op)
+    if lower_fn is None:
+        return OpLowering(op, None, {}, note=f"{op.op}: its scratch traffic is not lowered yet")
+    if op.tensor is None or op.tensor.encoding is None or op.result is None:
+        return OpLowering(op, None, {}, note="a layout of the op is not modelled")
+    offsets = alloc.offsets.get(op.buffer)
+    note = "" if offsets else "the scratch buffer has no offset: addresses from byte 0"
+    bases = tuple(offsets) if offsets else (0,)
+    try:
+        low = lower_fn(op, bases[0])
+        low._check_alignment()
+    except WgpsimError as err:
+        return OpLowering(op, None, {}, bases=bases, note=str(err))
+    if not low.steps:
+        return OpLowering(op, None, {}, note="needs no LDS scratch: the data stays in each warp")
+    return OpLowering(
+        op, low.instruction, dict(low.counts), low.eligibility, low.reason, bases, note, low
+    )
+
+
+def _lower_convert(op: LdsOp, base: int) -> ScratchLowering:
+    src, dst = op.tensor, op.result
+    return lower_convert(src.encoding, dst.encoding, src.shape, elem_bits(src.dtype), base=base)
+
+
+SCRATCH_LOWERINGS = {"ttg.convert_layout": _lower_convert}
+"""Scratch ops wgpsim lowers, by op name: ``(op, scratch base byte) -> ScratchLowering``."""
 
 
 def op_trace(low: Lowering) -> Trace:

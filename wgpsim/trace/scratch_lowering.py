@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -34,11 +35,12 @@ from wgpsim.layout.addresses import linear_of
 from wgpsim.layout.dtypes import dtype_bits, parse_shape
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.layout.notation import parse_any
-from wgpsim.trace.lowering import Lowering, lower_offsets
+from wgpsim.trace.instructions import INSTRUCTIONS
+from wgpsim.trace.lowering import Issued, Lowering, lower_offsets
 from wgpsim.trace.swizzling import ScratchTile, flat_bases, scratch_tile
 from wgpsim.trace.trace import Trace, TraceBuilder
 
-__all__ = ["BARRIER", "ScratchLowering", "lower_convert", "thread_layout"]
+__all__ = ["BARRIER", "ScratchLowering", "crosses_warps", "lower_convert", "thread_layout"]
 
 BARRIER = "barrier"
 """A workgroup barrier between two steps (``s_barrier_signal`` + ``s_barrier_wait``)."""
@@ -52,12 +54,22 @@ THREAD_DIMS = ("register", "lane", "warp")
 @dataclass(frozen=True, eq=False)
 class ScratchLowering:
     """The LDS steps of one scratch op, in program order: `Lowering` values (every warp issues
-    its instructions) and `BARRIER` between them. ``tiles`` holds the scratch tile of each
-    conversion (a reduce has up to two)."""
+    its instructions) and `BARRIER` between them; ``tiles`` holds the scratch tile of each
+    conversion (a reduce has up to two).
+
+    It reads like one `Lowering` to the kernel report and the loop matcher: ``issued`` (the
+    steps' instructions concatenated, as the assembly holds them), ``addresses`` (Triton-level,
+    ``[warp, instruction, lane]``), ``counts``, ``add_to`` (a warp's instructions with a
+    ``wait_ds 0`` and a barrier between steps, as the assembly waits before
+    ``s_barrier_signal``) and ``trace``. ``instruction`` is the widest of its instructions.
+    """
 
     op: str
     steps: tuple[Lowering | str, ...]
     tiles: tuple[ScratchTile, ...] = ()
+    eligibility: str = "scratch"
+    store: bool = False
+    transposed: bool = False
 
     @property
     def lowerings(self) -> list[Lowering]:
@@ -70,6 +82,55 @@ class ScratchLowering:
     @property
     def barriers(self) -> int:
         return sum(1 for s in self.steps if s == BARRIER)
+
+    @property
+    def instruction(self) -> str:
+        return max(
+            (low.instruction for low in self.lowerings),
+            key=lambda n: INSTRUCTIONS[n].bytes_per_lane,
+        )
+
+    @property
+    def reason(self) -> str:
+        rounds = ", ".join(str(t.rounds) for t in self.tiles)
+        return f"{self.op} through LDS scratch: store, barrier, load ({rounds} round(s))"
+
+    @cached_property
+    def issued(self) -> Issued:
+        """Every step's issued instructions, concatenated in program order."""
+        parts = [low.issued for low in self.lowerings]
+        starts = np.cumsum([0] + [low.num_instructions for low in self.lowerings])
+        sources = tuple(
+            tuple(int(k + start) for k in src)
+            for part, start in zip(parts, starts, strict=False)
+            for src in part.sources
+        )
+        return Issued(
+            tuple(op for part in parts for op in part.ops),
+            np.concatenate([part.addresses for part in parts], axis=1),
+            np.concatenate([part.distance for part in parts]),
+            sources,
+        )
+
+    @cached_property
+    def addresses(self) -> np.ndarray:
+        """Triton-level addresses of every step, ``[warp, instruction, lane]``."""
+        return np.concatenate([low.addresses for low in self.lowerings], axis=1)
+
+    @property
+    def num_instructions(self) -> int:
+        return int(self.addresses.shape[1])
+
+    @property
+    def barriers_after(self) -> tuple[int, ...]:
+        """For each barrier, how many issued instructions precede it."""
+        out, n = [], 0
+        for step in self.steps:
+            if isinstance(step, str):
+                out.append(n)
+            else:
+                n += len(step.issued)
+        return tuple(out)
 
     def _sum(self, attr: str) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -88,25 +149,28 @@ class ScratchLowering:
         """Triton-level instructions per warp by name (its LLVM-dialect output)."""
         return self._sum("dialect_counts")
 
-    def add_to(self, builder: TraceBuilder) -> None:
-        """Append every warp's instructions and the barriers, in program order."""
+    def add_to(self, builder: TraceBuilder, warp: int) -> None:
+        """Append warp ``warp``'s instructions, and a ``wait_ds 0`` + barrier between steps."""
         for step in self.steps:
             if isinstance(step, str):
-                builder.barrier()
-                continue
-            for w in range(step.num_warps):
-                step.add_to(builder, w)
+                builder.wait_ds(warp, 0)
+                builder.barrier([warp])
+            else:
+                step.add_to(builder, warp)
+
+    def _check_alignment(self) -> None:
+        for low in self.lowerings:
+            low._check_alignment()
 
     def trace(self, *, clocks: bool = True) -> Trace:
         """The op's trace between a barrier + clock and wait_ds 0 + clock, like
         `Lowering.trace`."""
         b = TraceBuilder(num_warps=self.num_warps)
         b.barrier()
-        if clocks:
-            for w in range(self.num_warps):
-                b.clock(w, "start")
-        self.add_to(b)
         for w in range(self.num_warps):
+            if clocks:
+                b.clock(w, "start")
+            self.add_to(b, w)
             b.wait_ds(w, 0)
             if clocks:
                 b.clock(w, "end")
@@ -131,6 +195,20 @@ def thread_layout(layout: Any, shape: Sequence[int]) -> LinearLayout:
     ins = {d: [list(b) for b in ll.get_bases(d)] if ll.has_in_dim(d) else [] for d in THREAD_DIMS}
     ins["register"] = [b for b in ins["register"] if any(b)]
     return LinearLayout.from_bases(ins, ll.out_dim_names, [s for _, s in ll.out_dims])
+
+
+def crosses_warps(src: LinearLayout, dst: LinearLayout) -> bool:
+    """Whether the conversion moves data between warps, as Triton's ``minimalCvtLayout`` decides
+    it: ``dst.invert_and_compose(src)`` does not factor out the warp dim (warp w of ``dst`` reads
+    warp w of ``src`` and nothing else). Then it goes through LDS; within warps Triton shuffles
+    or renumbers registers. A source broadcast over warps counts as crossing, as in Triton.
+
+    >>> rows = LinearLayout.from_bases({"lane": [[1], [2], [4], [8], [16]], "warp": [[32]]}, ["dim0"])
+    >>> flipped = LinearLayout.from_bases({"lane": [[2], [4], [8], [16], [32]], "warp": [[1]]}, ["dim0"])
+    >>> crosses_warps(rows, rows), crosses_warps(rows, flipped)
+    (False, True)
+    """
+    return dst.invert_and_compose(src).quotient(["warp"]) is None
 
 
 def _offset_layout(layout: LinearLayout, tile: ScratchTile) -> LinearLayout:
@@ -168,10 +246,12 @@ def lower_convert(
     num_banks: int = NUM_BANKS,
 ) -> ScratchLowering:
     """The LDS steps of ``ttg.convert_layout`` of a ``shape`` ``dtype`` tensor from ``src`` to
-    ``dst`` (encodings, ``#ttg.*`` text or LinearLayouts) through scratch at byte ``base``."""
+    ``dst`` (encodings, ``#ttg.*`` text or LinearLayouts) through scratch at byte ``base``; no
+    steps when the data stays within each warp (`crosses_warps`)."""
     shape = parse_shape(shape)
     bits = dtype_bits(dtype) if isinstance(dtype, str) else int(dtype)
-    steps, tile = convert_steps(
-        thread_layout(src, shape), thread_layout(dst, shape), bits, base, num_banks
-    )
+    src_ll, dst_ll = thread_layout(src, shape), thread_layout(dst, shape)
+    if not crosses_warps(src_ll, dst_ll):
+        return ScratchLowering("ttg.convert_layout", ())
+    steps, tile = convert_steps(src_ll, dst_ll, bits, base, num_banks)
     return ScratchLowering("ttg.convert_layout", tuple(steps), (tile,))
