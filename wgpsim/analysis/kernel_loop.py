@@ -62,7 +62,7 @@ from wgpsim.analysis.kernel_lowering import (
 from wgpsim.analysis.tdm_writes import block_rows
 from wgpsim.errors import TraceError, WgpsimError
 from wgpsim.frontend.amdgcn_loops import AsmBody, AsmInstr, loops, straight
-from wgpsim.frontend.model import Kernel, LdsOp
+from wgpsim.frontend.model import SCRATCH_LDS_OPS, Kernel, LdsOp
 from wgpsim.hw.config import HardwareConfig, load_hardware
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.trace import Trace, TraceBuilder
@@ -518,7 +518,8 @@ def loop_program(
     body = pick_body(asm, loop)
     loop_id, note = _ttgir_loop(kernel, body)
     notes = [note] if note else []
-    assigner = _Assigner(kernel, _candidates(kernel, body, loop_id), alloc, hw)
+    ops = _candidates(kernel, body, loop_id, LOADS + STORES + SCRATCH_LDS_OPS)
+    assigner = _Assigner(kernel, ops, alloc, hw)
     ds = [i for i in body.instructions if i.kind == "ds"]
     owners = {i.line: assigner.take(i) for i in ds if i.src_line}
     owners |= {i.line: assigner.take_unlined(i) for i in ds if not i.src_line}
