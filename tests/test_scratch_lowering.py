@@ -21,11 +21,13 @@ import pytest
 from corpus.ttgir_text import aliases, resolve
 
 from wgpsim.trace.lowering import PLAIN_LOADS, PLAIN_STORES
-from wgpsim.trace.scratch_lowering import BARRIER, lower_convert
+from wgpsim.trace.scratch_lowering import BARRIER, lower_convert, lower_reduce
 
 FIXTURES = Path(__file__).parent / "fixtures" / "scratch_lowering"
 CASES = sorted((FIXTURES / "cases").glob("*.ttgir"))
+REDUCES = sorted((FIXTURES / "reduce_cases").glob("*.ttgir"))
 BITS = {"f16": 16, "bf16": 16, "i8": 8, "i32": 32, "f32": 32, "i64": 64}
+_REDUCE = re.compile(r"\(tensor<([\dx]+)x(\w+), (.*)>\) -> tensor<[\dx]+x\w+, (.*)>")
 _CONVERT = re.compile(
     r"ttg\.convert_layout %\w+ : tensor<([\dx]+)x(\w+), (.*)> -> tensor<[\dx]+x\w+, (.*)>$", re.M
 )
@@ -83,11 +85,23 @@ def _triton_steps(accesses: list) -> list:
     return steps
 
 
-@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
+def _lowering_of(path: Path):
+    """wgpsim's lowering of the fixture module's one convert_layout or tt.reduce."""
+    text = path.read_text()
+    if path.parent.name == "cases":
+        return lower_convert(*_convert_of(text))
+    m = _REDUCE.search(text)
+    shape = tuple(int(s) for s in m.group(1).split("x"))
+    axis = int(re.search(r"axis = (\d+) : i32}>", text).group(1))
+    return lower_reduce(m.group(3), m.group(4), shape, BITS[m.group(2)], axis)
+
+
+@pytest.mark.parametrize("path", CASES + REDUCES, ids=lambda p: p.stem)
 def test_addresses_match_triton(path):
-    """Every store and load step writes/reads Triton's rows of lane addresses, per warp."""
+    """Every store and load step writes/reads Triton's rows of lane addresses, per warp, with
+    Triton's barriers between the steps."""
     fixture = json.loads((FIXTURES / f"{path.stem}.json").read_text())
-    low = lower_convert(*_convert_of(path.read_text()))
+    low = _lowering_of(path)
     theirs = _triton_steps(fixture["accesses"])
     assert len(theirs) == len(low.steps)
     for step, their in zip(low.steps, theirs, strict=True):
@@ -99,6 +113,23 @@ def test_addresses_match_triton(path):
         for w in range(step.num_warps):
             rows = sorted(tuple(a[32 * w : 32 * w + 32]) for _, a in their)
             assert rows == sorted(tuple(r) for r in step.addresses[w].tolist()), f"warp {w}"
+
+
+def test_reduce_fixtures_cover_both_conversions():
+    """The reduce fixtures hold reductions with one conversion (the partials fit broadcast
+    lanes, or the gathered layout is the result's) and with a second one into the result's
+    layout, over 4 and 8 warps, 16- and 32-bit, blocked and WMMA sources."""
+    tiles = [len(_lowering_of(p).tiles) for p in REDUCES]
+    assert sorted(set(tiles)) == [1, 2] and len(REDUCES) == 8
+
+
+def test_a_reduce_within_warps_has_no_scratch_steps():
+    """Rows of a 4-warp blocked layout summed along the row (each warp owns its rows): the
+    reduction ends in each warp, as the corpus's row_sum and softmax (no scratch)."""
+    src = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    dst = f"#ttg.slice<{{dim = 1, parent = {src}}}>"
+    assert lower_reduce(src, dst, (128, 128), 32, 1).steps == ()
+    assert lower_reduce(src, f"#ttg.slice<{{dim = 0, parent = {src}}}>", (128, 128), 32, 0).steps
 
 
 def test_fixtures_cover_rounds_and_types():

@@ -382,6 +382,8 @@ class _Assigner:
 
     def take(self, instr: AsmInstr) -> tuple[LdsOp | None, str]:
         key = (instr.src_file, instr.src_line)
+        if key not in self.by_line and instr.caller in self.by_line:
+            key = instr.caller  # an inlined library function's line (tl.sum): its caller's op
         ops = self.by_line.get(key, [])
         copy = self.copies.get(key, 0)
         for op in ops:

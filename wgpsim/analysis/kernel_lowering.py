@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.errors import WgpsimError
+from wgpsim.errors import LayoutError, WgpsimError
 from wgpsim.frontend.model import Kernel, LdsOp, elem_bits
 from wgpsim.hw.alloc import Allocation, Buffer, allocate_on, tensor_buffers
 from wgpsim.hw.config import HardwareConfig, load_hardware
@@ -43,7 +43,7 @@ from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.lowering import Lowering, lower
 from wgpsim.trace.lowering_packed import lower_packed_transposed
-from wgpsim.trace.scratch_lowering import ScratchLowering, lower_convert
+from wgpsim.trace.scratch_lowering import ScratchLowering, lower_convert, lower_reduce
 from wgpsim.trace.trace import Trace, TraceBuilder
 
 __all__ = [
@@ -301,7 +301,17 @@ def _lower_convert(op: LdsOp, base: int) -> ScratchLowering:
     return lower_convert(src.encoding, dst.encoding, src.shape, elem_bits(src.dtype), base=base)
 
 
-SCRATCH_LOWERINGS = {"ttg.convert_layout": _lower_convert}
+def _lower_reduce(op: LdsOp, base: int) -> ScratchLowering:
+    src, dst = op.tensor, op.result
+    if op.attr("operands", 1) != 1:
+        raise LayoutError(f"a tt.reduce of {op.attr('operands')} operands is not modelled")
+    axis = op.attr("axis")
+    return lower_reduce(
+        src.encoding, dst.encoding, src.shape, elem_bits(src.dtype), axis, base=base
+    )
+
+
+SCRATCH_LOWERINGS = {"ttg.convert_layout": _lower_convert, "tt.reduce": _lower_reduce}
 """Scratch ops wgpsim lowers, by op name: ``(op, scratch base byte) -> ScratchLowering``."""
 
 

@@ -44,7 +44,8 @@ from wgpsim.analysis.kernel_lowering import (
 from wgpsim.analysis.metrics import lds_metrics
 from wgpsim.analysis.pieces import piece_info
 from wgpsim.errors import WgpsimError
-from wgpsim.frontend.amdgcn import instructions
+from wgpsim.frontend.amdgcn import COUNTED
+from wgpsim.frontend.amdgcn_loops import stream
 from wgpsim.frontend.model import Kernel, LdsOp
 from wgpsim.hw.alloc_stages import footprint
 from wgpsim.hw.config import HardwareConfig, load_hardware
@@ -218,18 +219,24 @@ def _op_row(kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str) ->
 def _against_assembly(kernel: Kernel, ops: list[dict[str, Any]]) -> dict[str, Any] | None:
     """wgpsim's instructions per source line beside the assembly's (None without assembly).
 
-    Lines are the ops' (file base name, line); a line of several ops sums them. Lines LLVM
-    moved (an epilogue's loads put on another line or line 0) show as differences there."""
+    Lines are the ops' (file base name, line); a line of several ops sums them; an instruction
+    of an inlined library function (``tl.sum``'s reduce) counts on its caller's line when its
+    own has no op. Lines LLVM moved (an epilogue's loads put on another line or line 0) show as
+    differences there."""
     if not kernel.assembly:
         return None
-    asm: dict[tuple[str | None, int | None], Counter] = {}
-    for src, line, name in instructions(kernel.assembly):
-        asm.setdefault((src, line), Counter())[name] += 1
     mine: dict[tuple[str | None, int | None], Counter] = {}
     for op, row in zip(kernel.ops, ops, strict=True):
         if op.loc is not None and row["instructions"]:
             key = (op.loc.file.rsplit("/", 1)[-1], op.loc.line)
             mine.setdefault(key, Counter()).update(row["instructions"])
+    asm: dict[tuple[str | None, int | None], Counter] = {}
+    for kind, instr, _ in stream(kernel.assembly):
+        if kind == "instr" and instr.mnemonic.startswith(COUNTED):
+            key = (instr.src_file, instr.src_line)
+            if key not in mine and instr.caller in mine:
+                key = instr.caller  # an inlined library function (tl.sum): its caller's line
+            asm.setdefault(key, Counter())[instr.mnemonic] += 1
     lines = [
         {"loc": f"{f}:{n}", "wgpsim": dict(sorted(c.items())),
          "assembly": dict(sorted(asm.get((f, n), Counter()).items()))}

@@ -70,6 +70,7 @@ _HINTS = ("s_wait_alu", "s_delay_alu", "s_set_vgpr_msb", "s_clause", "s_nop", "s
 _LABEL = re.compile(r"^([.\w$]+):")
 _INSTR = re.compile(r"^\s+([a-z][a-z0-9_]*)\b(.*)$")
 _OFFSET = re.compile(r"\boffset([01]?):(0x[0-9a-fA-F]+|\d+)")
+_CALLER = re.compile(r"([\w./-]+):(\d+):\d+")
 _COUNT = re.compile(r"^\s*(0x[0-9a-fA-F]+|\d+)")
 _CLOCK_REG = re.compile(r"SHADER_CYCLES|HW_REG_SHADER_CYCLES", re.I)
 
@@ -125,7 +126,10 @@ class AsmInstr:
         instruction's immediates (``offset:``, or a 2addr form's ``offset0:``, ``offset1:``; an absent
     one is 0); ``count`` a
         wait's counter value (``s_wait_dscnt 0x1`` -> 1; a combined ``s_wait_loadcnt_dscnt``: its
-        DS field, bits 0-5)."""
+        DS field, bits 0-5). ``caller``: for an instruction of an inlined function (``tl.sum``'s
+        ``standard.py``), the outermost caller's file and line from the ``.loc`` comment
+        (``; standard.py:314:12 @[ triton_misc.py:23:30 ]``), where the TTGIR op's location
+        points."""
 
     line: int
     mnemonic: str
@@ -135,6 +139,7 @@ class AsmInstr:
     src_line: int | None
     offsets: tuple[int, ...] = ()
     count: int | None = None
+    caller: tuple[str, int] | None = None
 
     @property
     def loc(self) -> str:
@@ -168,7 +173,9 @@ def _int(text: str) -> int:
     return int(text, 16) if text.lower().startswith("0x") else int(text)
 
 
-def _instr(n: int, mnemonic: str, rest: str, where: tuple[str | None, int | None]) -> AsmInstr:
+def _instr(
+    n: int, mnemonic: str, rest: str, where: tuple[str | None, int | None], caller=None
+) -> AsmInstr:
     operands = rest.split(";", 1)[0].strip()
     kind = kind_of(mnemonic, operands)
     offsets: tuple[int, ...] = ()
@@ -181,7 +188,7 @@ def _instr(n: int, mnemonic: str, rest: str, where: tuple[str | None, int | None
         count = _int(m.group(1))
         if mnemonic != "s_wait_dscnt" and kind == "wait_ds":
             count &= 0x3F
-    return AsmInstr(n, mnemonic, kind, operands, where[0], where[1], offsets, count)
+    return AsmInstr(n, mnemonic, kind, operands, where[0], where[1], offsets, count, caller)
 
 
 def stream(asm: str) -> list[tuple[str, AsmInstr | str, int]]:
@@ -189,16 +196,19 @@ def stream(asm: str) -> list[tuple[str, AsmInstr | str, int]]:
     AsmInstr, line)`` for each instruction (directives and comments skipped)."""
     files: dict[str, str] = {}
     where: tuple[str | None, int | None] = (None, None)
+    caller: tuple[str, int] | None = None
     out: list[tuple[str, AsmInstr | str, int]] = []
     for n, raw in enumerate(asm.splitlines(), start=1):
         if m := _FILE.match(raw):
             files[m.group(1)] = (m.group(3) or m.group(2)).rsplit("/", 1)[-1]
         elif m := _LOC.match(raw):
             where = (files.get(m.group(1)), int(m.group(2)))
+            chain = _CALLER.findall(raw.split(";", 1)[1]) if "@[" in raw else []
+            caller = (chain[-1][0].rsplit("/", 1)[-1], int(chain[-1][1])) if chain else None
         elif m := _LABEL.match(raw):
             out.append(("label", m.group(1), n))
         elif (m := _INSTR.match(raw)) and not raw.lstrip().startswith((".", ";")):
-            out.append(("instr", _instr(n, m.group(1), m.group(2), where), n))
+            out.append(("instr", _instr(n, m.group(1), m.group(2), where, caller), n))
     return out
 
 

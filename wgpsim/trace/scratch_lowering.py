@@ -255,3 +255,81 @@ def lower_convert(
         return ScratchLowering("ttg.convert_layout", ())
     steps, tile = convert_steps(src_ll, dst_ll, bits, base, num_banks)
     return ScratchLowering("ttg.convert_layout", tuple(steps), (tile,))
+
+
+def _bases(layout: LinearLayout) -> dict[str, list[list[int]]]:
+    return {d: [list(b) for b in layout.get_bases(d)] for d in THREAD_DIMS}
+
+
+def reduce_layouts(
+    src: LinearLayout, axis: int
+) -> tuple[LinearLayout, LinearLayout, LinearLayout] | None:
+    """The layouts of a ``tt.reduce`` across warps, as Triton 3.9.0's ``ReduceOpToLLVM``
+    moves its partials: ``partials`` (after reducing within each thread and warp: the axis
+    components of register and lane bases zeroed, the axis renumbered to the warps along it),
+    ``gathered`` (the warps along the axis swapped with lanes, so that one warp holds every
+    partial of its elements: with broadcast lanes, if there are enough of them, else with the
+    first lanes; matched on Triton's addresses, `tests/fixtures/scratch_lowering/`) and ``reduced`` (``gathered`` after the lane reduction, the
+    axis dropped). None when no warp basis moves along the axis (no scratch)."""
+    names = list(src.out_dim_names)
+    bases = _bases(src)
+    warp_axis = sorted({b[axis] for b in bases["warp"] if b[axis]})
+    if not warp_axis:
+        return None
+    rank = {v: 1 << i for i, v in enumerate(warp_axis)}
+    for d in ("register", "lane"):
+        for b in bases[d]:
+            b[axis] = 0
+    bases["register"] = [b for b in bases["register"] if any(b)]
+    for b in bases["warp"]:
+        b[axis] = rank.get(b[axis], 0)
+    sizes = [s for _, s in src.out_dims]
+    sizes[axis] = 1 << len(warp_axis)
+    partials = LinearLayout.from_bases(bases, names, sizes, require_surjective=False)
+    moved = [i for i, b in enumerate(bases["warp"]) if b[axis]]
+    free = [i for i, b in enumerate(bases["lane"]) if not any(b)]
+    lanes = free if len(free) >= len(moved) else range(len(moved))
+    for lane, w in zip(lanes, moved, strict=False):
+        bases["lane"][lane], bases["warp"][w] = bases["warp"][w], bases["lane"][lane]
+    gathered = LinearLayout.from_bases(bases, names, sizes, require_surjective=False)
+    keep = [i for i in range(len(names)) if i != axis]
+    rest = {
+        d: [[b[i] for i in keep] if b[axis] == 0 else [0] * len(keep) for b in bs]
+        for d, bs in bases.items()
+    }
+    reduced = LinearLayout.from_bases(
+        rest, [names[i] for i in keep], [sizes[i] for i in keep], require_surjective=False
+    )
+    return partials, gathered, reduced
+
+
+def lower_reduce(
+    src: Any,
+    dst: Any,
+    shape: str | Sequence[int],
+    dtype: str | int,
+    axis: int,
+    *,
+    base: int = 0,
+    num_banks: int = NUM_BANKS,
+) -> ScratchLowering:
+    """The LDS steps of a ``tt.reduce`` along ``axis`` of a ``shape`` tensor in layout ``src``
+    whose result has layout ``dst``: the partials of the warps along the axis through scratch
+    into one warp (`reduce_layouts`), a barrier, and, unless that already is ``dst``, a second
+    conversion into ``dst`` through the same scratch. No steps when the reduction stays within
+    each warp."""
+    shape = parse_shape(shape)
+    bits = dtype_bits(dtype) if isinstance(dtype, str) else int(dtype)
+    layouts = reduce_layouts(thread_layout(src, shape), axis)
+    if layouts is None:
+        return ScratchLowering("tt.reduce", ())
+    partials, gathered, reduced = layouts
+    steps, tile = convert_steps(partials, gathered, bits, base, num_banks)
+    tiles = [tile]
+    out_shape = [s for i, s in enumerate(shape) if i != axis]
+    result = thread_layout(dst, out_shape)
+    if _bases(reduced) != _bases(result):
+        more, tile = convert_steps(reduced, result, bits, base, num_banks)
+        steps += [BARRIER, *more]
+        tiles.append(tile)
+    return ScratchLowering("tt.reduce", tuple(steps), tuple(tiles))
