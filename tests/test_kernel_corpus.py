@@ -31,8 +31,9 @@ def test_corpus_is_there():
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_allocation_equals_triton(name, reports):
-    """Explicit buffers at Triton's offsets from the cache .ttgir alone (wgpsim allocates);
-    with the post-allocation module's scratch sizes, every buffer (scratch included)."""
+    """Every buffer at Triton's offsets and the LDS total equal to ttg.shared from the cache
+    .ttgir alone (wgpsim sizes the scratch and allocates); the same with the post-allocation
+    module's scratch sizes."""
     cache, allocated = reports[name]
     case = CASES[name]
     want = {b["name"]: b["offsets"] for b in case.buffers}
@@ -44,8 +45,11 @@ def test_allocation_equals_triton(name, reports):
     # on the closing line of its region; wgpsim reads it, so it may hold more buffers)
     assert {k: merged.get(k) for k in want} == want
     assert allocated.lds_bytes == allocated.ttg_shared == case.ttg_shared
-    if not any(b["kind"] == "scratch" for b in cache.buffers):
-        assert cache.lds_bytes == case.ttg_shared
+    assert cache.lds_bytes == case.ttg_shared  # scratch sized and placed from the .ttgir alone
+    scratch = [b for b in cache.buffers if b["kind"] == "scratch" and b["wgpsim_offsets"]]
+    assert [b["wgpsim_offsets"] for b in scratch] == [
+        merged[b["name"].removeprefix("scratch:")] for b in scratch
+    ]
 
 
 @pytest.mark.parametrize("name", list(CASES))

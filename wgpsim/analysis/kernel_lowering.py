@@ -1,9 +1,11 @@
 """The kernel model joined to the allocator and the lowering: where each buffer lives and what
 every LDS op of a kernel becomes, per warp, with every lane's address.
 
-* `allocate_kernel`: wgpsim's allocation of the kernel's ``local_alloc`` buffers (Triton 3.9.0's
-  partition-aware allocator, `wgpsim.hw.alloc`, over the live ranges the reader numbered as
-  Triton does), beside the module's ``allocation.offset`` when it has them. The op addresses
+* `allocate_kernel`: wgpsim's allocation of the kernel's ``local_alloc`` and scratch buffers
+  (Triton 3.9.0's partition-aware allocator, `wgpsim.hw.alloc`, over the live ranges the reader
+  numbered as Triton does; scratch sized by `wgpsim.hw.scratch`, live at its op alone, 128-byte
+  aligned, collected after the explicit buffers as Triton does), beside the module's
+  ``allocation.offset`` when it has them. The op addresses
   use the module's offsets when present (they are the compiler's), else wgpsim's.
 * `lower_op`: one op -> `OpLowering`. ``ttg.local_load`` goes through
   `wgpsim.trace.lowering.lower` (shared -> registers), ``amdg.local_load_packed_transposed``
@@ -39,6 +41,7 @@ from wgpsim.errors import LayoutError, WgpsimError
 from wgpsim.frontend.model import Kernel, LdsOp, elem_bits
 from wgpsim.hw.alloc import Allocation, Buffer, allocate_on, tensor_buffers
 from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.hw.scratch import SCRATCH_ALIGNMENT, scratch_bytes
 from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.lowering import Lowering, lower
@@ -58,8 +61,6 @@ __all__ = [
 ]
 
 LOADS = ("ttg.local_load", "amdg.local_load_packed_transposed")
-#: Triton aligns scratch buffers (convert_layout, reduce, ...) to 128 bytes (Allocation.cpp).
-SCRATCH_ALIGNMENT = 128
 STORES = ("ttg.local_store", "ttg.local_alloc")
 
 
@@ -81,19 +82,48 @@ class KernelAllocation:
         return "module" if self.module_offsets is not None else "wgpsim"
 
 
-def allocate_kernel(kernel: Kernel, hw: HardwareConfig | None = None) -> KernelAllocation:
-    """wgpsim's allocation of the kernel's explicit buffers, and the offsets the ops use."""
-    hw = load_hardware() if hw is None else hw
-    pieces, names, notes = [], [], []
-    unsized = [b.name for b in kernel.buffers if b.kind == "scratch" and b.size is None]
+def _scratch_sizes(kernel: Kernel, notes: list[str]) -> dict[str, int]:
+    """Each scratch buffer's bytes: the module's ``allocation.size``, else Triton's rule
+    (`wgpsim.hw.scratch`); a buffer wgpsim cannot size is left out, with a note."""
+    by_buffer = {op.buffer: op for op in kernel.ops if op.direction == "scratch"}
+    sizes = {}
+    for b in kernel.buffers:
+        if b.kind != "scratch":
+            continue
+        if b.size is not None:
+            sizes[b.name] = b.size
+        elif b.name in by_buffer:
+            try:
+                sizes[b.name] = scratch_bytes(by_buffer[b.name], kernel.threads_per_warp)
+            except (WgpsimError, KeyError, ValueError) as err:  # a layout or type not modelled
+                notes.append(f"{b.name}: scratch not sized: {err!s}")
+    unsized = [b.name for b in kernel.buffers if b.kind == "scratch" and b.name not in sizes]
     if unsized:
         notes.append(
             f"{len(unsized)} op(s) may use LDS scratch that wgpsim does not size: lds_bytes "
             "counts the other buffers"
         )
-    for b in kernel.buffers:
-        if b.kind == "scratch" and b.size is not None:
-            pieces.append(Buffer(b.name, b.size, SCRATCH_ALIGNMENT, b.live))
+    return sizes
+
+
+def _in_triton_order(kernel: Kernel) -> list:
+    """The buffers in the order Triton's allocator collects them: the explicit ones, then the
+    scratch ones, each in program pre-order (an op with a region before what it holds)."""
+    first_line = {op.buffer: op.line for op in kernel.ops if op.direction == "scratch"}
+    explicit = [b for b in kernel.buffers if b.kind != "scratch"]
+    scratch = [b for b in kernel.buffers if b.kind == "scratch"]
+    return explicit + sorted(scratch, key=lambda b: first_line.get(b.name, b.line))
+
+
+def allocate_kernel(kernel: Kernel, hw: HardwareConfig | None = None) -> KernelAllocation:
+    """wgpsim's allocation of the kernel's buffers, and the offsets the ops use."""
+    hw = load_hardware() if hw is None else hw
+    pieces, names, notes = [], [], []
+    scratch = _scratch_sizes(kernel, notes)
+    zero = {name for name, size in scratch.items() if size == 0}
+    for b in _in_triton_order(kernel):
+        if b.kind == "scratch" and scratch.get(b.name):
+            pieces.append(Buffer(b.name, scratch[b.name], SCRATCH_ALIGNMENT, b.live))
             names.append(b.name)
             continue
         if b.kind != "explicit":
@@ -124,7 +154,10 @@ def allocate_kernel(kernel: Kernel, hw: HardwareConfig | None = None) -> KernelA
     module = None
     if kernel.allocated:
         module = {b.name: b.offsets for b in kernel.buffers if b.offsets is not None}
-    skipped = len(names) < sum(b.kind == "explicit" or b.size is not None for b in kernel.buffers)
+    for name in zero:
+        sizes[name] = ()
+    wanted = sum(b.kind in ("explicit", "scratch") for b in kernel.buffers) - len(zero)
+    skipped = len(names) < wanted
     lds = allocation.size if allocation is not None and not skipped else None
     if not pieces and not skipped:
         lds = 0

@@ -44,6 +44,8 @@ SCRATCH_LDS_OPS = (
     "tt.gather",
     "tt.atomic_rmw",
     "tt.atomic_cas",
+    "amdg.buffer_atomic_rmw",
+    "amdg.buffer_atomic_cas",
 )
 #: Views: a memdesc that reads a region of its source's allocation.
 VIEW_OPS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape")

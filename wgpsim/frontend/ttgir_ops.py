@@ -300,7 +300,7 @@ class OpSemantics:
             attrs.append(("efficient_layout", "efficient_layout" in body))
         if op.name == "ttg.convert_layout":
             attrs.append(("use_padded_scratch_shmem", "amdgpu.use_padded_scratch_shmem" in body))
-        if op.name in ("tt.atomic_rmw", "tt.atomic_cas"):
+        if "atomic" in op.name:
             pointee = re.search(r"!tt\.ptr<(\w+)>", ins)
             attrs.append(("elem_type", pointee.group(1) if pointee else None))
             attrs.append(("result_used", None))  # filled in when the module is read
@@ -312,7 +312,7 @@ class OpSemantics:
             "line": op.line,
             "op_id": -1,
             "memdesc": None,
-            "tensor": (values or tensors or [None])[0],
+            "tensor": (values or tensors or results[:1] or [None])[0],
             "result": results[0] if results else None,
             "attrs": tuple(attrs),
             "buffer": buffer,

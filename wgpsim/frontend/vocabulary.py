@@ -98,6 +98,8 @@ SCRATCH_OPS = frozenset(
         "tt.gather",
         "tt.atomic_rmw",
         "tt.atomic_cas",
+        "amdg.buffer_atomic_rmw",
+        "amdg.buffer_atomic_cas",
         "amdg.in_thread_transpose",
         "ttg.warp_specialize",
         "tt.print",
