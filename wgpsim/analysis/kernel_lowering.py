@@ -331,7 +331,10 @@ def _lower_scratch(kernel: Kernel, op: LdsOp, alloc: KernelAllocation) -> OpLowe
 
 def _lower_convert(op: LdsOp, base: int) -> ScratchLowering:
     src, dst = op.tensor, op.result
-    return lower_convert(src.encoding, dst.encoding, src.shape, elem_bits(src.dtype), base=base)
+    bits = elem_bits(src.dtype)
+    return lower_convert(
+        src.encoding, dst.encoding, src.shape, bits, base=base, through_lds=True
+    )  # it has scratch: Triton converts through LDS
 
 
 def _lower_reduce(op: LdsOp, base: int) -> ScratchLowering:

@@ -244,14 +244,20 @@ def lower_convert(
     *,
     base: int = 0,
     num_banks: int = NUM_BANKS,
+    through_lds: bool | None = None,
 ) -> ScratchLowering:
     """The LDS steps of ``ttg.convert_layout`` of a ``shape`` ``dtype`` tensor from ``src`` to
-    ``dst`` (encodings, ``#ttg.*`` text or LinearLayouts) through scratch at byte ``base``; no
-    steps when the data stays within each warp (`crosses_warps`)."""
+    ``dst`` (encodings, ``#ttg.*`` text or LinearLayouts) through scratch at byte ``base``.
+    ``through_lds`` says whether Triton converts through LDS (the kernel model knows: it
+    gave the op scratch, `wgpsim.hw.scratch.cvt_needs_shared_memory`); None decides by
+    `crosses_warps` alone, which misses the in-warp conversions Triton also routes through
+    LDS (two or more register<->lane transpositions). No steps when it does not."""
     shape = parse_shape(shape)
     bits = dtype_bits(dtype) if isinstance(dtype, str) else int(dtype)
     src_ll, dst_ll = thread_layout(src, shape), thread_layout(dst, shape)
-    if not crosses_warps(src_ll, dst_ll):
+    if through_lds is None:
+        through_lds = crosses_warps(src_ll, dst_ll)
+    if not through_lds:
         return ScratchLowering("ttg.convert_layout", ())
     steps, tile = convert_steps(src_ll, dst_ll, bits, base, num_banks)
     return ScratchLowering("ttg.convert_layout", tuple(steps), (tile,))
