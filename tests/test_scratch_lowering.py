@@ -18,7 +18,7 @@ from pathlib import Path
 
 import corpus
 import pytest
-from corpus.ttgir_text import aliases, resolve
+from corpus.ttgir_text import aliases, resolve, split_top, tensor
 
 from wgpsim.trace.lowering import PLAIN_LOADS, PLAIN_STORES
 from wgpsim.trace.scratch_lowering import BARRIER, lower_convert, lower_reduce
@@ -27,7 +27,6 @@ FIXTURES = Path(__file__).parent / "fixtures" / "scratch_lowering"
 CASES = sorted((FIXTURES / "cases").glob("*.ttgir"))
 REDUCES = sorted((FIXTURES / "reduce_cases").glob("*.ttgir"))
 BITS = {"f16": 16, "bf16": 16, "i8": 8, "i32": 32, "f32": 32, "i64": 64}
-_REDUCE = re.compile(r"\(tensor<([\dx]+)x(\w+), (.*)>\) -> tensor<[\dx]+x\w+, (.*)>")
 _CONVERT = re.compile(
     r"ttg\.convert_layout %\w+ : tensor<([\dx]+)x(\w+), (.*)> -> tensor<[\dx]+x\w+, (.*)>$", re.M
 )
@@ -85,15 +84,23 @@ def _triton_steps(accesses: list) -> list:
     return steps
 
 
+def _reduce_of(text: str) -> tuple[str, str, tuple[int, ...], list[int], int]:
+    """src, result encodings, shape, element bits of each operand and axis of the module's
+    tt.reduce (one or more operands)."""
+    sig = re.search(r"\}\) : \((.*)\) -> \(?(.*?)\)?$", text, re.M)
+    ins = [tensor(t) for t in split_top(sig.group(1))]
+    outs = [tensor(t) for t in split_top(sig.group(2))]
+    axis = int(re.search(r"axis = (\d+) : i32}>", text).group(1))
+    bits = [BITS[t.elem] for t in ins]
+    return ins[0].encoding, outs[0].encoding, ins[0].shape, bits, axis
+
+
 def _lowering_of(path: Path):
     """wgpsim's lowering of the fixture module's one convert_layout or tt.reduce."""
     text = path.read_text()
     if path.parent.name == "cases":
         return lower_convert(*_convert_of(text))
-    m = _REDUCE.search(text)
-    shape = tuple(int(s) for s in m.group(1).split("x"))
-    axis = int(re.search(r"axis = (\d+) : i32}>", text).group(1))
-    return lower_reduce(m.group(3), m.group(4), shape, BITS[m.group(2)], axis)
+    return lower_reduce(*_reduce_of(text))
 
 
 @pytest.mark.parametrize("path", CASES + REDUCES, ids=lambda p: p.stem)
@@ -118,9 +125,10 @@ def test_addresses_match_triton(path):
 def test_reduce_fixtures_cover_both_conversions():
     """The reduce fixtures hold reductions with one conversion (the partials fit broadcast
     lanes, or the gathered layout is the result's) and with a second one into the result's
-    layout, over 4 and 8 warps, 16- and 32-bit, blocked and WMMA sources."""
+    layout, over 4 and 8 warps, 16- and 32-bit, blocked and WMMA sources, one and two operands
+    (an argmax: f16 or f32 values and i32 indices, each in its own part of the scratch)."""
     tiles = [len(_lowering_of(p).tiles) for p in REDUCES]
-    assert sorted(set(tiles)) == [1, 2] and len(REDUCES) == 8
+    assert sorted(set(tiles)) == [1, 2] and len(REDUCES) == 10
 
 
 def test_a_reduce_within_warps_has_no_scratch_steps():

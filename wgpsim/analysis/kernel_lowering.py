@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.errors import LayoutError, WgpsimError
+from wgpsim.errors import WgpsimError
 from wgpsim.frontend.model import Kernel, LdsOp, elem_bits
 from wgpsim.hw.alloc import Allocation, Buffer, allocate_on, tensor_buffers
 from wgpsim.hw.config import HardwareConfig, load_hardware
@@ -339,12 +339,9 @@ def _lower_convert(op: LdsOp, base: int) -> ScratchLowering:
 
 def _lower_reduce(op: LdsOp, base: int) -> ScratchLowering:
     src, dst = op.tensor, op.result
-    if op.attr("operands", 1) != 1:
-        raise LayoutError(f"a tt.reduce of {op.attr('operands')} operands is not modelled")
+    bits = [elem_bits(t) for t in op.attr("elem_types", (src.dtype,))]
     axis = op.attr("axis")
-    return lower_reduce(
-        src.encoding, dst.encoding, src.shape, elem_bits(src.dtype), axis, base=base
-    )
+    return lower_reduce(src.encoding, dst.encoding, src.shape, bits, axis, base=base)
 
 
 SCRATCH_LOWERINGS = {"ttg.convert_layout": _lower_convert, "tt.reduce": _lower_reduce}

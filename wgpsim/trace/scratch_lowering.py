@@ -309,11 +309,34 @@ def reduce_layouts(
     return partials, gathered, reduced
 
 
+REDUCE_SCRATCH_ALIGN = 16
+"""Byte alignment of each operand's part of a reduce's scratch (``kReduceScratchAlign``)."""
+
+
+def _operand_steps(
+    src: LinearLayout, dst: LinearLayout, bits: Sequence[int], base: int, num_banks: int
+) -> tuple[list[Lowering | str], list[ScratchTile]]:
+    """One conversion of every operand of a reduce, each through its own part of the scratch
+    (``getSmemBaseOffsets``: the widest operands first, each part 16-byte aligned), in operand
+    order: store, barrier, load each."""
+    mem = [max(b, 8) for b in bits]
+    tiles = [scratch_tile(src, dst, b, num_banks) for b in mem]
+    offsets, at = [0] * len(mem), 0
+    for i in sorted(range(len(mem)), key=lambda i: -mem[i]):
+        at = -(-at // REDUCE_SCRATCH_ALIGN) * REDUCE_SCRATCH_ALIGN
+        offsets[i] = at
+        at += tiles[i].elems * mem[i] // 8
+    steps: list[Lowering | str] = []
+    for i, b in enumerate(mem):
+        steps += convert_steps(src, dst, b, base + offsets[i], num_banks)[0]
+    return steps, tiles
+
+
 def lower_reduce(
     src: Any,
     dst: Any,
     shape: str | Sequence[int],
-    dtype: str | int,
+    dtype: str | int | Sequence[str | int],
     axis: int,
     *,
     base: int = 0,
@@ -322,20 +345,21 @@ def lower_reduce(
     """The LDS steps of a ``tt.reduce`` along ``axis`` of a ``shape`` tensor in layout ``src``
     whose result has layout ``dst``: the partials of the warps along the axis through scratch
     into one warp (`reduce_layouts`), a barrier, and, unless that already is ``dst``, a second
-    conversion into ``dst`` through the same scratch. No steps when the reduction stays within
-    each warp."""
+    conversion into ``dst`` through the same scratch. ``dtype`` may list one element type per
+    operand (an argmax reduces values and indices): each conversion then moves every operand
+    in turn. No steps when the reduction stays within each warp."""
     shape = parse_shape(shape)
-    bits = dtype_bits(dtype) if isinstance(dtype, str) else int(dtype)
+    dtypes = [dtype] if isinstance(dtype, str | int) else list(dtype)
+    bits = [dtype_bits(d) if isinstance(d, str) else int(d) for d in dtypes]
     layouts = reduce_layouts(thread_layout(src, shape), axis)
     if layouts is None:
         return ScratchLowering("tt.reduce", ())
     partials, gathered, reduced = layouts
-    steps, tile = convert_steps(partials, gathered, bits, base, num_banks)
-    tiles = [tile]
+    steps, tiles = _operand_steps(partials, gathered, bits, base, num_banks)
     out_shape = [s for i, s in enumerate(shape) if i != axis]
     result = thread_layout(dst, out_shape)
     if _bases(reduced) != _bases(result):
-        more, tile = convert_steps(reduced, result, bits, base, num_banks)
+        more, last = _operand_steps(reduced, result, bits, base, num_banks)
         steps += [BARRIER, *more]
-        tiles.append(tile)
+        tiles += last
     return ScratchLowering("tt.reduce", tuple(steps), tuple(tiles))
