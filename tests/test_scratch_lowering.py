@@ -173,3 +173,37 @@ def test_which_converts_go_through_lds():
         got.append((name, bool(low.steps), given))
     assert all(lowered == given for _, lowered, given in got), got
     assert sum(given for *_, given in got) == 5 and len(got) == 9
+
+
+#: Compiles of tests/fixtures/scratch (written for scratch sizing) whose only scratch ops are
+#: convert_layout and tt.reduce, with nothing else wgpsim leaves out (no ds_bpermute, no dead
+#: reduce result): `wgpsim kernel`'s instruction totals must be the assembly's.
+LOWERED_COMPILES = (
+    "alloc_reduce_alloc_fp32",
+    "argmax_axis1_fp16_w8",
+    "cvt_blocked_t_fp16_w8",
+    "cvt_blocked_t_fp32",
+    "cvt_blocked_to_wmma_fp16",
+    "cvt_warps_fp32",
+    "cvt_wmma_to_blocked_fp32",
+    "dot_colmax_fp16_w8",
+    "dot_rowmax_fp16",
+    "layer_norm_fp16",
+    "loop_colsum_fp32_w8",
+    "sum_axis0_fp16_w8",
+    "sum_axis1_fp16_w8",
+    "sum_axis1_fp32",
+)
+
+
+@pytest.mark.parametrize("name", LOWERED_COMPILES)
+def test_kernel_totals_equal_the_assembly(name):
+    """Every scratch op with scratch is lowered, and the kernel's ds_* totals per warp are the
+    assembly's."""
+    from wgpsim.analysis.kernel_report import kernel_report
+
+    rep = kernel_report(Path(__file__).parent / "fixtures" / "scratch" / name)
+    scratch = [op for op in rep.ops if op["op"] in ("ttg.convert_layout", "tt.reduce")]
+    assert any(op["modelled"] for op in scratch)
+    assert all(op["modelled"] or "needs no LDS scratch" in op["note"] for op in scratch)
+    assert rep.instruction_totals() == rep.extras["assembly"]["totals"]
