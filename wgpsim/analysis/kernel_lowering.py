@@ -46,7 +46,12 @@ from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.lowering import Lowering, lower
 from wgpsim.trace.lowering_packed import lower_packed_transposed
-from wgpsim.trace.scratch_lowering import ScratchLowering, lower_convert, lower_reduce
+from wgpsim.trace.scratch_lowering import (
+    ScratchLowering,
+    lower_atomic,
+    lower_convert,
+    lower_reduce,
+)
 from wgpsim.trace.trace import Trace, TraceBuilder
 
 __all__ = [
@@ -309,16 +314,17 @@ def _lower_scratch(kernel: Kernel, op: LdsOp, alloc: KernelAllocation) -> OpLowe
         return OpLowering(op, None, {}, note="needs no LDS scratch (Triton gives it none)")
     if op.attr("use_padded_scratch_shmem"):
         return OpLowering(op, None, {}, note="AMD's padded scratch layout is not modelled")
-    lower_fn = SCRATCH_LOWERINGS.get(op.op)
+    lower_fn = SCRATCH_LOWERINGS.get("atomic" if "atomic" in op.op else op.op)
     if lower_fn is None:
         return OpLowering(op, None, {}, note=f"{op.op}: its scratch traffic is not lowered yet")
-    if op.tensor is None or op.tensor.encoding is None or op.result is None:
+    scalar = op.result is None and "atomic" in op.op
+    if not scalar and (op.tensor is None or op.tensor.encoding is None or op.result is None):
         return OpLowering(op, None, {}, note="a layout of the op is not modelled")
     offsets = alloc.offsets.get(op.buffer)
     note = "" if offsets else "the scratch buffer has no offset: addresses from byte 0"
     bases = tuple(offsets) if offsets else (0,)
     try:
-        low = lower_fn(op, bases[0])
+        low = lower_fn(op, bases[0], kernel.num_warps)
         low._check_alignment()
     except WgpsimError as err:
         return OpLowering(op, None, {}, bases=bases, note=str(err))
@@ -329,7 +335,7 @@ def _lower_scratch(kernel: Kernel, op: LdsOp, alloc: KernelAllocation) -> OpLowe
     )
 
 
-def _lower_convert(op: LdsOp, base: int) -> ScratchLowering:
+def _lower_convert(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
     src, dst = op.tensor, op.result
     bits = elem_bits(src.dtype)
     return lower_convert(
@@ -337,15 +343,27 @@ def _lower_convert(op: LdsOp, base: int) -> ScratchLowering:
     )  # it has scratch: Triton converts through LDS
 
 
-def _lower_reduce(op: LdsOp, base: int) -> ScratchLowering:
+def _lower_reduce(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
     src, dst = op.tensor, op.result
     bits = [elem_bits(t) for t in op.attr("elem_types", (src.dtype,))]
     axis = op.attr("axis")
     return lower_reduce(src.encoding, dst.encoding, src.shape, bits, axis, base=base)
 
 
-SCRATCH_LOWERINGS = {"ttg.convert_layout": _lower_convert, "tt.reduce": _lower_reduce}
-"""Scratch ops wgpsim lowers, by op name: ``(op, scratch base byte) -> ScratchLowering``."""
+def _lower_atomic(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
+    res = op.result
+    layout, shape = (res.encoding, res.shape) if res is not None else (None, ())
+    dtype = elem_bits(op.attr("elem_type", res.dtype if res is not None else "i32"))
+    return lower_atomic(layout, shape, dtype, num_warps=num_warps, base=base)
+
+
+SCRATCH_LOWERINGS = {
+    "ttg.convert_layout": _lower_convert,
+    "tt.reduce": _lower_reduce,
+    "atomic": _lower_atomic,
+}
+"""Scratch ops wgpsim lowers, by op name (every atomic as ``atomic``):
+``(op, scratch base byte, warps) -> ScratchLowering``."""
 
 
 def op_trace(low: Lowering) -> Trace:

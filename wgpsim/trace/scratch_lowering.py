@@ -25,13 +25,14 @@ one element.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from wgpsim.layout.addresses import linear_of
+from wgpsim.layout.bits import log2
 from wgpsim.layout.dtypes import dtype_bits, parse_shape
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.layout.notation import parse_any
@@ -40,7 +41,15 @@ from wgpsim.trace.lowering import Issued, Lowering, lower_offsets
 from wgpsim.trace.swizzling import ScratchTile, flat_bases, scratch_tile
 from wgpsim.trace.trace import Trace, TraceBuilder
 
-__all__ = ["BARRIER", "ScratchLowering", "crosses_warps", "lower_convert", "thread_layout"]
+__all__ = [
+    "BARRIER",
+    "ScratchLowering",
+    "crosses_warps",
+    "lower_atomic",
+    "lower_convert",
+    "lower_reduce",
+    "thread_layout",
+]
 
 BARRIER = "barrier"
 """A workgroup barrier between two steps (``s_barrier_signal`` + ``s_barrier_wait``)."""
@@ -363,3 +372,62 @@ def lower_reduce(
         steps += [BARRIER, *more]
         tiles += last
     return ScratchLowering("tt.reduce", tuple(steps), tuple(tiles))
+
+
+def _only(low: Lowering, active: np.ndarray) -> Lowering:
+    """``low`` with the lanes where ``active[warp, lane]`` is False inactive (address -1)."""
+    addresses = np.where(active[:, None, :], low.addresses, -1)
+    addresses.flags.writeable = False
+    return replace(low, addresses=addresses, issued=None)
+
+
+def _owners(layout: LinearLayout) -> np.ndarray:
+    """``[warp, lane]``: the threads that own their elements first (every broadcast lane and
+    warp bit 0), the threads whose atomic result Triton writes to scratch."""
+    mask = {
+        d: sum(1 << i for i, b in enumerate(layout.get_bases(d)) if not any(b))
+        for d in ("lane", "warp")
+    }
+    warps = 1 << len(layout.get_bases("warp"))
+    w, lane = np.arange(warps)[:, None], np.arange(32)[None, :]
+    return ((w & mask["warp"]) == 0) & ((lane & mask["lane"]) == 0)
+
+
+def lower_atomic(
+    result: Any | None,
+    shape: str | Sequence[int],
+    dtype: str | int,
+    *,
+    num_warps: int,
+    base: int = 0,
+) -> ScratchLowering:
+    """The LDS steps of an atomic (``tt.atomic_rmw``, ``tt.atomic_cas``,
+    ``amdg.buffer_atomic_*``) whose result is used, as Triton 3.9.0 lowers it on AMD: a barrier,
+    then the threads that did the atomic store its old value into scratch (a scalar: lane 0
+    of warp 0, at ``base``; a tensor in layout ``result``: each element's first owner, at the
+    element's index), a barrier, and every thread loads the values it holds. Checked on a
+    scalar and a 1-D tensor of 32 elements over 128 threads (lane by lane)."""
+    bits = max(dtype_bits(dtype) if isinstance(dtype, str) else int(dtype), 8)
+    if result is None:
+        one = LinearLayout.from_bases(
+            {"register": [], "lane": [[0]] * 5, "warp": [[0]] * log2(num_warps)},
+            ["offset"],
+            [1],
+            require_surjective=False,
+        )
+        load = lower_offsets(one, bits, base, store=False, reason="an atomic's old value")
+        first = np.zeros((num_warps, 32), dtype=bool)
+        first[0, 0] = True
+        store = _only(
+            lower_offsets(one, bits, base, store=True, reason="an atomic's old value"), first
+        )
+        return ScratchLowering("atomic", (BARRIER, store, BARRIER, load))
+    layout = thread_layout(result, parse_shape(shape))
+    flat = {d: [[b] for b in flat_bases(layout, d)] for d in THREAD_DIMS}
+    cvt = LinearLayout.from_bases(
+        flat, ["offset"], [layout.total_out_size], require_surjective=False
+    )
+    why = "an atomic's old values shared through scratch"
+    store = _only(lower_offsets(cvt, bits, base, store=True, reason=why), _owners(layout))
+    load = lower_offsets(cvt, bits, base, store=False, reason=why)
+    return ScratchLowering("atomic", (BARRIER, store, BARRIER, load))
