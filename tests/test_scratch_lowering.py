@@ -177,10 +177,13 @@ def test_which_converts_go_through_lds():
 
 
 #: Compiles of tests/fixtures/scratch (written for scratch sizing) whose only scratch ops are
-#: convert_layout and tt.reduce, with nothing else wgpsim leaves out (no ds_bpermute, no dead
-#: reduce result): `wgpsim kernel`'s instruction totals must be the assembly's.
+#: convert_layout, tt.reduce and atomics, with nothing else wgpsim leaves out (no ds_bpermute,
+#: no dead reduce result): `wgpsim kernel`'s instruction totals must be the assembly's.
 LOWERED_COMPILES = (
     "alloc_reduce_alloc_fp32",
+    "atomic_add_scalar",
+    "atomic_add_used_32",
+    "atomic_cas_scalar",
     "argmax_axis1_fp16_w8",
     "cvt_blocked_t_fp16_w8",
     "cvt_blocked_t_fp32",
@@ -204,7 +207,8 @@ def test_kernel_totals_equal_the_assembly(name):
     from wgpsim.analysis.kernel_report import kernel_report
 
     rep = kernel_report(Path(__file__).parent / "fixtures" / "scratch" / name)
-    scratch = [op for op in rep.ops if op["op"] in ("ttg.convert_layout", "tt.reduce")]
+    kinds = ("ttg.convert_layout", "tt.reduce", "atomic")
+    scratch = [op for op in rep.ops if any(k in op["op"] for k in kinds)]
     assert any(op["modelled"] for op in scratch)
     assert all(op["modelled"] or "needs no LDS scratch" in op["note"] for op in scratch)
     assert rep.instruction_totals() == rep.extras["assembly"]["totals"]
