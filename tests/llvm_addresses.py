@@ -57,12 +57,17 @@ class Unknown(Exception):
 def lds_loads(module: str, num_threads: int) -> list[tuple[str, np.ndarray]]:
     """(instruction, int64 byte address per thread) of every LDS load, in program order.
     ``instruction``: ``llvm.load <type>`` or the intrinsic's name."""
-    return [(name, a) for name, a in lds_accesses(module, num_threads) if "store" not in name]
+    return [
+        (name, a)
+        for name, a in lds_accesses(module, num_threads)
+        if "store" not in name and "atomicrmw" not in name
+    ]
 
 
 def lds_accesses(module: str, num_threads: int) -> list[tuple[str, np.ndarray | None]]:
-    """Every LDS load, store and barrier in program order: (``llvm.load <type>`` /
-    ``llvm.store <type>`` / an intrinsic's name, int64 byte address per thread), and
+    """Every LDS load, store, atomic and barrier in program order: (``llvm.load <type>`` /
+    ``llvm.store <type>`` / ``llvm.atomicrmw <kind> <type>`` / an intrinsic's name, int64 byte
+    address per thread), and
     (``barrier``, None) for each ``rocdl.s.barrier``."""
     tid = np.arange(num_threads, dtype=np.int64)
     env: dict[str, object] = {}
@@ -144,6 +149,12 @@ def lds_accesses(module: str, num_threads: int) -> list[tuple[str, np.ndarray | 
                     env[res] = None
                 else:
                     env[res] = None
+            elif op == "llvm.atomicrmw" and "!llvm.ptr<3>" in rest:
+                kind = rest.split()[0]
+                ty = rest.rsplit(",", 1)[1].strip()
+                where = np.broadcast_to(val(refs[0]), tid.shape).copy()
+                loads.append((f"llvm.atomicrmw {kind} {ty}", where))
+                env[res] = None
             elif op == "llvm.load" and "!llvm.ptr<3>" in rest:
                 ty = rest.split("->")[1].strip()
                 loads.append((f"llvm.load {ty}", np.broadcast_to(val(refs[0]), tid.shape).copy()))
