@@ -22,7 +22,8 @@ import pytest
 from corpus.ttgir_text import aliases, resolve, split_top, tensor
 
 from wgpsim.trace.lowering import PLAIN_LOADS, PLAIN_STORES
-from wgpsim.trace.scratch_lowering import BARRIER, lower_convert, lower_reduce
+from wgpsim.trace.scratch_lowering import BARRIER, lower_convert
+from wgpsim.trace.scratch_reduce import lower_reduce
 
 FIXTURES = Path(__file__).parent / "fixtures" / "scratch_lowering"
 CASES = sorted((FIXTURES / "cases").glob("*.ttgir"))

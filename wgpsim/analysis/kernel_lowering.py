@@ -46,12 +46,8 @@ from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.lowering import Lowering, lower
 from wgpsim.trace.lowering_packed import lower_packed_transposed
-from wgpsim.trace.scratch_lowering import (
-    ScratchLowering,
-    lower_atomic,
-    lower_convert,
-    lower_reduce,
-)
+from wgpsim.trace.scratch_lowering import ScratchLowering, lower_convert
+from wgpsim.trace.scratch_reduce import lower_atomic, lower_reduce
 from wgpsim.trace.trace import Trace, TraceBuilder
 
 __all__ = [
