@@ -89,8 +89,8 @@ def test_bad_iterations_is_one_line(capsys):
 
 
 def test_readme_quotes_the_sentences_the_tool_prints(capsys):
-    """The README's GEMM story quotes the loop-timing sentence of both kernels as printed."""
-    readme = (EXAMPLES.parents[1] / "README.md").read_text()
+    """docs/USAGE.md's GEMM story quotes the loop-timing sentence of both kernels as printed."""
+    readme = (EXAMPLES.parents[1] / "docs" / "USAGE.md").read_text()
     for name in ("gemm_tdm_standard", "gemm_tdm_partitioned"):
         assert main(["kernel", str(EXAMPLES / name), "--loop-timing"]) == 0
         out = capsys.readouterr().out

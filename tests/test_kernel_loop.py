@@ -100,7 +100,7 @@ def test_traced_iterations_hold_the_body(case, loop):
             assert lt.counts(w, i) == body.counts()
     ds = body.counts(("ds",))
     assert len(prog.unmatched) == UNMATCHED.get(case.name, 0) * (not body.is_loop or 1)
-    assert all("\n" not in u and u.startswith("unmatched: ") for u in prog.unmatched)
+    assert all("\n" not in str(u) and str(u).startswith("unmatched: ") for u in prog.unmatched)
     rows = (lt.trace.warp == 0) & (lt.iteration == 0) & (lt.what == "lds")
     assert rows.sum() == sum(ds.values()) - len(prog.unmatched)
     assert [OPS[c] for c in lt.trace.op[rows]] == list(lt.mnemonic[rows])

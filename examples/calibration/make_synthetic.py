@@ -1,4 +1,4 @@
-"""Write the synthetic measurements the README's calibration walk-through fits.
+"""Write the synthetic measurements the calibration walk-through of docs/USAGE.md fits.
 
 They are NOT measured on hardware: they are what wgpsim predicts for a pretend device whose LDS
 latency is 40, barrier 15 and lane grouping Triton's, three runs per probe, with seeded Gaussian

@@ -465,7 +465,9 @@ def _convert_modules(op: tt.Op, header: list[str], attrs: str) -> tuple[str, str
 # ---------------------------------------------------------------------------- parent side
 
 
-def _run_child(args: list[str]) -> tuple[dict | None, str]:
+def _run_child(args: list[str], script: str = __file__) -> tuple[dict | None, str]:
+    """Run ``script --child ARGS`` in a fresh process with its own Triton cache (and the MLIR
+    dump a compile reads its post-allocation module from); its last stdout line is JSON."""
     env = dict(os.environ)
     scratch = tempfile.mkdtemp(prefix="wgpsim-corpus-")
     env.update(
@@ -477,7 +479,7 @@ def _run_child(args: list[str]) -> tuple[dict | None, str]:
     )
     try:
         proc = subprocess.run(
-            [sys.executable, __file__, "--child", *args],
+            [sys.executable, script, "--child", *args],
             capture_output=True,
             text=True,
             timeout=TIMEOUT,

@@ -6,9 +6,9 @@ probability down rather than strictly to zero"). The engines' drift model ``unif
 every trace row by 0..``jitter_cycles`` cycles drawn from ``default_rng(seed)``; each seed is
 one possible drift. Over ``seeds`` runs, :func:`conflict_rate` reports the partition-conflict
 rate, partition-stall cycles per pass (a pair stalled one cycle on a partition in use is one
-stall cycle), and the measured cycles, each as a mean with its sample standard deviation and a
-Student-t confidence interval of the mean, ``mean +- t(1 - (1 - confidence) / 2, n - 1) x
-std / sqrt(n)``.
+stall cycle), and the simulated cycles (the clock reads' span), each as a mean with its sample
+standard deviation and a Student-t confidence interval of the mean,
+``mean +- t(1 - (1 - confidence) / 2, n - 1) x std / sqrt(n)``.
 
 Four warps each read 8 x 256 B with ``ds_load_b64``; in ``shared`` every row lies in partition
 0, in ``apart`` pair A's rows (warps 0 and 2) lie in partition 0 and pair B's in partition 1:
@@ -143,7 +143,7 @@ class MeanCI:
 @dataclass(frozen=True, eq=False)
 class DriftEstimate:
     """One trace under one jitter over several seeds: the partition-conflict rate (stall
-    cycles per pass) and the measured cycles, each a :class:`MeanCI`; ``runs`` has one row per
+    cycles per pass) and the simulated cycles, each a :class:`MeanCI`; ``runs`` has one row per
     seed (:data:`RUN_COLUMNS`)."""
 
     jitter_cycles: int

@@ -43,14 +43,13 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from wgpsim.analysis.kernel_lowering import (
-    LOADS,
-    STORES,
+    ASYNC_COPY,
     KernelAllocation,
     OpLowering,
     allocate_kernel,
@@ -58,11 +57,13 @@ from wgpsim.analysis.kernel_lowering import (
     computed_stage,
     lower_op,
     shared_view,
+    writes_with_ds,
 )
+from wgpsim.analysis.loop_matching import Assigner, Unmatched, line_of
 from wgpsim.analysis.tdm_writes import block_rows
 from wgpsim.errors import TraceError, WgpsimError
 from wgpsim.frontend.amdgcn_loops import AsmBody, AsmInstr, loops, straight
-from wgpsim.frontend.model import SCRATCH_LDS_OPS, Kernel, LdsOp
+from wgpsim.frontend.model import Kernel, LdsOp
 from wgpsim.hw.config import HardwareConfig, load_hardware
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.trace import Trace, TraceBuilder
@@ -74,7 +75,9 @@ __all__ = [
     "Step",
     "loop_program",
     "loop_trace",
+    "op_label",
     "ttgir_program",
+    "unmatched_label",
     "wmma_cost",
 ]
 
@@ -100,7 +103,8 @@ class Step:
     ``wmma``, ``alu``, ``tdm``, ``unmatched`` ...); ``op_index`` / ``name`` / ``loc`` the TTGIR
     op of an LDS row, or of a TDM / async copy row (the one copy op of its line), else None; ``issued`` the row's instruction in that op's lowering;
     ``line`` the assembly line of its own instruction; ``copy`` which of the body's copies of
-    the TTGIR iteration it belongs to (0 unless LLVM unrolled the loop)."""
+    the TTGIR iteration it belongs to (0 unless LLVM unrolled the loop); ``label`` what the
+    loop table calls the row's op (`op_label`; `unmatched_label` for an unmatched ``ds_*``)."""
 
     op: str
     arg: int
@@ -112,6 +116,7 @@ class Step:
     name: str | None = None
     issued: int | None = None
     copy: int = 0
+    label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,7 @@ class LoopProgram:
     steps: tuple[Step, ...]
     iterations: int | None
     notes: tuple[str, ...] = ()
-    unmatched: tuple[str, ...] = ()
+    unmatched: tuple[Unmatched, ...] = ()
     asm_counts: dict[str, int] = field(default_factory=dict)
     lowerings: dict[int, OpLowering] = field(default_factory=dict, repr=False, compare=False)
     #: per op whose stage index is computed or loop-carried: (first stage, its lowering for
@@ -170,6 +175,11 @@ class KernelLoopTrace:
         return self._per_step("name")
 
     @property
+    def label(self) -> np.ndarray:
+        """What the loop table calls the row's op (`Step.label`; None for other work)."""
+        return self._per_step("label")
+
+    @property
     def loc(self) -> np.ndarray:
         """``file:line`` of the row's own assembly instruction."""
         return self._per_step("loc")
@@ -191,6 +201,25 @@ class KernelLoopTrace:
         # each step once: a TDM instruction's step spans one row per 256 B it writes
         got = Counter(m for s in np.unique(self.step[rows]) for m in self.program.steps[s].asm)
         return dict(sorted(got.items()))
+
+
+def op_label(op: LdsOp) -> str:
+    """The op and its source line, as the loop table names a row: its SSA name, else its kind
+    and index (a ``local_store`` has no result), and its ``.loc``.
+
+    >>> from wgpsim.frontend.sources import read_kernel
+    >>> k = read_kernel("tests/fixtures/async_copy/masked_fp16_s2")
+    >>> op_label(k.ops[2]), op_label(k.ops[3])
+    ('%a_84 async_copy_global_to_local (kernels.py:34)', '%a_86 local_load (kernels.py:34)')
+    """
+    kind = op.op.split(".", 1)[-1]
+    who = f"{op.name} {kind}" if op.name else f"{kind} #{op.index}"
+    return f"{who} ({op.loc.short})" if op.loc is not None else who
+
+
+def unmatched_label(u: Unmatched) -> str:
+    """The loop table's name for an unmatched ``ds_*``: its mnemonic and source line."""
+    return f"unmatched {u.mnemonic} ({u.loc})"
 
 
 # ---- costs ------------------------------------------------------------------------------------
@@ -247,60 +276,6 @@ def _cost(instr: AsmInstr, hw: HardwareConfig) -> int:
 # ---- matching ---------------------------------------------------------------------------------
 
 
-def _address_register(instr: AsmInstr) -> str:
-    parts = [p.strip() for p in re.sub(r"/\*.*?\*/", "", instr.operands).split(",")]
-    parts[-1] = parts[-1].split()[0] if parts[-1] else ""
-    store = INSTRUCTIONS[instr.mnemonic].kind == "store"
-    return parts[0] if store or len(parts) < 2 else parts[1]
-
-
-def _offset_bytes(instr: AsmInstr) -> int:
-    ins = INSTRUCTIONS[instr.mnemonic]
-    if not instr.offsets:
-        return 0
-    return instr.offsets[0] * (ins.offset_unit_bytes or 1)
-
-
-def _match_offsets(asm: list[AsmInstr], issued, picks: list[int]) -> list[int] | None:
-    """The lowering's instructions (of ``picks``) the assembly's ``asm`` are, by immediates:
-    per address register, one base that makes every offset an issued instruction's address
-    (all lanes, all warps); None if there is no such assignment."""
-    addr = issued.addresses.astype(np.int64)
-    free = list(picks)
-    out: dict[int, int] = {}
-    groups: dict[str, list[int]] = {}
-    for j, ins in enumerate(asm):
-        groups.setdefault(_address_register(ins), []).append(j)
-    for members in groups.values():
-        offs = [_offset_bytes(asm[j]) for j in members]
-        found = None
-        for k in free:
-            base = addr[:, k] - offs[0]
-            taken: list[int] = []
-            for o in offs:
-                hit = next(
-                    (
-                        q
-                        for q in free
-                        if q not in taken
-                        and np.array_equal(np.where(addr[:, q] >= 0, addr[:, q] - o, -1), base)
-                    ),
-                    None,
-                )
-                if hit is None:
-                    break
-                taken.append(hit)
-            if len(taken) == len(offs):
-                found = taken
-                break
-        if found is None:
-            return None
-        for j, q in zip(members, found, strict=True):
-            out[j] = q
-            free.remove(q)
-    return [out[j] for j in range(len(asm))]
-
-
 def _ttgir_loop(kernel: Kernel, body: AsmBody) -> tuple[int | None, str | None]:
     """The TTGIR loop the assembly's loop is: the loop op on the back-branch's line."""
     if not body.is_loop:
@@ -335,149 +310,20 @@ def _iterations(kernel: Kernel, loop_id: int | None) -> int | None:
 
 
 def _candidates(
-    kernel: Kernel, body: AsmBody, loop_id: int | None, kinds: tuple[str, ...] = LOADS + STORES
+    kernel: Kernel, body: AsmBody, loop_id: int | None, kinds: tuple[str, ...] | None = None
 ) -> list[LdsOp]:
-    ops = [op for op in kernel.ops if op.op in kinds and op.loc is not None]
+    """The LDS ops of the body's loop (every op without a loop): those that issue ``ds_*``
+    (`writes_with_ds`), or those of ``kinds``."""
+    ops = [
+        op
+        for op in kernel.ops
+        if (writes_with_ds(op) if kinds is None else op.op in kinds) and op.loc is not None
+    ]
     if not body.is_loop:
         return ops
     if loop_id is not None:
         return [op for op in ops if loop_id in op.loops]
     return [op for op in ops if op.loops]
-
-
-class _Assigner:
-    """Hands out each op's issued instructions to the assembly's ``ds_*`` of its line (see
-    the module docstring); ``copies`` counts how many times a line's ops were all used up and
-    started again (LLVM unrolled the loop)."""
-
-    def __init__(self, kernel, ops, alloc, hw):
-        self.ops = ops
-        self.by_line: dict[tuple[str, int], list[LdsOp]] = {}
-        for op in ops:
-            key = (op.loc.short.split(":")[0], op.loc.line)
-            self.by_line.setdefault(key, []).append(op)
-        self.low: dict[int, OpLowering] = {}
-        self.kernel, self.alloc, self.hw = kernel, alloc, hw
-        self.taken: dict[int, list[AsmInstr]] = {}
-        self.copies: dict[tuple[str, int], int] = {}
-        self.copy_of: dict[int, int] = {}
-
-    def lowering(self, op: LdsOp) -> OpLowering:
-        if op.index not in self.low:
-            self.low[op.index] = lower_op(self.kernel, op, self.alloc, self.hw)
-        return self.low[op.index]
-
-    def have(self, op: LdsOp, mnemonic: str) -> int:
-        low = self.lowering(op)
-        return 0 if low.lowering is None else low.lowering.issued.ops.count(mnemonic)
-
-    def left(self, op: LdsOp, mnemonic: str, copy: int = 0) -> int:
-        got = sum(i.mnemonic == mnemonic for i in self.taken.get(op.index, []))
-        return self.have(op, mnemonic) * (copy + 1) - got
-
-    def _give(self, op: LdsOp, instr: AsmInstr, copy: int = 0) -> tuple[LdsOp, str]:
-        self.taken.setdefault(op.index, []).append(instr)
-        self.copy_of[instr.line] = copy
-        return op, ""
-
-    def take(self, instr: AsmInstr) -> tuple[LdsOp | None, str]:
-        key = (instr.src_file, instr.src_line)
-        if key not in self.by_line and instr.caller in self.by_line:
-            key = instr.caller  # an inlined library function's line (tl.sum): its caller's op
-        ops = self.by_line.get(key, [])
-        copy = self.copies.get(key, 0)
-        for op in ops:
-            if self.left(op, instr.mnemonic, copy) > 0:
-                return self._give(op, instr, copy)
-        done = all(self.left(op, m, copy) == 0 for op in ops for m in self.lowering(op).counts)
-        if ops and done and any(self.have(op, instr.mnemonic) for op in ops):
-            self.copies[key] = copy + 1  # every op of the line used up: the next copy
-            return self.take(instr)
-        return None, self._why(instr, ops)
-
-    def take_unlined(self, instr: AsmInstr) -> tuple[LdsOp | None, str]:
-        """An instruction LLVM gave no line (``.loc`` 0): the one op of the body with that
-        mnemonic left, if exactly one has."""
-        cands = [op for op in self.ops if self.left(op, instr.mnemonic) > 0]
-        if len(cands) == 1:
-            return self._give(cands[0], instr)
-        why = (
-            f"LLVM gave it no source line and {len(cands)} ops of the body have a "
-            f"{instr.mnemonic} left"
-        )
-        return None, self._unmatched(instr, why)
-
-    def _why(self, instr: AsmInstr, ops: list[LdsOp]) -> str:
-        if not ops:
-            other = [
-                n.op
-                for n in self.kernel.not_modelled
-                if n.loc is not None
-                and (n.loc.short.split(":")[0], n.loc.line) == (instr.src_file, instr.src_line)
-            ]
-            why = "no TTGIR LDS op on its line"
-            if other:
-                why += f" (only {', '.join(dict.fromkeys(other))}, not modelled)"
-            return self._unmatched(instr, why)
-        parts = []
-        for op in ops:
-            low = self.lowering(op)
-            got = low.counts if low.lowering is not None else f"not lowered: {low.note}"
-            parts.append(f"{op.name or op.op} {got}")
-        return self._unmatched(
-            instr, "the ops of its line have none left (" + "; ".join(parts) + ")"
-        )
-
-    @staticmethod
-    def _unmatched(instr: AsmInstr, why: str) -> str:
-        return f"unmatched: {instr.mnemonic} at {instr.loc} (assembly line {instr.line}): {why}"
-
-    def unrolled(self) -> int:
-        """How many TTGIR iterations the body holds: the copies every matched op was used."""
-        counts = set()
-        for index, instrs in self.taken.items():
-            got = Counter(i.mnemonic for i in instrs)
-            low = self.low[index]
-            counts |= {got[m] // n for m, n in low.counts.items() if n and got[m] % n == 0}
-        return counts.pop() if len(counts) == 1 else 1
-
-    def issued_indices(self, notes: list[str]) -> dict[int, int]:
-        """Assembly line -> index of the op's issued instruction, per op, mnemonic and copy by
-        immediates, else in the lowering's order."""
-        out: dict[int, int] = {}
-        for index, instrs in self.taken.items():
-            issued = self.low[index].lowering.issued
-            for name in dict.fromkeys(i.mnemonic for i in instrs):
-                mine = [i for i in instrs if i.mnemonic == name]
-                picks = [k for k, n in enumerate(issued.ops) if n == name]
-                for c in range(0, len(mine), len(picks)):
-                    copy = mine[c : c + len(picks)]
-                    order = _match_offsets(copy, issued, picks)
-                    if order is None:
-                        op = self.low[index].op
-                        note = (
-                            f"{op.name or op.op} ({op.loc.short}): the {name} immediates do not "
-                            "match the layout's address differences; addresses in the "
-                            "lowering's order"
-                        )
-                        notes += [note] if note not in notes else []
-                        order = picks[: len(copy)]
-                    out.update({i.line: k for i, k in zip(copy, order, strict=True)})
-        return out
-
-    def leftovers(self, copies: int) -> list[str]:
-        out = []
-        for index, low in sorted(self.low.items()):
-            if low.lowering is None:
-                continue
-            got = Counter(i.mnemonic for i in self.taken.get(index, []))
-            for name, n in low.counts.items():
-                if got[name] != n * copies:
-                    out.append(
-                        f"{low.op.name or low.op.op} ({low.op.loc.short}): its lowering issues "
-                        f"{n} {name} per iteration, the body holds {got[name]} of them"
-                    )
-        return out
 
 
 # ---- programs ---------------------------------------------------------------------------------
@@ -520,9 +366,8 @@ def loop_program(
     body = pick_body(asm, loop)
     loop_id, note = _ttgir_loop(kernel, body)
     notes = [note] if note else []
-    ops = _candidates(kernel, body, loop_id, LOADS + STORES + SCRATCH_LDS_OPS)
-    assigner = _Assigner(kernel, ops, alloc, hw)
     ds = [i for i in body.instructions if i.kind == "ds"]
+    assigner = Assigner(kernel, _candidates(kernel, body, loop_id), alloc, hw, ds)
     owners = {i.line: assigner.take(i) for i in ds if i.src_line}
     owners |= {i.line: assigner.take_unlined(i) for i in ds if not i.src_line}
     issued_at = assigner.issued_indices(notes)
@@ -536,10 +381,7 @@ def loop_program(
         kind), else None and a note."""
         kind = TDM_OPS if instr.kind == "tdm" else ASYNC_OPS
         mine = [
-            op
-            for op in copies
-            if op.op in kind
-            and (op.loc.short.split(":")[0], op.loc.line) == (instr.src_file, instr.src_line)
+            op for op in copies if op.op in kind and line_of(op) == (instr.src_file, instr.src_line)
         ]
         if len(mine) == 1:
             return mine[0]
@@ -620,15 +462,18 @@ def loop_program(
                     name=name,
                     issued=n % len(per[0]),
                     copy=n // len(per[0]),
+                    label=op_label(op),
                 )
             else:
                 seen_tdm |= k == "tdm"
-                add("delay", _cost(instr, hw), instr, k, op_index=index, name=name)
+                label = op_label(op) if op is not None else None
+                add("delay", _cost(instr, hw), instr, k, op_index=index, name=name, label=label)
         elif k == "ds":
             op, why = owners[instr.line]
             if op is None or instr.mnemonic not in INSTRUCTIONS:
-                unmatched.append(why or f"unmatched: {instr.mnemonic} at {instr.loc}: not modelled")
-                add("delay", hw.costs.valu, instr, "unmatched")
+                why = why or Unmatched(instr.mnemonic, instr.line, instr.loc, "not modelled")
+                unmatched.append(why)
+                add("delay", hw.costs.valu, instr, "unmatched", label=unmatched_label(why))
             else:
                 add(
                     instr.mnemonic,
@@ -637,6 +482,7 @@ def loop_program(
                     "lds",
                     op_index=op.index,
                     name=op.name,
+                    label=op_label(op),
                     issued=issued_at[instr.line],
                     copy=assigner.copy_of[instr.line],
                 )
@@ -645,26 +491,15 @@ def loop_program(
     flush_run()
     if pending:  # free instructions at the end ride on the last step
         if steps:
-            last = steps[-1]
-            steps[-1] = Step(
-                last.op,
-                last.arg,
-                (*last.asm, *pending),
-                last.what,
-                last.loc,
-                last.line,
-                last.op_index,
-                last.name,
-                last.issued,
-            )
+            steps[-1] = replace(steps[-1], asm=(*steps[-1].asm, *pending))
         else:
             steps.append(Step("delay", 0, tuple(pending), "alu"))
-    notes += assigner.leftovers(unrolled)
+    notes += assigner.notes + assigner.leftovers(unrolled)
     if seen_tdm:
         notes.append(TDM_NOTE)
     if seen_async:
         notes.append(ASYNC_NOTE)
-    staged = _staged(kernel, assigner.low, alloc, hw, notes) if body.is_loop else {}
+    staged = _staged(kernel, assigner, alloc, hw, notes) if body.is_loop else {}
     lowered = [
         lo
         for i, lo in assigner.low.items()
@@ -691,14 +526,16 @@ def loop_program(
     )
 
 
-def _staged(kernel, lows, alloc, hw, notes: list[str]) -> dict[int, tuple[int, tuple]]:
+def _staged(kernel, assigner, alloc, hw, notes: list[str]) -> dict[int, tuple[int, tuple]]:
     """Per op that reads a multi-buffered alloc through a computed stage index or a
     loop-carried view: (first stage, its lowering for every stage). Assumption: the index
     advances by one stage per iteration, so TTGIR iteration t reads stage (first + t) mod
     stages (the Gluon GEMM's ``s = k % 2`` from 0; Triton's pipeliner carries the view of
-    ``memdesc_index`` at an index it increments modulo the buffers, from the prologue's)."""
+    ``memdesc_index`` at an index it increments modulo the buffers, from the prologue's). An
+    async copy's ``other`` store into a computed stage writes stage (stages - 1 + t) mod
+    stages, as a TDM copy does (`_TdmRows.stages`)."""
     out = {}
-    for index, low in lows.items():
+    for index, low in assigner.low.items():
         op = low.op
         carried = carried_stage(op)
         if low.lowering is None or not (computed_stage(op) or carried is not None):
@@ -707,14 +544,19 @@ def _staged(kernel, lows, alloc, hw, notes: list[str]) -> dict[int, tuple[int, t
         if stages < 2:
             continue
         first = 0 if carried is None else carried
-        per = tuple(lower_op(kernel, op, alloc, hw, stage=s) for s in range(stages))
+        if op.op == ASYNC_COPY and carried is None:
+            first = stages - 1
+        per = tuple(
+            assigner.fit(op, lower_op(kernel, op, alloc, hw, stage=s)) for s in range(stages)
+        )
         if any(p.lowering is None or p.lowering.issued.ops != low.lowering.issued.ops for p in per):
             continue
         out[index] = (first, per)
         how = "computed" if carried is None else "loop-carried"
+        verb = "writes" if op.direction == "store" else "reads"
         notes.append(
             f"{op.name or op.op} ({op.loc.short}): the stage index is {how}: TTGIR iteration t "
-            f"reads stage ({first} + t) mod {stages} (assumption: it advances one per iteration)"
+            f"{verb} stage ({first} + t) mod {stages} (assumption: it advances one per iteration)"
         )
     return out
 
@@ -743,7 +585,7 @@ def ttgir_program(
     ]
     for op in ops:
         loc = op.loc.short if op.loc is not None else "?"
-        if op.op not in LOADS + STORES and op.direction != "scratch":
+        if not writes_with_ds(op):
             steps.append(
                 Step("delay", hw.costs.tdm_issue, (), "tdm", loc, op_index=op.index, name=op.name)
             )
@@ -753,6 +595,7 @@ def ttgir_program(
         if low.lowering is None:
             notes.append(f"{op.name or op.op} ({loc}): not lowered: {low.note}")
             continue
+        label = op_label(op)
         barriers = list(getattr(low.lowering, "barriers_after", ()))
         for k, name in enumerate(low.lowering.issued.ops):
             while barriers and barriers[0] == k:  # a scratch op's store, barrier, load
@@ -762,10 +605,11 @@ def ttgir_program(
                 ]
                 barriers.pop(0)
             steps.append(
-                Step(name, 0, (name,), "lds", loc, op_index=op.index, name=op.name, issued=k)
-            )
+                Step(name, 0, (name,), "lds", loc, op_index=op.index, name=op.name, issued=k,
+                     label=label)
+            )  # fmt: skip
         steps.append(Step("wait_ds", 0, (), "wait_ds", loc))
-        if op.op in STORES:
+        if op.direction == "store":
             steps.append(Step("barrier", 0, (), "barrier", loc))
     if any(s.what == "tdm" for s in steps):
         notes.append(TDM_NOTE)

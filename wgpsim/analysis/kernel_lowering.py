@@ -16,8 +16,11 @@ every LDS op of a kernel becomes, per warp, with every lane's address.
   does (a computed stage index is read as stage 0, a loop-carried view as its first
   iteration, and the op says so); TDM and async
   global->LDS copies write LDS through the TDM/async engines, not ``ds_*`` instructions, and are
-  not lowered here. A ``ttg.convert_layout`` through scratch is its store, barrier and load
-  steps (`wgpsim.trace.scratch_lowering`, a `ScratchLowering` that reads like a `Lowering`).
+  not lowered here, except the ``other`` value of an async copy (``writes_with_ds``): a store of
+  the source pointers' layout into the buffer, ``lower(..., store=True)``. A scratch op
+  (``ttg.convert_layout`` through LDS, ``tt.reduce`` across warps, an atomic with a used
+  result) is its store, barrier and load steps (`wgpsim.trace.scratch_lowering`,
+  `wgpsim.trace.scratch_reduce`: a `ScratchLowering` that reads like a `Lowering`).
 
 The buffer of the AMD blog's plain microbenchmark ([4, 8192] fp16, swizzled) takes 64 KiB at 0:
 
@@ -57,11 +60,13 @@ __all__ = [
     "carried_stage",
     "computed_stage",
     "lower_op",
+    "writes_with_ds",
     "op_trace",
     "shared_view",
 ]
 
 LOADS = ("ttg.local_load", "amdg.local_load_packed_transposed")
+ASYNC_COPY = "ttg.async_copy_global_to_local"
 STORES = ("ttg.local_store", "ttg.local_alloc")
 
 
@@ -259,7 +264,10 @@ def lower_op(
     stands for a computed or loop-carried ``memdesc_index`` (see ``_shared``)."""
     if op.direction == "scratch":
         return _lower_scratch(kernel, op, alloc)
-    if op.op not in LOADS + STORES:
+    if not writes_with_ds(op):
+        if op.op == ASYNC_COPY:
+            why = "the copy engine writes the LDS (global_load_async_to_lds; no other value)"
+            return OpLowering(op, None, {}, note=why)
         return OpLowering(op, None, {}, note="the copy engine writes the LDS: not timed")
     if op.buffer is None or op.buffer not in alloc.offsets:
         return OpLowering(op, None, {}, note="its buffer has no offsets (not allocated)")
@@ -268,7 +276,7 @@ def lower_op(
         which = md.encoding_text if md.encoding is None else (tensor and tensor.encoding_text)
         return OpLowering(op, None, {}, note=f"layout {which} not modelled")
     bases = alloc.offsets[op.buffer]
-    store = op.op in STORES
+    store = op.direction == "store"
     try:
         shared, note = _shared(op, kernel, stage)
         base = list(bases) if len(bases) > 1 else bases[0]
@@ -290,6 +298,8 @@ def lower_op(
         low._check_alignment()
     except WgpsimError as err:
         return OpLowering(op, None, {}, bases=bases, note=str(err))
+    if op.op == ASYNC_COPY:
+        note = "; ".join(filter(None, (OTHER_STORE_NOTE, note)))
     return OpLowering(
         op,
         low.instruction,
@@ -360,6 +370,24 @@ SCRATCH_LOWERINGS = {
 }
 """Scratch ops wgpsim lowers, by op name (every atomic as ``atomic``):
 ``(op, scratch base byte, warps) -> ScratchLowering``."""
+
+
+OTHER_STORE_NOTE = (
+    "its other value: ds_store of the source pointers' layout into the buffer (the loaded "
+    "elements go by global_load_async_to_lds, not timed as LDS writes); every lane timed at "
+    "its element's address (assumption: the assembly sends lanes whose mask holds to an "
+    "out-of-range address)"
+)
+
+
+def writes_with_ds(op: LdsOp) -> bool:
+    """Whether the op's LDS side is ``ds_*`` instructions: loads, stores, scratch ops
+    (``direction == "scratch"``), and an async copy with an ``other`` value (Triton 3.9.0's
+    AsyncCopyGlobalToLocalOp lowering on gfx1250 stores ``other`` with a predicated
+    ``llStore`` beside each ``global_load_async_to_lds``)."""
+    if op.op in LOADS + STORES or op.direction == "scratch":
+        return True
+    return op.op == ASYNC_COPY and op.tensor is not None
 
 
 def op_trace(low: Lowering) -> Trace:

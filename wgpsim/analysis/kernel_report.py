@@ -87,6 +87,16 @@ class KernelReport:
     lowerings: tuple[OpLowering, ...] = field(default=(), repr=False)
     model: Kernel | None = field(default=None, repr=False)
 
+    def __str__(self) -> str:  # print(report): the short text, not the fields
+        from wgpsim.analysis.report_summary import summary
+
+        return summary(self)
+
+    def __repr__(self) -> str:
+        from wgpsim.analysis.report_summary import header
+
+        return f"<KernelReport {header(self)}>"
+
     @property
     def lds_bytes_match(self) -> bool | None:
         if self.lds_bytes is None or self.ttg_shared is None:
@@ -170,7 +180,9 @@ def _timing(low: OpLowering, hw: HardwareConfig, engine: str) -> dict[str, Any]:
     }
 
 
-def _op_row(kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str) -> dict[str, Any]:
+def _op_row(
+    kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str, suggestions: dict | None
+) -> dict[str, Any]:
     op = low.op
     counts = dict(low.counts)
     if op.op in TDM:
@@ -211,8 +223,8 @@ def _op_row(kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str) ->
         row |= _timing(low, hw, engine)
         conflicted = row["bank_conflict_cycles"] or row["partition_stall_cycles"]
         stage_only = all(v[0] == "ttg.memdesc_index" for v in op.view_chain)
-        if conflicted and op.op == "ttg.local_load" and stage_only:
-            row["suggestion"] = _suggestion(kernel, low, hw, engine)
+        if suggestions is not None and conflicted and op.op == "ttg.local_load" and stage_only:
+            row["suggestion"] = _suggestion(kernel, low, hw, engine, suggestions)
     return row
 
 
@@ -249,20 +261,25 @@ def _against_assembly(kernel: Kernel, ops: list[dict[str, Any]]) -> dict[str, An
     }
 
 
-def _suggestion(kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str):
-    """A layout without the op's conflicts (``wgpsim.analysis.search_suggest``), or None."""
+def _suggestion(kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str, seen: dict):
+    """A layout without the op's conflicts (``wgpsim.analysis.search_suggest``), or None;
+    computed once per distinct (shared layout, register layout, shape, element, allocation), as
+    ``seen`` keeps them (a loop's prologue and body loads share one)."""
     from wgpsim.analysis.search_suggest import suggest_layout
 
     md = kernel.buffer(low.op.buffer).memdesc
-    return suggest_layout(
-        md.encoding,
-        low.op.tensor.encoding,
-        tuple(low.op.memdesc.shape),
-        md.elem_bits,
-        hw,
-        engine=engine,
-        alloc_shape=tuple(md.shape),
-    )
+    key = (md.encoding, low.op.tensor.encoding, tuple(low.op.memdesc.shape), md.elem_bits, md.shape)
+    if key not in seen:
+        seen[key] = suggest_layout(
+            md.encoding,
+            low.op.tensor.encoding,
+            tuple(low.op.memdesc.shape),
+            md.elem_bits,
+            hw,
+            engine=engine,
+            alloc_shape=tuple(md.shape),
+        )
+    return seen[key]
 
 
 def _buffer_rows(kernel: Kernel, alloc: KernelAllocation, hw: HardwareConfig) -> list[dict]:
@@ -301,8 +318,10 @@ def kernel_report(
     *,
     engine: str = "fast",
     name: str | None = None,
+    suggest: bool = True,
 ) -> KernelReport:
-    """The report of a kernel model, or of a path `wgpsim.frontend.sources.read_kernel` reads."""
+    """The report of a kernel model, or of a path `wgpsim.frontend.sources.read_kernel` reads
+    (``suggest``: search a conflict-free layout for conflicted loads)."""
     if not isinstance(source, Kernel):
         from wgpsim.frontend.sources import read_kernel
 
@@ -311,7 +330,8 @@ def kernel_report(
     hw = load_hardware() if hw is None else hw
     alloc = allocate_kernel(kernel, hw)
     lowerings = tuple(lower_op(kernel, op, alloc, hw) for op in kernel.ops)
-    ops = [_op_row(kernel, low, hw, engine) for low in lowerings]
+    suggestions: dict | None = {} if suggest else None  # None: no layout search at all
+    ops = [_op_row(kernel, low, hw, engine, suggestions) for low in lowerings]
     not_modelled = [
         {"op": n.op, "loc": n.loc.short if n.loc else None, "name": n.name, "reason": n.reason}
         for n in kernel.not_modelled

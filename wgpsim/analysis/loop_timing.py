@@ -204,11 +204,11 @@ def time_loop(
 
 def time_kernel_loop(loop, hw: HardwareConfig | None = None, **kw) -> LoopTiming:
     """``time_loop`` on a ``wgpsim.analysis.kernel_loop.KernelLoopTrace``: an LDS row is
-    labelled by its TTGIR op (SSA name) and location, any other row by its mnemonic."""
-    names, locs, mnemonic = loop.op_name, loop.loc, loop.mnemonic
+    labelled by its TTGIR op and source line (``kernel_loop.op_label``: one row per op, so a
+    GEMM's A and B stores are two rows), any other row by its mnemonic."""
+    labels, mnemonic = loop.label, loop.mnemonic
     label = [
-        f"{n} ({loc})" if n is not None else (m or "?")
-        for n, loc, m in zip(names, locs, mnemonic, strict=True)
+        lab if lab is not None else (m or "?") for lab, m in zip(labels, mnemonic, strict=True)
     ]
     return time_loop(loop.trace, hw, iteration=loop.iteration, label=label, **kw)
 

@@ -40,8 +40,7 @@ def wants_loop(args: argparse.Namespace) -> bool:
 def loop_section(kernel, args: argparse.Namespace, hw) -> tuple[dict[str, Any], Any, list[str]]:
     """Time the loop; write the files asked for. Returns (JSON payload, LoopTiming, written)."""
     from wgpsim.analysis.chrome_trace import loop_chrome_trace
-    from wgpsim.analysis.kernel_loop import loop_program, loop_trace
-    from wgpsim.analysis.loop_timing import time_kernel_loop
+    from wgpsim.analysis.kernel_figures import main_loop
     from wgpsim.cli._common import atomic_write
 
     if args.iterations is not None and not 1 <= args.iterations <= 1000:
@@ -49,9 +48,9 @@ def loop_section(kernel, args: argparse.Namespace, hw) -> tuple[dict[str, Any], 
     loop_arg = args.loop
     if loop_arg is not None and loop_arg.isdigit():
         loop_arg = int(loop_arg)
-    program = loop_program(kernel, loop=loop_arg, hw=hw)
-    klt = loop_trace(program, args.iterations, hw)
-    lt = time_kernel_loop(klt, hw, engine=args.engine)
+    payload, lt = main_loop(
+        kernel, hw, engine=args.engine, loop=loop_arg, iterations=args.iterations
+    )
     written = []
     if args.timeline is not None:
         doc = loop_chrome_trace(lt, kernel=kernel.name)
@@ -62,8 +61,6 @@ def loop_section(kernel, args: argparse.Namespace, hw) -> tuple[dict[str, Any], 
         from wgpsim.plots.ownership import save
 
         written.append(str(save(loop_timeline_figure(lt), args.timeline_png)))
-    payload = {"loop": program.label, "source": program.source, **lt.to_dict()}
-    payload["notes"] = [*program.notes, *program.unmatched, *lt.notes]
     return payload, lt, written
 
 
@@ -105,6 +102,7 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
         )
         for r in lt.ops.itertuples(index=False)
     ]
+    orows += _unmatched_rows(payload["unmatched"])
     lines += _table(ohead, orows, width)
     lines.append("")
     whead = ("what if", "cycles/iter", "saves", "how")
@@ -117,3 +115,16 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
         lines.append("note: a tdm op's instr/iter counts its 256-byte write rows")
     lines += [f"note: {n}" for n in payload["notes"]]
     return lines
+
+
+def _unmatched_rows(unmatched: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """One loop-table row per (mnemonic, source line) of unmatched ``ds_*``: timed as one VALU
+    cycle of issue, so no LDS figures (their reasons are in the notes)."""
+    from wgpsim.analysis.kernel_loop import unmatched_label
+    from wgpsim.analysis.loop_matching import Unmatched
+
+    counts: dict[str, int] = {}
+    for u in unmatched:
+        label = unmatched_label(Unmatched(**u))
+        counts[label] = counts.get(label, 0) + 1
+    return [(label, "unmatched", str(n), "-", "-", "-", "-", "-") for label, n in counts.items()]

@@ -1,4 +1,4 @@
-"""``wgpsim calibrate``: the calibration kit (README, "Calibrating against your hardware").
+"""``wgpsim calibrate``: the calibration kit (docs/USAGE.md, "Calibrating against your hardware").
 
 ::
 

@@ -3,6 +3,8 @@
 ::
 
     wgpsim kernel examples/kernels/gemm_tdm_standard            # a cache / dump directory
+    wgpsim kernel $TRITON_CACHE_DIR --name matmul                # a cache or dump root
+    wgpsim kernel my_gemm.py:matmul --signature ... --constexpr BLOCK_M=128   # compile first
     wgpsim kernel kernel.ttgir --json                            # a TTGIR file (or *.mlir dump)
     wgpsim kernel trace.ndjson --name matmul --csv ops.csv       # a tritonparse trace
     wgpsim kernel examples/kernels/matmul --plot lds_map.png
@@ -11,7 +13,9 @@ For every LDS op, keyed by its Python source line: the instructions per warp, tr
 eligibility, bank conflicts (rocprof-compute's SQ_LDS_BANK_CONFLICT / SQ_LDS_IDX_ACTIVE, rate),
 the partitions each SIMD pair touches, and the op's LDS cycles in lock step with its partition
 stalls; then the buffers and wgpsim's LDS bytes beside ``ttg.shared``. A module wgpsim cannot
-read is one line naming ``file:line:column`` and exit code 2.
+read is one line naming ``file:line:column`` and exit code 2. A cache or dump root holding
+several kernels (and no ``--name`` that picks one) prints their list (name, folder, warps, LDS
+bytes, target) and exits 0 (`wgpsim.cli._kernel_source`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from wgpsim.cli._common import (
     output_width,
     print_json,
 )
+from wgpsim.cli._compile_args import add_compile_args
+from wgpsim.cli._kernel_source import kernel_source
 from wgpsim.cli._loop_section import add_loop_args, format_loop, loop_section, wants_loop
 
 
@@ -37,14 +43,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="LDS report of a compiled kernel (TTGIR, cache/dump directory, tritonparse trace)",
         description=__doc__.split("\n\n")[0].split(": ", 1)[1],
     )
-    parser.add_argument("path", type=Path, help="*.ttgir / *.mlir, a directory, or *.ndjson")
+    parser.add_argument(
+        "path",
+        type=Path,
+        help="*.ttgir / *.mlir, a cache entry, a TRITON_CACHE_DIR or TRITON_DUMP_DIR root, "
+        "*.ndjson, or FILE.py:FUNCTION to compile",
+    )
     parser.add_argument("--name", help="the kernel to read when the input holds several")
     parser.add_argument("--engine", default="fast", choices=("fast", "des"), help="timing engine")
     add_hw_args(parser)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--csv", type=Path, help="write one row per op as CSV")
     parser.add_argument("--plot", type=Path, help="write the LDS map (PNG or SVG)")
+    parser.add_argument(
+        "--all", action="store_true", help="every kernel of a cache root, worst first"
+    )
+    parser.add_argument("--html", type=Path, help="write a self-contained HTML report")
     add_loop_args(parser)
+    add_compile_args(parser, "compiling FILE.py:FUNCTION first (as wgpsim compile does)")
     parser.set_defaults(handler=handle)
 
 
@@ -52,8 +68,15 @@ def handle(args: argparse.Namespace) -> int:
     from wgpsim.analysis.kernel_report import kernel_report
     from wgpsim.frontend.sources import read_kernel
 
+    if args.all:
+        from wgpsim.cli._all_section import handle_all
+
+        return handle_all(args, hardware_from_args(args))
+    source = kernel_source(args)
+    if source is None:  # a cache or dump root of several kernels: their list was printed
+        return 0
     hw = hardware_from_args(args)
-    kernel = read_kernel(args.path, args.name)
+    kernel = read_kernel(*source)
     report = kernel_report(kernel, hw, engine=args.engine)
     written = []
     loop = loop_section(kernel, args, hw) if wants_loop(args) else None
@@ -68,6 +91,10 @@ def handle(args: argparse.Namespace) -> int:
         from wgpsim.plots.ownership import save
 
         written.append(str(save(lds_map_figure(report, hw), args.plot)))
+    if args.html is not None:
+        from wgpsim.html.kernel_page import write_kernel_page
+
+        written.append(str(write_kernel_page(args.html, report, loop, hw)))
     if args.json:
         extra = {"loop_timing": loop[0]} if loop is not None else {}
         print_json(report.to_json() | extra | ({"written": written} if written else {}))
@@ -156,7 +183,8 @@ def format_report(report, width: int = 10_000) -> str:
         lines.append(
             "worst ops (LDS cycles in lock step): "
             + "; ".join(
-                f"#{op['index']} {op['loc']} {op['lds_cycles']} cycles"
+                f"#{op['index']} {op['name'] or op['op'].split('.', 1)[1]} ({op['loc']})"
+                f" {op['lds_cycles']} cycles"
                 f" ({op['partition_stall_cycles']} partition stall,"
                 f" {op['bank_conflict_cycles']} bank conflict)"
                 for op in worst

@@ -185,8 +185,8 @@ def _print_text(
     if sim:
         cyc = sim["lds_cycles_per_warp"]
         print(
-            f"LDS cycles: {min(cyc)}..{max(cyc)} per warp (fastest..slowest, all warps loading "
-            f"together); in all: {sim['passes']} passes, {sim['bytes']} B, "
+            f"simulated LDS cycles: {min(cyc)}..{max(cyc)} per warp (fastest..slowest, all "
+            f"warps loading together); in all: {sim['passes']} passes, {sim['bytes']} B, "
             f"{sim['bank_conflict_cycles']} bank-conflict cycles ({sim['engine']} engine)"
         )
         print_metric_tables(sim["lds_metrics"], sim["per_instruction"])

@@ -144,7 +144,7 @@ def _print_summary(trace_path: Path, result, per_instruction, args: argparse.Nam
         table.add_row(f"warp {warp} start->end", str(int(cycles)))
     console = rich_console()
     console.print(
-        f"wgpsim replay {trace_path} on {result.hardware} ({result.engine} engine)",
+        f"wgpsim replay {trace_path}: simulated on {result.hardware} ({result.engine} engine)",
         soft_wrap=True,
     )
     console.print(table)

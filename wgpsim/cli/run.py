@@ -4,7 +4,7 @@
 
     wgpsim run configs/lds_bandwidth.yaml                 # table on stdout, files in results/
     wgpsim run configs/lds_bandwidth.yaml --json          # the table as JSON rows, for scripts
-    wgpsim run configs/lds_bandwidth.yaml --set warps=8 --set hardware_overrides.ports.bytes_per_cycle=128
+    wgpsim run configs/lds_bandwidth.yaml --set dtype=fp32 --set timing.lds_latency=40
 
     wgpsim run configs/lds_bandwidth.yaml --workers 2     # two local processes (default: all cores)
     wgpsim run configs/lds_bandwidth.yaml --scheduler tcp://host:8786   # on a Dask cluster
@@ -185,7 +185,8 @@ def figures_for(result: ExperimentResult) -> dict[str, Any]:
 
 
 def _print_table(result: ExperimentResult, written: list[Path]) -> None:
-    """Print the result table; prose columns (like a ranking's reasons) go below it as notes.
+    """Print the result table (its title says "simulated"); prose columns (like a ranking's
+    reasons) go below it as notes.
 
     A table wider than the terminal (or than ``COLUMNS``) is printed as several tables of the
     columns that fit, each repeating the first (key) column: no column is ever squeezed away.
@@ -195,6 +196,7 @@ def _print_table(result: ExperimentResult, written: list[Path]) -> None:
     shown = Columns.of(result.display if result.display is not None else result.table)
     prose = [c for c in shown.columns[1:] if max(map(len, map(str, shown[c])), default=0) > _PROSE]
     title = result.kind if result.name == result.kind else f"{result.kind}: {result.name}"
+    title += ", simulated"  # the model's numbers, never a measurement
     if result.overrides:
         title += f" ({'; '.join(result.overrides)})"
     cells = shown.select(c for c in shown.columns if c not in prose)

@@ -162,7 +162,8 @@ def load_config(config: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any],
     """Read an experiment config (a YAML file path, or an already-loaded mapping).
 
     Relative paths inside a file resolve against the file's directory; inside a mapping against
-    the current directory.
+    the current directory. A hardware file (``wgp`` and ``timing`` sections, no ``kind``) is
+    an error saying to pass it with ``--hw``.
     """
     if isinstance(config, Mapping):
         return copy.deepcopy(dict(config)), ConfigSource("<config>", Path.cwd())
@@ -172,6 +173,11 @@ def load_config(config: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any],
     raw = load_yaml(text, source.name)
     if not isinstance(raw, dict):
         raise ConfigError(f"{source.name}: expected a YAML mapping with a 'kind' field")
+    if "kind" not in raw and {"wgp", "timing"} <= raw.keys() & set(HARDWARE_SECTIONS):
+        raise ConfigError(
+            f"{source.name}: this is a hardware file, not an experiment config: use --hw "
+            f"(wgpsim run configs/lds_bandwidth.yaml --hw {source.name})"
+        )
     return raw, source
 
 

@@ -228,20 +228,19 @@ def loops(asm: str) -> list[AsmBody]:
     its inner loops' instructions once)."""
     out = []
     for fname, items in _functions(asm):
-        instrs = [(i, x) for i, (k, x, _) in enumerate(items) if k == "instr"]
+        last_back: dict[str, int] = {}  # label -> position of the last branch to it
+        for i, (k, x, _) in enumerate(items):
+            if k == "instr" and x.kind == "branch":
+                target = x.operands.split()
+                if len(target) == 1:
+                    last_back[target[0]] = i
         for pos, (kind, label, at) in enumerate(items):
-            if kind != "label":
+            end_pos = last_back.get(label, -1) if kind == "label" else -1
+            if end_pos <= pos:
                 continue
-            back = [
-                i
-                for i, x in instrs
-                if i > pos and x.kind == "branch" and x.operands.split() == [label]
-            ]
-            if not back:
-                continue
-            body = tuple(x for i, x in instrs if pos < i <= back[-1])
+            body = tuple(x for k, x, _ in items[pos + 1 : end_pos + 1] if k == "instr")
             if body:
-                end = items[back[-1]][1]
+                end = items[end_pos][1]
                 out.append(AsmBody(label, fname, (at, end.line), body, end))
     return out
 

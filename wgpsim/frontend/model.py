@@ -164,7 +164,8 @@ class LdsOp:
     """One op that reads or writes the LDS, in module order (``index`` among the LDS ops).
 
     ``memdesc`` is the LDS side as the op sees it (after views); ``tensor`` the register side
-    (None for copies from global memory); ``buffer`` the root allocation's name; ``views`` the
+    (None for copies from global memory, except an async copy with an ``other`` value: its
+    source pointers' tensor, whose layout the ``other`` elements are stored from); ``buffer`` the root allocation's name; ``views`` the
     view ops between the allocation and this op, outermost first (``stage`` is the
     ``memdesc_index`` index when it is a constant, else None); ``view_chain`` the same views
     with what each does (index or None, (subslice offsets, shape), transpose order, reshaped

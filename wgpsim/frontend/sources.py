@@ -6,7 +6,8 @@
   one taken after ``allocate-shared-memory``, with ``allocation.offset`` and ``ttg.shared``); a
   ``NAME.amdgcn`` and ``NAME.json`` beside it are read too;
 * a directory: a Triton cache entry or dump directory holding one kernel's ``*.ttgir`` (``name``
-  picks one when there are several);
+  picks one when there are several), or a cache or dump root whose hash folders hold them
+  (`wgpsim.frontend.cache_index`: ``name`` picks the kernel);
 * a tritonparse trace (``*.ndjson``): the ``compilation`` events carry the files in
   ``payload.file_content``.
 
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from wgpsim.errors import ModuleError
+from wgpsim.frontend.cache_index import find_kernels, holds_kernel
 from wgpsim.frontend.model import Kernel
 from wgpsim.frontend.ttgir import read_ttgir
 from wgpsim.frontend.vocabulary import SCRATCH_OPS
@@ -116,6 +118,9 @@ def _from_directory(path: Path, name: str | None) -> Kernel:
     ttgir = [p for p in files if p.suffix == ".ttgir"]
     post = [p for p in files if p.name.endswith((".post.mlir", ".alloc.mlir"))]
     stems = sorted({p.name.split(".")[0] for p in ttgir + post})
+    if not stems and not holds_kernel(path):  # a cache or dump root: its hash folders
+        entry = find_kernels(path).one(name)
+        return read_kernel(entry.folder, entry.name)
     if not stems:
         what = f" named {name!r}" if name else ""
         raise ModuleError(

@@ -348,6 +348,9 @@ class OpSemantics:
         tensor = tensors[-1] if tensors else None
         if name == "ttg.local_alloc" or name == "ttg.local_store":
             tensor = tensors[0] if tensors else None
+        if name == "ttg.async_copy_global_to_local":  # registers reach LDS only as `other`
+            ptrs = self._tensors(body, no, col)
+            tensor = ptrs[0] if ptrs and re.search(r"\bother\s+%", after) else None
         views, chain, v = [], [], lds_value
         while v in self.view_of:
             src, how = self.view_of[v]

@@ -38,6 +38,10 @@ from wgpsim.layout import gf2
 from wgpsim.layout import ll_algebra as alg
 from wgpsim.layout.bits import is_pow2, log2
 
+#: apply looks values up in a table of an in dim's images when the dim has at most this many
+#: values (or at most 4 per value looked up); larger dims go bit by bit.
+_TABLE_MIN = 1 << 12
+
 Basis = tuple[int, ...]
 BasesT = tuple[tuple[str, tuple[Basis, ...]], ...]
 Value = int | np.ndarray
@@ -238,6 +242,10 @@ class LinearLayout:
     def _index(self) -> dict[str, tuple[Basis, ...]]:
         return dict(self.bases)
 
+    @cached_property
+    def _tables(self) -> dict[str, list[np.ndarray]]:
+        return {}  # apply's per-in-dim images (``_images``), filled when first used
+
     @property
     def in_dim_names(self) -> tuple[str, ...]:
         return tuple(d for d, _ in self.bases)
@@ -369,14 +377,33 @@ class LinearLayout:
         arrays = np.broadcast_arrays(*[np.asarray(inputs[d], dtype=np.int64) for d in names])
         res = [np.zeros(arrays[0].shape, dtype=np.int64) for _ in self.out_dims]
         for d, x in zip(names, arrays, strict=True):
+            source = np.asarray(inputs[d], dtype=np.int64)  # before broadcasting: fewer values
             if x.size:
-                self._check_range(d, int(x.min()), int(x.max()))
+                self._check_range(d, int(source.min()), int(source.max()))
+            if self.in_dim_size(d) <= max(_TABLE_MIN, 4 * source.size):
+                for j, table in enumerate(self._images(d)):
+                    res[j] ^= table[source]  # broadcasts like the inputs
+                continue
             for k, b in enumerate(self._index[d]):
                 bit = (x >> k) & 1
                 for j, v in enumerate(b):
                     if v:
                         res[j] ^= bit * v
         return dict(zip(self.out_dim_names, res, strict=True))
+
+    def _images(self, d: str) -> list[np.ndarray]:
+        """Per out dim, L(d = x) for every x in [0, size of d): the XOR of the bases of x's bits,
+        built by doubling (the first 2^k values, then each XOR-ed with basis k)."""
+        cached = self._tables.get(d)
+        if cached is None:
+            cached = []
+            for j in range(len(self.out_dims)):
+                table = np.zeros(1, dtype=np.int64)
+                for b in self._index[d]:
+                    table = np.concatenate([table, table ^ b[j]])
+                cached.append(table)
+            self._tables[d] = cached
+        return cached
 
     def _check_range(self, d: str, lo: int, hi: int) -> None:
         size = self.in_dim_size(d)

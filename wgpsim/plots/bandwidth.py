@@ -1,4 +1,7 @@
-"""B/cycle against burst length: measured points, the steady-state fit and the ceiling.
+"""B/cycle against burst length: simulated points, the steady-state fit and the ceiling.
+
+Every number is the model's (the legend and axis say "simulated"); "measured" is kept for
+measurements a user brings (`wgpsim compare`).
 
 The raw bandwidth of a burst rises with its length toward the steady rate because the fixed cost
 (clock reads, barrier, one LDS round trip) is shared by more bytes; the fitted curve is
@@ -13,7 +16,7 @@ horizontal line it approaches.
 >>> fig = bandwidth_vs_burst(sweep, {"plain": fit_steady_state(sweep["bytes"], sweep["cycles"])},
 ...                          {"plain": 256})
 >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()][:2]
-['plain: measured', 'plain: fit (256.0 B/cycle, fixed 67.0 cycles)']
+['plain: simulated', 'plain: fit (256.0 B/cycle, fixed 67.0 cycles)']
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ def bandwidth_vs_burst(
     *,
     title: str = "LDS bandwidth against burst length",
 ) -> Figure:
-    """One colour per layout: measured raw B/cycle (points), the fit (curve), the peak (line).
+    """One colour per layout: simulated raw B/cycle (points), the fit (curve), the peak (line).
 
     Markers and dash patterns differ per layout too, so candidates with equal numbers stay
     visible on top of each other.
@@ -64,7 +67,7 @@ def bandwidth_vs_burst(
             color=color,
             markersize=9 - 1.5 * (i % 3),
             fillstyle="full" if i % 2 == 0 else "none",
-            label=f"{name}: measured",
+            label=f"{name}: simulated",
         )
         fit = fits.get(name)
         if fit is not None:
@@ -86,7 +89,7 @@ def bandwidth_vs_burst(
                 label=f"{name}: peak",
             )
     ax.set_xlabel("burst length (loads per warp)", fontsize=11)
-    ax.set_ylabel("bandwidth (B/cycle)", fontsize=11)
+    ax.set_ylabel("simulated bandwidth (B/cycle)", fontsize=11)
     ax.tick_params(labelsize=10)
     ax.set_title(title, fontsize=12)
     ax.set_ylim(bottom=0)

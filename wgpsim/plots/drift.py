@@ -2,7 +2,7 @@
 
 At jitter 0 the warps run in lock step (the seed's assumption) and the rate is one number; as
 they drift apart, pairs that share a partition meet less often and the rate falls, while pairs
-kept in separate partitions stay at 0 whatever the jitter (drawn on the axis). The measured
+kept in separate partitions stay at 0 whatever the jitter (drawn on the axis). The simulated
 cycles, beside it, rise with the jitter: at 32 cycles both layouts take twice as long. The band is the confidence interval
 of the mean over the seeds (``drift.csv``; :mod:`wgpsim.analysis.drift`).
 
@@ -18,7 +18,7 @@ of the mean over the seeds (``drift.csv``; :mod:`wgpsim.analysis.drift`).
 >>> fig.axes[0].get_xlabel()
 'issue jitter J (cycles, 0..J per instruction)'
 
-With measured cycles, a second panel shows what the drift costs (the blog's plain layout at
+With simulated cycles (the clock reads' span), a second panel shows what the drift costs (the blog's plain layout at
 J = 32: 323 -> 646 cycles, x2.0, although its conflict rate fell to 0.19):
 
 >>> drift["cycles"] = [323, 324, 646, 195, 221, 646]
@@ -46,7 +46,7 @@ def conflict_rate_vs_jitter(
     """Left: one line per candidate (the table's first column names it), the mean
     partition-conflict rate against jitter with the band ``[conflict_rate_ci_low,
     conflict_rate_ci_high]``; a candidate at 0 everywhere is drawn on the axis, not under it.
-    Right (when the table has ``cycles``): the measured cycles against jitter, each line
+    Right (when the table has ``cycles``): the simulated cycles against jitter, each line
     labelled with its growth from lock step at the largest jitter (``x2.0``): a falling
     conflict rate does not mean a faster kernel when the drift itself costs cycles."""
     name = drift.columns[0]
@@ -95,12 +95,12 @@ def conflict_rate_vs_jitter(
         ax.grid(True, alpha=0.3)
         ax.set_ylim(bottom=0)
         ax.margins(x=0.08)
-    axes[0].set_ylabel("partition-stall cycles per pass", fontsize=11)
+    axes[0].set_ylabel("simulated partition-stall cycles per pass", fontsize=11)
     axes[0].set_title("partition-conflict rate", fontsize=11)
     axes[0].legend(title=name, fontsize=10)
     if panels == 2:
-        axes[1].set_ylabel("measured cycles", fontsize=11)
-        axes[1].set_title("measured cycles (drift costs cycles too)", fontsize=11)
+        axes[1].set_ylabel("simulated cycles", fontsize=11)
+        axes[1].set_title("simulated cycles (drift costs cycles too)", fontsize=11)
     shown = f" ({', '.join(map(str, seeds))} seeds, mean and CI)" if seeds else ""
     fig.suptitle(title + shown, fontsize=12)
     return fig

@@ -73,7 +73,7 @@ def loop_timeline_figure(lt, *, window: tuple[int, int] | None = None, ports=("L
     ax.set_yticks(range(len(rows)), rows)
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlim(first, last + 1)
-    ax.set_xlabel("cycle")
+    ax.set_xlabel("cycle (simulated)")
     ax.set_title(lt.sentence(), fontsize=10, wrap=True)
     handles = [Patch(color=c, label=name) for _, name, c in STATES]
     handles += [

@@ -79,7 +79,7 @@ def timeline_figure(
         )
     ax.set_yticks(range(len(rows)), rows)
     ax.set_ylim(len(rows) - 0.5, -0.5)
-    ax.set_xlabel("cycle", fontsize=11)
+    ax.set_xlabel("cycle (simulated)", fontsize=11)
     ax.tick_params(labelsize=10)
     stalls = len(stalled)
     bank = int((granted["bank_cycles"] - 1).sum())

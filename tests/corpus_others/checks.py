@@ -1,0 +1,183 @@
+"""Issue 23's checks of `wgpsim kernel` on the corpus of kernels other people wrote.
+
+Each fixture (``fixtures/NAME/``: the cache TTGIR, the assembly, what Triton's compile says in
+``expected.json``) is read as a user hands a cache entry to ``wgpsim kernel``: from
+``kernel.ttgir`` (its ``kernel.amdgcn`` beside it), so the allocation is wgpsim's own. Five checks:
+
+- ``clean``: the report (of the cache TTGIR and of the post-allocation module), the loop
+  program of every assembly loop (or of the whole kernel) and the timing of the main loop all
+  run without an exception;
+- ``local_load``: every ``ttg.local_load`` lowers to the instructions its probe's assembly holds;
+- ``lds_bytes``: wgpsim's LDS total equals Triton's ``ttg.shared``;
+- ``offsets``: every buffer Triton placed (explicit and scratch) is at Triton's offset;
+- ``ds``: per assembly loop, the ``ds_*`` instructions wgpsim times per iteration (those it
+  matched to an LDS op of the kernel model) equal the loop body's; a kernel without a loop: the
+  whole kernel's.
+
+A check is ``Check(passed, cause)``; ``passed`` is None where it does not apply (no local_load).
+
+>>> c = check_kernel("flaggems_mm_bf16")
+>>> c["ds"].detail, c["offsets"].detail, c["local_load"].passed
+('12 of 12 loops', '2 of 2 buffers', True)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE / "fixtures"
+CHECKS = ("clean", "local_load", "lds_bytes", "offsets", "ds")
+LOAD_OPS = ("ttg.local_load", "amdg.local_load_packed_transposed")
+#: iterations timed for the ``clean`` check (enough to run the loop's every step)
+TIMED_ITERATIONS = 2
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of one kernel: ``passed`` (None: does not apply), ``cause`` (why it failed),
+    ``detail`` (the count behind it, e.g. ``"3 of 4 loops"``), ``ok`` of ``of`` the things
+    checked (loops, buffers, local_loads; 1 of 1 for a yes/no check)."""
+
+    passed: bool | None
+    cause: str = ""
+    detail: str = ""
+    ok: int = 0
+    of: int = 0
+
+
+@cache
+def index() -> dict[str, Any]:
+    return json.loads((HERE / "index.json").read_text())
+
+
+def compiled() -> list[str]:
+    """The kernels Triton compiled (those with fixtures), in table order of the index."""
+    return [n for n, v in index()["kernels"].items() if "error" not in v]
+
+
+def not_compiled() -> dict[str, str]:
+    """Kernel -> Triton's error, for the kernels it could not compile."""
+    return {n: v["error"] for n, v in index()["kernels"].items() if "error" in v}
+
+
+@cache
+def expected(name: str) -> dict[str, Any]:
+    return json.loads((FIXTURES / name / "expected.json").read_text())
+
+
+def _error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200]
+
+
+@cache
+def check_kernel(name: str) -> dict[str, Check]:
+    """The five checks of kernel ``name`` (see the module docstring)."""
+    from wgpsim.analysis.kernel_report import kernel_report
+    from wgpsim.frontend.sources import read_kernel
+
+    exp = expected(name)
+    path = FIXTURES / name / "kernel.ttgir"
+    try:
+        rep = kernel_report(path)
+        model = read_kernel(path)
+    except Exception as exc:  # noqa: BLE001 - the report must not raise; say what it raised
+        why = f"kernel report raises {_error(exc)}"
+        return {c: Check(False, why, of=1) for c in CHECKS}
+    out = {
+        "local_load": _local_loads(rep, exp),
+        "lds_bytes": _lds_bytes(rep, exp),
+        "offsets": _offsets(rep, exp),
+    }
+    ds, clean = _loops(model, exp)
+    raised = [clean.cause] if clean.cause else []
+    try:
+        kernel_report(path.with_name("kernel.alloc.mlir"))
+    except Exception as exc:  # noqa: BLE001
+        raised.append(f"the report of kernel.alloc.mlir raises {_error(exc)}")
+    out["ds"] = ds
+    out["clean"] = Check(not raised, "; ".join(raised[:2]), ok=int(not raised), of=1)
+    return {c: out[c] for c in CHECKS}
+
+
+def _local_loads(rep, exp) -> Check:
+    mine = [op for op in rep.ops if op["op"] in LOAD_OPS]
+    theirs = [o for o in exp["ops"] if o["op"] in LOAD_OPS]
+    if not theirs:
+        return Check(None, detail="no local_load")
+    if len(mine) != len(theirs):
+        why = f"{len(mine)} local_load ops in the report, {len(theirs)} in the TTGIR"
+        return Check(False, why, of=len(theirs))
+    bad = [
+        f"{o['name']} ({o['loc']}): {m['instructions']} vs the assembly's {o['instructions']}"
+        for m, o in zip(mine, theirs, strict=True)
+        if o.get("instructions") is not None and m["instructions"] != o["instructions"]
+    ]
+    ok = len(theirs) - len(bad)
+    return Check(not bad, "; ".join(bad[:2]), f"{ok} of {len(theirs)}", ok, len(theirs))
+
+
+def _lds_bytes(rep, exp) -> Check:
+    want = exp["ttg_shared"]
+    ok = rep.lds_bytes == want
+    why = "" if ok else f"wgpsim {rep.lds_bytes} B, ttg.shared {want} B"
+    return Check(ok, why, str(want), int(ok), 1)
+
+
+def _offsets(rep, exp) -> Check:
+    mine = {}
+    for b in rep.buffers:
+        mine[b["name"]] = b["wgpsim_offsets"]
+        mine[b["name"].removeprefix("scratch:")] = b["wgpsim_offsets"]
+    bad = []
+    for b in exp["buffers"]:
+        got = mine.get(b["name"], "absent")
+        if got != b["offsets"]:
+            what = "scratch of " if b["op"] != "ttg.local_alloc" else ""
+            where = "not placed" if got in ("absent", None) else f"at {got}"
+            bad.append(f"{what}{b['op']} {b['name']} {where}, Triton's {b['offsets']}")
+    ok, of = len(exp["buffers"]) - len(bad), len(exp["buffers"])
+    return Check(not bad, "; ".join(bad[:2]), f"{ok} of {of} buffers", ok, of)
+
+
+def _lds_rows(program) -> int:
+    return sum(s.what == "lds" for s in program.steps)
+
+
+def _loops(model, exp) -> tuple[Check, Check]:
+    """The ``ds`` check and the ``clean`` check (the loop programs and the timing run here)."""
+    from wgpsim.analysis.kernel_loop import loop_program, loop_trace
+    from wgpsim.analysis.loop_timing import time_kernel_loop
+
+    loops = exp["assembly"]["loops"]
+    targets = [(lp["label"], sum(lp["ds"].values())) for lp in loops] or [
+        (None, sum(exp["assembly"]["ds"].values()))
+    ]
+    bad, raised = [], []
+    for label, want in targets:
+        try:
+            program = loop_program(model, loop=label)
+        except Exception as exc:  # noqa: BLE001
+            raised.append(f"loop program of {label or 'the kernel'} raises {_error(exc)}")
+            bad.append(f"{label or 'kernel'}: raises")
+            continue
+        got = _lds_rows(program)
+        if got != want:
+            first = str(program.unmatched[0]).split(": ", 1)[-1] if program.unmatched else ""
+            bad.append(f"{label or 'kernel'}: {got} vs {want}" + (f" ({first})" if first else ""))
+    if loops:
+        detail = f"{len(loops) - len(bad)} of {len(loops)} loops"
+    else:
+        detail = "kernel: " + ("equal" if not bad else bad[0].split(": ", 1)[1].split(" (")[0])
+    try:
+        lt = loop_trace(loop_program(model), TIMED_ITERATIONS)
+        time_kernel_loop(lt)
+    except Exception as exc:  # noqa: BLE001
+        raised.append(f"loop timing raises {_error(exc)}")
+    ds = Check(not bad, "; ".join(bad[:2]), detail, len(targets) - len(bad), len(targets))
+    clean = Check(not raised, "; ".join(raised[:2]), ok=int(not raised), of=1)
+    return ds, clean

@@ -1,0 +1,3 @@
+"""The kernels import triton and regenerate.py compiles: neither is collected."""
+
+collect_ignore = ["regenerate.py", "kernels"]

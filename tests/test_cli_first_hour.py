@@ -1,0 +1,69 @@
+"""What a newcomer meets in the first hour, as they meet it: ``print(report)`` in Python is the
+readable report, a hardware file given as a config says to use ``--hw``, and the usage line a
+config's own comment shows runs."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wgpsim.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_print_report_is_the_short_readable_report(capsys):
+    code = (
+        "from wgpsim.kernel import report\n"
+        "r = report('examples/kernels/gemm_tdm_standard')\n"
+        "print(r)\nprint(repr(r))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    text, rep = proc.stdout.rsplit("\n<KernelReport ", 1)
+    assert len(proc.stdout) < 2000 and "ops=[" not in proc.stdout  # not the dataclass repr
+    assert text.startswith(
+        "kernel gemm_tdm: 4 warps, LDS 73,680 B (ttg.shared 73,680 B), "  # Triton's ttg.shared
+    )
+    assert rep.startswith("kernel gemm_tdm: 4 warps") and rep.count("\n") == 1
+    # one line per op with the numbers `wgpsim kernel --json` gives
+    assert main(["kernel", "examples/kernels/gemm_tdm_standard", "--json"]) == 0
+    ops = json.loads(capsys.readouterr().out)["ops"]
+    lines = [ln for ln in text.splitlines() if ln.startswith("  #")]
+    assert len(lines) == len(ops)
+    for line, op in zip(lines, ops, strict=True):
+        assert line.startswith(f"  #{op['index']} {op['loc']} ")
+        if op["lds_cycles"] is not None:
+            assert f", {op['lds_cycles']} cycles ({op['partition_stall_cycles']} partition" in line
+
+
+@pytest.mark.parametrize("path", ["configs/mi450.yaml", "wgpsim/hw/mi450.yaml"])
+def test_hardware_file_as_config_says_use_hw(path, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert main(["run", path]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"wgpsim: error: {path}: this is a hardware file, not an experiment config: use --hw "
+        f"(wgpsim run configs/lds_bandwidth.yaml --hw {path})"
+    ]
+
+
+def test_the_configs_own_usage_line_runs(tmp_path, capsys, monkeypatch):
+    """configs/lds_bandwidth.yaml's comment shows `--set dtype=fp32`: it runs, and the plain
+    layout's steady rate halves, 256 -> 128 B/cycle (as the README says: the bank conflicts)."""
+    monkeypatch.chdir(ROOT)
+    usage = next(
+        line for line in Path("configs/lds_bandwidth.yaml").read_text().splitlines()
+        if line.startswith("#   wgpsim run")
+    )  # fmt: skip
+    sets = re.findall(r"--set (\S+)", usage)
+    assert sets == ["dtype=fp32"]
+    argv = ["run", "configs/lds_bandwidth.yaml", "--json", "--out", str(tmp_path)]
+    assert main(argv + [a for s in sets for a in ("--set", s)]) == 0
+    rows = {r["layout"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["plain"]["steady_bytes_per_cycle"] == pytest.approx(128.0)

@@ -1,0 +1,113 @@
+"""``wgpsim kernel CACHE_ROOT --all``: every kernel of a cache root as one table, worst first.
+
+The rows of `wgpsim.analysis.kernel_table` (a kernel that cannot be read is a row with its
+reason), printed as a table, or ``--json`` / ``--csv FILE``, ``--html FILE`` (an index linking
+to a section per kernel); a progress bar on stderr for more than a few kernels.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from wgpsim.cli._common import atomic_write, output_width, print_json
+from wgpsim.errors import ConfigError
+
+HEAD = {
+    "kernel": "kernel",
+    "folder": "folder",
+    "target": "target",
+    "warps": "warps",
+    "lds_bytes": "LDS B",
+    "ttg_shared": "ttg.shared",
+    "loop_instructions": "ds/iter",
+    "exposed": "exposed/iter",
+    "exposed_share": "share%",
+    "bank_conflicts": "bank",
+    "partition_stalls": "stall",
+    "worst_op": "worst op",
+    "worst_line": "line",
+}
+
+
+def collect(paths: list[tuple[str, Path]], hw, engine: str, loop: bool = True):
+    """(name, folder, figures or reason) of each kernel, with a progress bar."""
+    from wgpsim.cli._kernel_set import figures_or_reason, progress
+
+    return [
+        (name, folder, figures_or_reason(folder, name, hw, engine, loop, suggest=False))
+        for name, folder in progress(paths, len(paths), "kernels")
+    ]
+
+
+def handle_all(args: argparse.Namespace, hw) -> int:
+    """The ``--all`` table of ``args.path`` (a cache root, or one kernel)."""
+    from wgpsim.analysis.kernel_table import kernel_table
+    from wgpsim.cli._kernel_set import entries, holds_kernel
+
+    single = {"--plot": args.plot, "--timeline": args.timeline, "--timeline-png": args.timeline_png}
+    given = [flag for flag, value in single.items() if value is not None]
+    if given:
+        raise ConfigError(f"{', '.join(given)}: one kernel at a time, not with --all")
+    root = args.path
+    paths = [(args.name, root)] if holds_kernel(root) else entries(root)
+    if args.name is not None:
+        paths = [p for p in paths if p[0] in (args.name, None)]
+    items = collect(paths, hw, args.engine)
+    rows = kernel_table(items)
+    for row in rows:
+        row["folder"] = _relative(row["folder"], root)
+    written = []
+    if args.csv is not None:
+        import pandas as pd
+
+        frame = pd.DataFrame(rows)
+        atomic_write(args.csv, lambda tmp: frame.to_csv(tmp, index=False))
+        written.append(str(args.csv))
+    if getattr(args, "html", None) is not None:
+        from wgpsim.html.index_page import write_index_page
+
+        figures = {_relative(str(folder), root): f for _, folder, f in items}
+        written.append(str(write_index_page(args.html, root, rows, figures, hw)))
+    if args.json:
+        print_json({"root": str(root), "kernels": rows} | ({"written": written} if written else {}))
+        return 0
+    print("\n".join(format_all(rows, output_width())))
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+def _relative(folder: str, root: Path) -> str:
+    try:
+        return str(Path(folder).relative_to(root)) or "."
+    except ValueError:
+        return folder
+
+
+def cell(key: str, value: Any) -> str:
+    """A table cell: figures as ``wgpsim kernel`` prints them, shares in percent."""
+    from wgpsim.analysis.loop_timing import number_text
+
+    if value is None:
+        return "-"
+    if key == "exposed_share":
+        return number_text(100 * value)
+    return number_text(value) if isinstance(value, float) else str(value)
+
+
+def format_all(rows: list[dict[str, Any]], width: int = 10_000) -> list[str]:
+    """The table, then a line per unreadable kernel or loop not timed."""
+    from wgpsim.cli.kernel import _table
+
+    n_bad = sum(r["lds_bytes"] is None and r["error"] is not None for r in rows)
+    lines = [
+        f"{len(rows)} kernels, worst first (exposed LDS cycles per iteration of the main loop); "
+        "bank / stall: the ops' bank-conflict and partition-stall cycles in lock step"
+        + (f"; {n_bad} unreadable" if n_bad else "")
+    ]
+    table = [tuple(cell(k, r[k]) for k in HEAD) for r in rows]
+    lines += _table(tuple(HEAD.values()), table, width)
+    lines += [f"{r['kernel']} ({r['folder']}): {r['error']}" for r in rows if r["error"]]
+    return lines

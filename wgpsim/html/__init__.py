@@ -1,0 +1,1 @@
+"""Self-contained HTML reports (``--html``): plain string building, inline SVG, no network."""
