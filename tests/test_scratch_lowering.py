@@ -91,10 +91,11 @@ def _reduce_of(text: str) -> tuple[str, str, tuple[int, ...], list[int], int]:
     tt.reduce (one or more operands)."""
     sig = re.search(r"\}\) : \((.*)\) -> \(?(.*?)\)?$", text, re.M)
     ins = [tensor(t) for t in split_top(sig.group(1))]
-    outs = [tensor(t) for t in split_top(sig.group(2))]
+    outs = [tensor(t) if t.startswith("tensor") else None for t in split_top(sig.group(2))]
     axis = int(re.search(r"axis = (\d+) : i32}>", text).group(1))
     bits = [BITS[t.elem] for t in ins]
-    return ins[0].encoding, outs[0].encoding, ins[0].shape, bits, axis
+    result = outs[0].encoding if outs[0] is not None else None  # None: a scalar
+    return ins[0].encoding, result, ins[0].shape, bits, axis
 
 
 def _lowering_of(path: Path):
@@ -128,9 +129,10 @@ def test_reduce_fixtures_cover_both_conversions():
     """The reduce fixtures hold reductions with one conversion (the partials fit broadcast
     lanes, or the gathered layout is the result's) and with a second one into the result's
     layout, over 4 and 8 warps, 16- and 32-bit, blocked and WMMA sources, one and two operands
-    (an argmax: f16 or f32 values and i32 indices, each in its own part of the scratch)."""
+    (an argmax: f16 or f32 values and i32 indices, each in its own part of the scratch), and
+    1-D tensors summed to a scalar (a norm's or softmax's reduction)."""
     tiles = [len(_lowering_of(p).tiles) for p in REDUCES]
-    assert sorted(set(tiles)) == [1, 2] and len(REDUCES) == 10
+    assert sorted(set(tiles)) == [1, 2] and len(REDUCES) == 12
 
 
 def test_a_reduce_within_warps_has_no_scratch_steps():

@@ -3,9 +3,9 @@ queue of issue 23. Each entry is ``(kernel, check): cause``; the test of that pa
 ``xfail(strict=True)``, so a fix that makes it pass fails the run until its entry is removed
 here. ``python benchmarks/kernel_corpus_check.py`` prints what each check finds today."""
 
-#: issue 23 cause 1: the ds_* that Triton's tt.reduce / tt.scan / convert_layout lower through
-#: LDS scratch are notes ("no TTGIR LDS op on its line"), not ops of the kernel model
-SCRATCH_OPS = "scratch ds_* of tt.reduce / tt.scan / convert_layout are notes, not ops (cause 1)"
+#: issue 23 cause 1: the ds_* that Triton's tt.scan lowers through LDS scratch (its partials and
+#: ds_bpermute_b32 shuffles) are not lowered (convert_layout, tt.reduce and atomics are)
+SCRATCH_OPS = "scratch ds_* of tt.scan are not lowered (cause 1)"
 #: issue 23 cause 2: wgpsim's allocation has no scratch buffers, so its total stays below
 #: ttg.shared and a scratch buffer has no offset
 SCRATCH_SIZE = "Triton's scratch (reduce / scan / convert_layout) is not sized or placed (cause 2)"
@@ -29,27 +29,18 @@ PADDED_CVT = (
 )
 
 XFAIL: dict[tuple[str, str], str] = {
-    ("aiter_gemm_a8w8_blockscale", "ds"): SCRATCH_OPS,
-    ("flaggems_argmax", "ds"): SCRATCH_OPS,
     ("flaggems_cumsum", "ds"): SCRATCH_OPS + " (tt.scan: 12 ds_bpermute_b32 too)",
-    ("flaggems_group_norm", "ds"): SCRATCH_OPS,
     ("heldout_attn_causal_descriptor", "lds_bytes"): TWO_BANDS,
     ("heldout_attn_causal_descriptor", "offsets"): TWO_BANDS,
     ("heldout_bmm_rank3_masked", "ds"): (
         ASYNC_STORES + "; and in loop .LBB0_9, 8 ds_load_tr16_b128 the assembly puts on the A "
         "load's line, whose op has none left (cause 5)"
     ),
-    ("heldout_col_sum_loop", "ds"): SCRATCH_OPS,
     ("heldout_padded_rowperm_b", "clean"): ROWPERM,
     ("heldout_padded_rowperm_b", "local_load"): ROWPERM,
     ("heldout_padded_rowperm_b", "lds_bytes"): ROWPERM,
     ("heldout_padded_rowperm_b", "offsets"): ROWPERM,
     ("heldout_padded_rowperm_b", "ds"): ROWPERM,
-    ("liger_cross_entropy", "ds"): SCRATCH_OPS,
-    ("liger_layer_norm_fwd", "ds"): SCRATCH_OPS,
-    ("liger_rms_norm_bwd", "ds"): SCRATCH_OPS,
-    ("liger_rms_norm_fwd", "ds"): SCRATCH_OPS,
-    ("transpose_tile_fp16", "ds"): SCRATCH_OPS,
     ("tutorial_grouped_gemm", "ds"): (
         "in loop .LBB0_5 (the tile loop around the K loop) 8 ds_load_tr16_b128 have no "
         "source line (.loc 0) and are not matched: 56 of 64 ds_*"
@@ -58,6 +49,5 @@ XFAIL: dict[tuple[str, str], str] = {
     ("tutorial_descriptor_persistent_matmul", "lds_bytes"): REPEATED_NAMES,
     ("tutorial_descriptor_persistent_matmul", "offsets"): REPEATED_NAMES,
     ("tutorial_descriptor_persistent_matmul", "ds"): REPEATED_NAMES,
-    ("tutorial_softmax", "ds"): SCRATCH_OPS,
     ("vllm_prefix_prefill", "lds_bytes"): PADDED_CVT,
 }

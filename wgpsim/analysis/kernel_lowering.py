@@ -323,7 +323,7 @@ def _lower_scratch(kernel: Kernel, op: LdsOp, alloc: KernelAllocation) -> OpLowe
     lower_fn = SCRATCH_LOWERINGS.get("atomic" if "atomic" in op.op else op.op)
     if lower_fn is None:
         return OpLowering(op, None, {}, note=f"{op.op}: its scratch traffic is not lowered yet")
-    scalar = op.result is None and "atomic" in op.op
+    scalar = op.result is None and ("atomic" in op.op or op.op == "tt.reduce")
     if not scalar and (op.tensor is None or op.tensor.encoding is None or op.result is None):
         return OpLowering(op, None, {}, note="a layout of the op is not modelled")
     offsets = alloc.offsets.get(op.buffer)
@@ -353,7 +353,8 @@ def _lower_reduce(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
     src, dst = op.tensor, op.result
     bits = [elem_bits(t) for t in op.attr("elem_types", (src.dtype,))]
     axis = op.attr("axis")
-    return lower_reduce(src.encoding, dst.encoding, src.shape, bits, axis, base=base)
+    layout = dst.encoding if dst is not None else None  # None: reduced to a scalar
+    return lower_reduce(src.encoding, layout, src.shape, bits, axis, base=base)
 
 
 def _lower_atomic(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:

@@ -47,14 +47,15 @@ def _bases(layout: LinearLayout) -> dict[str, list[list[int]]]:
 
 def reduce_layouts(
     src: LinearLayout, axis: int
-) -> tuple[LinearLayout, LinearLayout, LinearLayout] | None:
+) -> tuple[LinearLayout, LinearLayout, LinearLayout | None] | None:
     """The layouts of a ``tt.reduce`` across warps, as Triton 3.9.0's ``ReduceOpToLLVM``
     moves its partials: ``partials`` (after reducing within each thread and warp: the axis
     components of register and lane bases zeroed, the axis renumbered to the warps along it),
     ``gathered`` (the warps along the axis swapped with lanes, so that one warp holds every
     partial of its elements: with broadcast lanes, if there are enough of them, else with the
     first lanes; matched on Triton's addresses, `tests/fixtures/scratch_lowering/`) and ``reduced`` (``gathered`` after the lane reduction, the
-    axis dropped). None when no warp basis moves along the axis (no scratch)."""
+    axis dropped; None for a 1-D tensor reduced to a scalar). None when no warp basis moves along
+    the axis (no scratch)."""
     names = list(src.out_dim_names)
     bases = _bases(src)
     warp_axis = sorted({b[axis] for b in bases["warp"] if b[axis]})
@@ -77,6 +78,8 @@ def reduce_layouts(
         bases["lane"][lane], bases["warp"][w] = bases["warp"][w], bases["lane"][lane]
     gathered = LinearLayout.from_bases(bases, names, sizes, require_surjective=False)
     keep = [i for i in range(len(names)) if i != axis]
+    if not keep:  # a 1-D tensor reduced to a scalar
+        return partials, gathered, None
     rest = {
         d: [[b[i] for i in keep] if b[axis] == 0 else [0] * len(keep) for b in bs]
         for d, bs in bases.items()
@@ -121,7 +124,7 @@ def lower_reduce(
     num_banks: int = NUM_BANKS,
 ) -> ScratchLowering:
     """The LDS steps of a ``tt.reduce`` along ``axis`` of a ``shape`` tensor in layout ``src``
-    whose result has layout ``dst``: the partials of the warps along the axis through scratch
+    whose result has layout ``dst`` (None: a scalar): the partials of the warps along the axis through scratch
     into one warp (`reduce_layouts`), a barrier, and, unless that already is ``dst``, a second
     conversion into ``dst`` through the same scratch. ``dtype`` may list one element type per
     operand (an argmax reduces values and indices): each conversion then moves every operand
@@ -134,6 +137,8 @@ def lower_reduce(
         return ScratchLowering("tt.reduce", ())
     partials, gathered, reduced = layouts
     steps, tiles = _operand_steps(partials, gathered, bits, base, num_banks)
+    if reduced is None or dst is None:  # a scalar: every thread holds it after the lanes
+        return ScratchLowering("tt.reduce", tuple(steps), tuple(tiles))
     out_shape = [s for i, s in enumerate(shape) if i != axis]
     result = thread_layout(dst, out_shape)
     if _bases(reduced) != _bases(result):
