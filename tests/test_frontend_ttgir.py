@@ -160,3 +160,24 @@ def test_non_amd_target():
 def test_not_a_module():
     assert "expected 'module attributes" in _error("hello\n")
     assert "expected a TTGIR module" in _error("")
+
+
+def test_a_name_reused_in_a_sibling_loop_does_not_keep_a_buffer_alive():
+    """The causal attention's two bands (one inlined function, two loops): MLIR names a view of
+    the first band's K buffer ``%k_120`` in the first loop, and an integer offset ``%k_120`` in
+    the second. The second's uses do not extend K's live range into the second band, so the
+    second band's K/V take the first band's offsets, as Triton placed them (0 and 18400; before,
+    18400 and 36800 and 55200 B in all against ``ttg.shared`` 36800)."""
+    from wgpsim.analysis.kernel_lowering import allocate_kernel
+
+    d = Path(__file__).resolve().parents[1] / "tests/corpus_others/fixtures"
+    d = d / "heldout_attn_causal_descriptor"
+    k, post = read_ttgir_file(d / "kernel.ttgir"), read_ttgir_file(d / "kernel.alloc.mlir")
+    band = {b.name: b for b in k.buffers}
+    assert band["%k"].live[1] <= band["%k_52"].live[0]
+    assert band["%v"].live[1] <= band["%v_53"].live[0]
+    alloc = allocate_kernel(k)
+    explicit = [b for b in k.buffers if b.kind == "explicit"]
+    theirs = [b.offsets for b in post.buffers if b.kind == "explicit"]
+    assert [alloc.wgpsim_offsets[b.name] for b in explicit] == theirs
+    assert alloc.lds_bytes == post.ttg_shared == 36800

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from wgpsim.analysis.kernel_lowering import allocate_kernel
-from wgpsim.frontend.ttgir import read_ttgir, read_ttgir_file
+from wgpsim.frontend.ssa_scopes import original_name
+from wgpsim.frontend.ttgir import read_ttgir_file
 from wgpsim.hw.scratch import cvt_needs_shared_memory, scratch_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,21 +104,42 @@ def test_allocation_from_the_ttgir_alone_equals_tritons(d):
     assert alloc.lds_bytes == post.ttg_shared
 
 
-def test_a_padded_conversion_is_a_note_not_a_size():
-    """Triton's padded scratch (``amdgpu.use_padded_scratch_shmem``) is not modelled: the
-    allocation says so and gives no LDS total, rather than a wrong one."""
-    d = ROOT / "tests" / "fixtures" / "scratch" / "cvt_blocked_t_fp32"
-    text = (
-        (d / "kernel.ttgir")
-        .read_text()
-        .replace(
-            " : tensor<64x64xf32, #blocked1> -> tensor<64x64xf32, #blocked>",
-            " {amdgpu.use_padded_scratch_shmem} : tensor<64x64xf32, #blocked1> -> "
-            "tensor<64x64xf32, #blocked>",
-            1,
-        )
+PADDED = [d for d in SCRATCH if d.name.startswith("cvt_padded_attr_")]
+
+
+@pytest.mark.parametrize("d", PADDED, ids=lambda d: d.name)
+def test_a_padded_conversion_is_sized_as_triton_3_9_sizes_it(d):
+    """``amdgpu.use_padded_scratch_shmem`` on a conversion (compiled from a TTGIR carrying
+    it): Triton 3.9.0 ignores it and gives the swizzled buffer. wgpsim reads the attribute and
+    sizes the buffer as Triton does, which is not the padded repShape of older Triton (a 64x64
+    fp32 transpose: 16384 B, not 33 x 32 x 4 = 4224 B)."""
+    kernel = read_ttgir_file(d / "kernel.ttgir")
+    cvts = [op for op in kernel.ops if op.op == "ttg.convert_layout"]
+    assert cvts and all(op.attr("use_padded_scratch_shmem") for op in cvts)
+    sizes = [scratch_bytes(op, kernel.threads_per_warp) for op in cvts]
+    assert sizes == [size for op, size in _triton_sizes(d) if op == "ttg.convert_layout"]
+    assert (
+        all(sizes)
+        and allocate_kernel(kernel).lds_bytes
+        == json.loads((d / "expected.json").read_text())["ttg_shared"]
     )
-    (cvt,) = [op for op in read_ttgir(text).ops if op.op == "ttg.convert_layout"]
-    assert cvt.attr("use_padded_scratch_shmem")
-    alloc = allocate_kernel(read_ttgir(text))
-    assert alloc.lds_bytes is None and any("padded" in n for n in alloc.notes)
+
+
+def test_the_padded_fixtures_are_there():
+    assert len(PADDED) == 3
+
+
+def test_ops_that_reuse_an_ssa_name_get_buffers_of_their_own():
+    """MLIR reuses a name in sibling regions: vLLM's prefix prefill has a ``%m_ij`` reduce in
+    each of its two loops. Each gets its own scratch buffer, so the allocation places them all
+    and its total is ``ttg.shared`` (16384 B; before, the two shared one name and the total was
+    unknown)."""
+    d = ROOT / "tests" / "corpus_others" / "fixtures" / "vllm_prefix_prefill"
+    kernel = read_ttgir_file(d / "kernel.ttgir")
+    reduces = [
+        op for op in kernel.ops if op.op == "tt.reduce" and original_name(op.name) == "%m_ij"
+    ]
+    assert len(reduces) == 2 and reduces[0].buffer != reduces[1].buffer
+    names = [b.name for b in kernel.buffers]
+    assert len(names) == len(set(names))
+    assert allocate_kernel(kernel).lds_bytes == read_ttgir_file(d / "kernel.alloc.mlir").ttg_shared

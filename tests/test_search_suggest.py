@@ -38,3 +38,27 @@ def test_co_located_gemm_loads_get_the_reason_instead():
     for op in a_loads:
         assert op["suggestion"]["layout"] is None
         assert "ctaLayout" in op["suggestion"]["reason"]
+
+
+ROWPERM = Path(__file__).parent / "corpus_others" / "fixtures" / "heldout_padded_rowperm_b"
+
+
+def test_a_padded_layout_given_by_offset_bases_is_searched_in_its_own_order():
+    """A B operand in a padded layout whose linear component permutes the rows (offset bases,
+    no ``order``): the report (from the cache .ttgir and from the post-allocation dump) runs,
+    its load lowers to the 32 ds_load_tr16_b128 the assembly holds for it, and the search
+    takes the order Triton's ``getOrder`` gives those bases (N fastest), not a missing one."""
+    want = next(o for o in _expected(ROWPERM)["ops"] if o["op"] == "ttg.local_load")
+    for path in (ROWPERM / "kernel.ttgir", ROWPERM / "kernel.alloc.mlir"):
+        report = kernel_report(path, HW)
+        (load,) = [o for o in report.ops if o["op"] == "ttg.local_load"]
+        assert load["instructions"] == want["instructions"] == {"ds_load_tr16_b128": 32}
+        assert load["suggestion"] is not None
+    shared = next(lw for lw in report.lowerings if lw.op.op == "ttg.local_load").op.memdesc
+    assert shared.encoding.order is None and shared.encoding.get_order() == (1, 0)
+
+
+def _expected(d: Path) -> dict:
+    import json
+
+    return json.loads((d / "expected.json").read_text())

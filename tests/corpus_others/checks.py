@@ -29,6 +29,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from wgpsim.frontend.ssa_scopes import original_name
+
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
 CHECKS = ("clean", "local_load", "lds_bytes", "offsets", "ds")
@@ -129,13 +131,17 @@ def _lds_bytes(rep, exp) -> Check:
 
 
 def _offsets(rep, exp) -> Check:
-    mine = {}
+    """Triton's buffers matched to the report's by the name the module prints (the reader
+    calls a name repeated in sibling regions ``%3$2``, ``%3$3``): the k-th of a name and kind
+    (explicit or scratch) is the k-th there."""
+    mine: dict[tuple[str, bool], list] = {}
     for b in rep.buffers:
-        mine[b["name"]] = b["wgpsim_offsets"]
-        mine[b["name"].removeprefix("scratch:")] = b["wgpsim_offsets"]
+        key = (original_name(b["name"]).removeprefix("scratch:"), b["kind"] == "explicit")
+        mine.setdefault(key, []).append(b["wgpsim_offsets"])
     bad = []
     for b in exp["buffers"]:
-        got = mine.get(b["name"], "absent")
+        same = mine.get((b["name"], b["op"] == "ttg.local_alloc"))
+        got = same.pop(0) if same else "absent"
         if got != b["offsets"]:
             what = "scratch of " if b["op"] != "ttg.local_alloc" else ""
             where = "not placed" if got in ("absent", None) else f"at {got}"

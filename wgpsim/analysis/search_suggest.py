@@ -24,6 +24,7 @@ from wgpsim.hw.alloc import allocate_on, tensor_buffers
 from wgpsim.layout.distributed import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.gluon import to_gluon_code
 from wgpsim.layout.notation import to_text
+from wgpsim.layout.shared import PaddedSharedLayout
 from wgpsim.trace.lowering import lower
 
 
@@ -72,7 +73,11 @@ def suggest_layout(
         return None
     if len(shape) != 2 or elem_bits != 16:
         return None
-    order = tuple(getattr(getattr(shared, "partition_layout", shared), "order", (1, 0)))
+    inner = getattr(shared, "partition_layout", shared)
+    if isinstance(inner, PaddedSharedLayout):  # its order may be given by offset bases
+        order = inner.get_order()
+    else:
+        order = tuple(getattr(inner, "order", None) or (1, 0))
     gemm = _gemm_of(dst, tuple(shape), order)
     op = dst.op_idx
     pairs = [hw.pair_of_warp(w) for w in range(gemm.num_warps)]

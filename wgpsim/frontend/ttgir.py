@@ -61,6 +61,7 @@ from wgpsim.frontend.model import (
     Loop,
     NotModelled,
 )
+from wgpsim.frontend.ssa_scopes import unshadow
 from wgpsim.frontend.ttgir_ops import ATTR_INT, OpRecord, OpSemantics
 from wgpsim.frontend.vocabulary import (
     CLOSED_DIALECTS,
@@ -88,7 +89,7 @@ def read_ttgir_file(path: str | Path) -> Kernel:
 
 def read_ttgir(text: str, source: str | None = None) -> Kernel:
     """The kernel model of a TTGIR module given as text (``source`` names it in errors)."""
-    return _Reader(text, source or "<ttgir>").read()
+    return _Reader(unshadow(text), source or "<ttgir>").read()
 
 
 class _Reader(OpSemantics):

@@ -246,8 +246,9 @@ class OpSemantics:
             return
         size = re.search(r"allocation\.size\s*=\s*" + ATTR_INT, body)
         name = op.results[0] if op.results else f"{op.name}@{no}"
+        buffer = f"scratch:{name}"
         buf = {
-            "name": f"scratch:{name}",
+            "name": buffer,
             "kind": "scratch",
             "memdesc": None,
             "stages": 1,

@@ -5,7 +5,11 @@ and the common ``defaultAllocationAnalysisScratchSizeFn`` (``lib/Analysis/Alloca
 
 - ``ttg.convert_layout``: 0 when ``cvtNeedsSharedMemory`` says the conversion stays within a
   warp (registers, or registers and lanes), else the swizzled buffer's elements
-  (`wgpsim.layout.cvt_swizzle`) times the element's bytes (pointers 8, at least 1);
+  (`wgpsim.layout.cvt_swizzle`) times the element's bytes (pointers 8, at least 1). Also with
+  ``amdgpu.use_padded_scratch_shmem``: older Triton sized such a conversion by its padded
+  ``repShape`` (``getNumScratchElemsPaddedCvt``), 3.9.0 has no padded path left and ignores the
+  attribute (a 64x64 fp32 transpose carrying it gets 16384 B, not the padded 33x32x4 = 4224 B:
+  ``tests/fixtures/scratch/cvt_padded_attr_*``);
 - ``tt.reduce``: each round of ``ReduceOpHelper``'s inter-warp reduction is a conversion to a
   layout that moves the reduced axis' warp bases into lanes; the largest round's buffer, for
   every operand's element bytes;
@@ -109,11 +113,6 @@ def _cvt_bytes(op: LdsOp) -> int:
     src, dst = op.tensor, op.result
     if not cvt_needs_shared_memory(src, dst):
         return 0
-    if op.attr("use_padded_scratch_shmem"):
-        raise LayoutError(
-            "a convert_layout with amdgpu.use_padded_scratch_shmem (Triton's padded scratch, "
-            "getNumScratchElemsPaddedCvt) is not sized by wgpsim"
-        )
     bits = _bits(src.dtype)
     return scratch_elems_swizzled(_layout(src), _layout(dst), bits, NUM_BANKS) * bits // 8
 

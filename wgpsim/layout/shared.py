@@ -168,6 +168,22 @@ class PaddedSharedLayout:
     def rank(self) -> int:
         return len(self.shape)
 
+    def get_order(self) -> tuple[int, ...]:
+        """Triton ``getOrder``: ``order`` when given, else the dims in the order the offset
+        bases first move them, then the dims they never move, slowest first.
+
+        >>> PaddedSharedLayout([(128, 8)], offset_bases=[[0, 1], [0, 2], [1, 0], [0, 4]]).get_order()
+        (1, 0)
+        """
+        if self.order is not None:
+            return self.order
+        out: list[int] = []
+        for b in self.offset_bases or ():
+            dim = next((i for i, v in enumerate(b) if v), None)
+            if dim is not None and dim not in out:
+                out.append(dim)
+        return tuple(out + [d for d in reversed(range(self.rank)) if d not in out])
+
     def linear_component(self) -> LinearLayout:
         """The (offset, block) -> dims layout before padding, for the layout's own shape."""
         names = standard_dims(self.rank)
