@@ -41,6 +41,15 @@ _IDENTITY = ("llvm.zext", "llvm.sext", "llvm.trunc", "llvm.bitcast", "llvm.ptrto
              "llvm.inttoptr", "llvm.freeze")  # fmt: skip
 
 
+_STORE = re.compile(r"^\s*llvm\.store %[\w]+, (%[\w]+).* : ([\w<>]+), !llvm\.ptr<(\d+)>")
+
+
+def _value(env: dict, ref: str):
+    if env.get(ref) is None:
+        raise Unknown(f"{ref} is not known")
+    return env[ref]
+
+
 class Unknown(Exception):
     """An address depends on an op this evaluator does not model."""
 
@@ -48,6 +57,18 @@ class Unknown(Exception):
 def lds_loads(module: str, num_threads: int) -> list[tuple[str, np.ndarray]]:
     """(instruction, int64 byte address per thread) of every LDS load, in program order.
     ``instruction``: ``llvm.load <type>`` or the intrinsic's name."""
+    return [
+        (name, a)
+        for name, a in lds_accesses(module, num_threads)
+        if "store" not in name and "atomicrmw" not in name
+    ]
+
+
+def lds_accesses(module: str, num_threads: int) -> list[tuple[str, np.ndarray | None]]:
+    """Every LDS load, store, atomic and barrier in program order: (``llvm.load <type>`` /
+    ``llvm.store <type>`` / ``llvm.atomicrmw <kind> <type>`` / an intrinsic's name, int64 byte
+    address per thread), and
+    (``barrier``, None) for each ``rocdl.s.barrier``."""
     tid = np.arange(num_threads, dtype=np.int64)
     env: dict[str, object] = {}
     loads = []
@@ -61,6 +82,12 @@ def lds_loads(module: str, num_threads: int) -> list[tuple[str, np.ndarray]]:
         line = re.sub(r" loc\(.*\)$", "", line)
         m = _ASSIGN.match(line)
         if not m:
+            st = _STORE.match(line)
+            if st and st.group(3) == "3":
+                where = np.broadcast_to(_value(env, st.group(1)), tid.shape)
+                loads.append((f"llvm.store {st.group(2)}", where.copy()))
+            elif line.strip().startswith("rocdl.s.barrier"):
+                loads.append(("barrier", None))
             continue
         res, op, rest = m.groups()
         refs = _REF.findall(rest)
@@ -122,6 +149,12 @@ def lds_loads(module: str, num_threads: int) -> list[tuple[str, np.ndarray]]:
                     env[res] = None
                 else:
                     env[res] = None
+            elif op == "llvm.atomicrmw" and "!llvm.ptr<3>" in rest:
+                kind = rest.split()[0]
+                ty = rest.rsplit(",", 1)[1].strip()
+                where = np.broadcast_to(val(refs[0]), tid.shape).copy()
+                loads.append((f"llvm.atomicrmw {kind} {ty}", where))
+                env[res] = None
             elif op == "llvm.load" and "!llvm.ptr<3>" in rest:
                 ty = rest.split("->")[1].strip()
                 loads.append((f"llvm.load {ty}", np.broadcast_to(val(refs[0]), tid.shape).copy()))

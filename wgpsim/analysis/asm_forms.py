@@ -78,6 +78,8 @@ def fit_to_assembly(low: Lowering, on_line: Mapping[str, int]) -> tuple[Lowering
     predicted = low.issued.counts
     if not on_line or all(on_line.get(m, 0) for m in predicted):
         return low, ""
+    if not isinstance(low, Lowering):  # a scratch op's steps (ScratchLowering): kept as predicted
+        return low, ""
     for mnemonic in on_line:
         if mnemonic in predicted:
             continue

@@ -613,9 +613,6 @@ def ttgir_program(
     ]
     for op in ops:
         loc = op.loc.short if op.loc is not None else "?"
-        if op.direction == "scratch":
-            notes.append(f"{op.name or op.op} ({loc}): {op.op} scratch traffic not lowered")
-            continue
         if not writes_with_ds(op):
             steps.append(
                 Step("delay", hw.costs.tdm_issue, (), "tdm", loc, op_index=op.index, name=op.name)
@@ -627,7 +624,14 @@ def ttgir_program(
             notes.append(f"{op.name or op.op} ({loc}): not lowered: {low.note}")
             continue
         label = op_label(op)
+        barriers = list(getattr(low.lowering, "barriers_after", ()))
         for k, name in enumerate(low.lowering.issued.ops):
+            while barriers and barriers[0] == k:  # a scratch op's store, barrier, load
+                steps += [
+                    Step("wait_ds", 0, (), "wait_ds", loc),
+                    Step("barrier", 0, (), "barrier", loc),
+                ]
+                barriers.pop(0)
             steps.append(
                 Step(name, 0, (name,), "lds", loc, op_index=op.index, name=op.name, issued=k,
                      label=label)

@@ -17,7 +17,10 @@ every LDS op of a kernel becomes, per warp, with every lane's address.
   iteration, and the op says so); TDM and async
   global->LDS copies write LDS through the TDM/async engines, not ``ds_*`` instructions, and are
   not lowered here, except the ``other`` value of an async copy (``writes_with_ds``): a store of
-  the source pointers' layout into the buffer, ``lower(..., store=True)``.
+  the source pointers' layout into the buffer, ``lower(..., store=True)``. A scratch op
+  (``ttg.convert_layout`` through LDS, ``tt.reduce`` across warps, an atomic with a used
+  result) is its store, barrier and load steps (`wgpsim.trace.scratch_lowering`,
+  `wgpsim.trace.scratch_reduce`: a `ScratchLowering` that reads like a `Lowering`).
 
 The buffer of the AMD blog's plain microbenchmark ([4, 8192] fp16, swizzled) takes 64 KiB at 0:
 
@@ -38,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from wgpsim.errors import WgpsimError
-from wgpsim.frontend.model import Kernel, LdsOp
+from wgpsim.frontend.model import Kernel, LdsOp, elem_bits
 from wgpsim.hw.alloc import Allocation, Buffer, allocate_on, tensor_buffers
 from wgpsim.hw.config import HardwareConfig, load_hardware
 from wgpsim.hw.scratch import SCRATCH_ALIGNMENT, scratch_bytes
@@ -46,6 +49,8 @@ from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.lowering import Lowering, lower
 from wgpsim.trace.lowering_packed import lower_packed_transposed
+from wgpsim.trace.scratch_lowering import ScratchLowering, lower_convert
+from wgpsim.trace.scratch_reduce import lower_atomic, lower_reduce
 from wgpsim.trace.trace import Trace, TraceBuilder
 
 __all__ = [
@@ -185,7 +190,7 @@ class OpLowering:
     reason: str | None = None
     bases: tuple[int, ...] | None = None
     note: str = ""
-    lowering: Lowering | None = field(default=None, repr=False)
+    lowering: Lowering | ScratchLowering | None = field(default=None, repr=False)
 
     @property
     def modelled(self) -> bool:
@@ -258,7 +263,7 @@ def lower_op(
     """The instructions and addresses of one LDS op (see the module docstring); ``stage``
     stands for a computed or loop-carried ``memdesc_index`` (see ``_shared``)."""
     if op.direction == "scratch":
-        return OpLowering(op, None, {}, note=_scratch_note(kernel, op, alloc))
+        return _lower_scratch(kernel, op, alloc)
     if not writes_with_ds(op):
         if op.op == ASYNC_COPY:
             why = "the copy engine writes the LDS (global_load_async_to_lds; no other value)"
@@ -307,14 +312,65 @@ def lower_op(
     )
 
 
-def _scratch_note(kernel: Kernel, op: LdsOp, alloc: KernelAllocation) -> str:
-    """Why a scratch op (convert_layout, reduce, ...) has no instructions yet."""
-    named = {b.name for b in kernel.buffers}
-    if op.buffer is None or op.buffer not in named or alloc.sizes.get(op.buffer) == ():
-        return "needs no LDS scratch (Triton gives it none)"
-    if op.buffer not in alloc.sizes:
-        return "its scratch buffer is not sized"
-    return "its scratch traffic (store, barrier, load) is not lowered yet"
+def _lower_scratch(kernel: Kernel, op: LdsOp, alloc: KernelAllocation) -> OpLowering:
+    """A scratch op's store, barrier and load steps (`wgpsim.trace.scratch_lowering`), at its
+    scratch buffer's offset; ops wgpsim does not lower yet say so."""
+    given = {b.name for b in kernel.buffers}
+    if op.buffer is None or op.buffer not in given or alloc.sizes.get(op.buffer) == ():
+        return OpLowering(op, None, {}, note="needs no LDS scratch (Triton gives it none)")
+    if op.attr("use_padded_scratch_shmem"):
+        return OpLowering(op, None, {}, note="AMD's padded scratch layout is not modelled")
+    lower_fn = SCRATCH_LOWERINGS.get("atomic" if "atomic" in op.op else op.op)
+    if lower_fn is None:
+        return OpLowering(op, None, {}, note=f"{op.op}: its scratch traffic is not lowered yet")
+    scalar = op.result is None and ("atomic" in op.op or op.op == "tt.reduce")
+    if not scalar and (op.tensor is None or op.tensor.encoding is None or op.result is None):
+        return OpLowering(op, None, {}, note="a layout of the op is not modelled")
+    offsets = alloc.offsets.get(op.buffer)
+    note = "" if offsets else "the scratch buffer has no offset: addresses from byte 0"
+    bases = tuple(offsets) if offsets else (0,)
+    try:
+        low = lower_fn(op, bases[0], kernel.num_warps)
+        low._check_alignment()
+    except WgpsimError as err:
+        return OpLowering(op, None, {}, bases=bases, note=str(err))
+    if not low.steps:
+        return OpLowering(op, None, {}, note="needs no LDS scratch: the data stays in each warp")
+    return OpLowering(
+        op, low.instruction, dict(low.counts), low.eligibility, low.reason, bases, note, low
+    )
+
+
+def _lower_convert(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
+    src, dst = op.tensor, op.result
+    bits = elem_bits(src.dtype)
+    return lower_convert(
+        src.encoding, dst.encoding, src.shape, bits, base=base, through_lds=True
+    )  # it has scratch: Triton converts through LDS
+
+
+def _lower_reduce(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
+    src, dst = op.tensor, op.result
+    bits = [elem_bits(t) for t in op.attr("elem_types", (src.dtype,))]
+    axis = op.attr("axis")
+    layout = dst.encoding if dst is not None else None  # None: reduced to a scalar
+    return lower_reduce(src.encoding, layout, src.shape, bits, axis, base=base)
+
+
+def _lower_atomic(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
+    res = op.result
+    layout, shape = (res.encoding, res.shape) if res is not None else (None, ())
+    dtype = elem_bits(op.attr("elem_type", res.dtype if res is not None else "i32"))
+    return lower_atomic(layout, shape, dtype, num_warps=num_warps, base=base)
+
+
+SCRATCH_LOWERINGS = {
+    "ttg.convert_layout": _lower_convert,
+    "tt.reduce": _lower_reduce,
+    "atomic": _lower_atomic,
+}
+"""Scratch ops wgpsim lowers, by op name (every atomic as ``atomic``):
+``(op, scratch base byte, warps) -> ScratchLowering``."""
 
 
 OTHER_STORE_NOTE = (

@@ -197,7 +197,7 @@ def _op_row(
         "function": op.function,
         "loop_depth": len(op.loops),
         "buffer": op.buffer,
-        "shape": op.memdesc.shape_text if op.memdesc else None,
+        "shape": op.memdesc.shape_text if op.memdesc else (op.tensor and op.tensor.shape_text),
         "src": short_encoding(op.src_encoding),
         "dst": short_encoding(op.dst_encoding),
         "instructions": counts,

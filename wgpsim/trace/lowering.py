@@ -70,6 +70,7 @@ __all__ = [
     "Lowering",
     "choose",
     "lower",
+    "lower_offsets",
 ]
 
 
@@ -438,6 +439,39 @@ def _sources(plan: Plan, registers: np.ndarray, lanes: int) -> tuple[np.ndarray,
         return lane, np.broadcast_to(registers[:, :1], lane.shape)
     regs = registers[:, plan.row_reg]  # [instr, source lane]
     return np.broadcast_to(plan.row_lane[None, :], regs.shape), regs
+
+
+def lower_offsets(
+    cvt: LinearLayout,
+    elem_bits: int,
+    base: int = 0,
+    *,
+    store: bool,
+    reason: str,
+    shape: Sequence[int] = (),
+) -> Lowering:
+    """The generic ``lowerLdStShared`` of ``cvt`` = (register, lane, warp) -> ``offset`` (elements
+    from byte ``base``): the widest plain vector ``largestVectorisation`` allows, as
+    ``ds_store_b*`` (``store``) or ``ds_load_b*``. Registers that map to offset 0 are not moved
+    (broadcast, or a later round through the same scratch: ``wgpsim.trace.scratch_lowering``).
+
+    >>> cvt = LinearLayout.from_bases({"register": [[1], [2]], "lane": [[4], [8], [16], [32],
+    ...     [64]], "warp": []}, ["offset"])
+    >>> low = lower_offsets(cvt, 32, 1024, store=True, reason="scratch")
+    >>> low.counts, low.addresses[0, 0, :3].tolist()
+    ({'ds_store_b128': 1}, [1024, 1040, 1056])
+    """
+    names = PLAIN_STORES if store else PLAIN_LOADS
+    plan = plan_plain(cvt, elem_bits, None, reason, "scratch", names)
+    w, n = cvt.in_dim_size("warp"), cvt.in_dim_size("register")
+    idx = {
+        "register": np.arange(n)[None, None, :],
+        "lane": np.arange(LANES)[None, :, None],
+        "warp": np.arange(w)[:, None, None],
+    }
+    offset = cvt.apply(idx)["offset"]
+    elem = base + (elem_bits // 8) * np.broadcast_to(offset, (w, LANES, n)).astype(np.int64)
+    return _build(plan, cvt, tuple(shape), elem_bits, elem, None, store)
 
 
 def _build(

@@ -1,0 +1,248 @@
+"""Ops lowered through an LDS scratch buffer, against Triton 3.9.0's own gfx1250 lowering.
+
+Two truths. The corpus (``tests/corpus``): every ``ttg.convert_layout`` with LDS instructions in
+its probe's assembly must get the assembly's instruction counts per warp (after LLVM's pairing)
+and Triton's LLVM-dialect counts. The fixtures (``tests/fixtures/scratch_lowering``, rebuilt by
+its ``regenerate.py``): one-op modules lowered by Triton to the LLVM dialect, whose address
+arithmetic was evaluated for every thread; each store and load step of
+``wgpsim.trace.scratch_lowering`` must read and write the rows of addresses Triton's does, per
+warp, with the same barriers between the steps.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import groupby
+from pathlib import Path
+
+import corpus
+import numpy as np
+import pytest
+from corpus.ttgir_text import aliases, resolve, split_top, tensor
+
+from wgpsim.trace.lowering import PLAIN_LOADS, PLAIN_STORES
+from wgpsim.trace.scratch_lowering import BARRIER, lower_convert
+from wgpsim.trace.scratch_reduce import lower_reduce
+
+FIXTURES = Path(__file__).parent / "fixtures" / "scratch_lowering"
+CASES = sorted((FIXTURES / "cases").glob("*.ttgir"))
+REDUCES = sorted((FIXTURES / "reduce_cases").glob("*.ttgir"))
+BITS = {"f16": 16, "bf16": 16, "i8": 8, "i32": 32, "f32": 32, "i64": 64}
+_CONVERT = re.compile(
+    r"ttg\.convert_layout %\w+ : tensor<([\dx]+)x(\w+), (.*)> -> tensor<[\dx]+x\w+, (.*)>$", re.M
+)
+
+
+def _corpus_converts() -> list[tuple[str, dict]]:
+    out = []
+    for case in corpus.cases().values():
+        for op in case.ops:
+            if op["op"] == "ttg.convert_layout" and op.get("instructions"):
+                out.append((case.name, op))
+    return out
+
+
+def _convert_of(ttgir: str) -> tuple[str, str, tuple[int, ...], int]:
+    """src, dst encodings (aliases resolved), shape and element bits of the module's convert."""
+    m = _CONVERT.search(ttgir)
+    table = aliases(ttgir)
+    shape = tuple(int(s) for s in m.group(1).split("x"))
+    return resolve(m.group(3), table), resolve(m.group(4), table), shape, BITS[m.group(2)]
+
+
+@pytest.mark.parametrize(
+    ("name", "op"), _corpus_converts(), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_corpus_convert_counts(name, op):
+    """Counts per warp equal the probe assembly's and Triton's LLVM-dialect output's."""
+    case = corpus.cases()[name]
+    table = case.aliases
+    src, dst = (resolve(re.search(r", (.*)>$", t).group(1), table) for t in op["types"])
+    shape = tuple(int(s) for s in re.match(r"tensor<([\dx]+)x", op["types"][0]).group(1).split("x"))
+    elem = re.match(r"tensor<[\dx]+x(\w+),", op["types"][0]).group(1)
+    low = lower_convert(src, dst, shape, BITS[elem])
+    assert low.counts == op["instructions"]
+    assert low.dialect_counts == op["triton_lowering"]
+
+
+def test_corpus_has_converts():
+    assert len(_corpus_converts()) == 5  # row_sum, col_sum (4 and 8 warps), two transposes
+
+
+def _name(kind: str) -> str:
+    """``llvm.store vector<4xf32>`` -> ``ds_store_b128``."""
+    op, ty = kind.split()
+    lanes, elem = ty[7:-1].split("x") if ty.startswith("vector<") else ("1", ty)
+    return (PLAIN_STORES if op == "llvm.store" else PLAIN_LOADS)[int(lanes) * BITS[elem]]
+
+
+def _triton_steps(accesses: list) -> list:
+    """Triton's accesses as steps: runs of stores or loads, and the barriers between them."""
+    steps = []
+    for kind, run in groupby(accesses, key=lambda a: a[0] if a[0] == BARRIER else a[0].split()[0]):
+        run = list(run)
+        steps += [BARRIER] * len(run) if kind == BARRIER else [run]
+    return steps
+
+
+def _reduce_of(text: str) -> tuple[str, str, tuple[int, ...], list[int], int]:
+    """src, result encodings, shape, element bits of each operand and axis of the module's
+    tt.reduce (one or more operands)."""
+    sig = re.search(r"\}\) : \((.*)\) -> \(?(.*?)\)?$", text, re.M)
+    ins = [tensor(t) for t in split_top(sig.group(1))]
+    outs = [tensor(t) if t.startswith("tensor") else None for t in split_top(sig.group(2))]
+    axis = int(re.search(r"axis = (\d+) : i32}>", text).group(1))
+    bits = [BITS[t.elem] for t in ins]
+    result = outs[0].encoding if outs[0] is not None else None  # None: a scalar
+    return ins[0].encoding, result, ins[0].shape, bits, axis
+
+
+def _lowering_of(path: Path):
+    """wgpsim's lowering of the fixture module's one convert_layout or tt.reduce."""
+    text = path.read_text()
+    if path.parent.name == "cases":
+        return lower_convert(*_convert_of(text))
+    return lower_reduce(*_reduce_of(text))
+
+
+@pytest.mark.parametrize("path", CASES + REDUCES, ids=lambda p: p.stem)
+def test_addresses_match_triton(path):
+    """Every store and load step writes/reads Triton's rows of lane addresses, per warp, with
+    Triton's barriers between the steps."""
+    fixture = json.loads((FIXTURES / f"{path.stem}.json").read_text())
+    low = _lowering_of(path)
+    theirs = _triton_steps(fixture["accesses"])
+    assert len(theirs) == len(low.steps)
+    for step, their in zip(low.steps, theirs, strict=True):
+        if step == BARRIER or their == BARRIER:
+            assert step == their
+            continue
+        assert {_name(k) for k, _ in their} == {step.instruction}
+        assert len(their) == step.num_instructions
+        for w in range(step.num_warps):
+            rows = sorted(tuple(a[32 * w : 32 * w + 32]) for _, a in their)
+            assert rows == sorted(tuple(r) for r in step.addresses[w].tolist()), f"warp {w}"
+
+
+def test_reduce_fixtures_cover_both_conversions():
+    """The reduce fixtures hold reductions with one conversion (the partials fit broadcast
+    lanes, or the gathered layout is the result's) and with a second one into the result's
+    layout, over 4 and 8 warps, 16- and 32-bit, blocked and WMMA sources, one and two operands
+    (an argmax: f16 or f32 values and i32 indices, each in its own part of the scratch), and
+    1-D tensors summed to a scalar (a norm's or softmax's reduction)."""
+    tiles = [len(_lowering_of(p).tiles) for p in REDUCES]
+    assert sorted(set(tiles)) == [1, 2] and len(REDUCES) == 12
+
+
+def test_a_reduce_within_warps_has_no_scratch_steps():
+    """Rows of a 4-warp blocked layout summed along the row (each warp owns its rows): the
+    reduction ends in each warp, as the corpus's row_sum and softmax (no scratch)."""
+    src = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    dst = f"#ttg.slice<{{dim = 1, parent = {src}}}>"
+    assert lower_reduce(src, dst, (128, 128), 32, 1).steps == ()
+    assert lower_reduce(src, f"#ttg.slice<{{dim = 0, parent = {src}}}>", (128, 128), 32, 0).steps
+
+
+def test_fixtures_cover_rounds_and_types():
+    """The fixtures hold conversions in several rounds, and 8-, 16- and 32-bit elements."""
+    rounds = [lower_convert(*_convert_of(p.read_text())).tiles[0].rounds for p in CASES]
+    bits = {_convert_of(p.read_text())[3] for p in CASES}
+    assert max(rounds) == 4 and bits == {8, 16, 32} and len(CASES) == 11
+
+
+def _corpus_convert_ops() -> list[tuple[str, dict, bool]]:
+    """Every convert_layout of the corpus, and whether Triton gave it a scratch buffer."""
+    out = []
+    for case in corpus.cases().values():
+        given = {b["name"] for b in case.buffers if b["op"] == "ttg.convert_layout"}
+        for op in case.ops:
+            if op["op"] == "ttg.convert_layout":
+                out.append((case.name, op, op["name"] in given))
+    return out
+
+
+def test_which_converts_go_through_lds():
+    """A convert goes through LDS exactly when Triton 3.9.0 allocated it scratch (the corpus's
+    attention mma -> dot_op conversions stay in each warp)."""
+    ops = _corpus_convert_ops()
+    got = []
+    for name, op, given in ops:
+        table = corpus.cases()[name].aliases
+        src, dst = (resolve(re.search(r", (.*)>$", t).group(1), table) for t in op["types"])
+        shape = tuple(
+            int(s) for s in re.match(r"tensor<([\dx]+)x", op["types"][0]).group(1).split("x")
+        )
+        low = lower_convert(src, dst, shape, 16)
+        got.append((name, bool(low.steps), given))
+    assert all(lowered == given for _, lowered, given in got), got
+    assert sum(given for *_, given in got) == 5 and len(got) == 9
+
+
+#: Compiles of tests/fixtures/scratch (written for scratch sizing) whose only scratch ops are
+#: convert_layout, tt.reduce and atomics, with nothing else wgpsim leaves out (no ds_bpermute,
+#: no dead reduce result): `wgpsim kernel`'s instruction totals must be the assembly's.
+LOWERED_COMPILES = (
+    "alloc_reduce_alloc_fp32",
+    "atomic_add_scalar",
+    "atomic_add_used_32",
+    "atomic_cas_scalar",
+    "argmax_axis1_fp16_w8",
+    "cvt_blocked_t_fp16_w8",
+    "cvt_blocked_t_fp32",
+    "cvt_blocked_to_wmma_fp16",
+    "cvt_warps_fp32",
+    "cvt_wmma_to_blocked_fp32",
+    "dot_colmax_fp16_w8",
+    "dot_rowmax_fp16",
+    "layer_norm_fp16",
+    "loop_colsum_fp32_w8",
+    "sum_axis0_fp16_w8",
+    "sum_axis1_fp16_w8",
+    "sum_axis1_fp32",
+)
+
+
+@pytest.mark.parametrize("name", LOWERED_COMPILES)
+def test_kernel_totals_equal_the_assembly(name):
+    """Every scratch op with scratch is lowered, and the kernel's ds_* totals per warp are the
+    assembly's."""
+    from wgpsim.analysis.kernel_report import kernel_report
+
+    rep = kernel_report(Path(__file__).parent / "fixtures" / "scratch" / name)
+    kinds = ("ttg.convert_layout", "tt.reduce", "atomic")
+    scratch = [op for op in rep.ops if any(k in op["op"] for k in kinds)]
+    assert any(op["modelled"] for op in scratch)
+    assert all(op["modelled"] or "needs no LDS scratch" in op["note"] for op in scratch)
+    assert rep.instruction_totals() == rep.extras["assembly"]["totals"]
+
+
+ATOMICS = sorted((FIXTURES / "atomic_cases").glob("*.ttgir"))
+
+
+@pytest.mark.parametrize("path", ATOMICS, ids=lambda p: p.stem)
+def test_atomic_addresses_match_triton(path):
+    """An atomic whose result is used, read from its module by the kernel model and lowered by
+    `wgpsim kernel`'s route: Triton's barrier, store (only the owning threads), barrier, load."""
+    from wgpsim.analysis.kernel_lowering import allocate_kernel, lower_op
+    from wgpsim.frontend.ttgir import read_ttgir_file
+
+    kernel = read_ttgir_file(path)
+    op = next(o for o in kernel.ops if "atomic" in o.op)
+    low = lower_op(kernel, op, allocate_kernel(kernel)).lowering
+    fixture = json.loads((FIXTURES / f"{path.stem}.json").read_text())
+    theirs = _triton_steps(fixture["accesses"])
+    assert [s if s == BARRIER else "lds" for s in low.steps] == [
+        t if t == BARRIER else "lds" for t in theirs
+    ]
+    for step, their in zip(low.steps, theirs, strict=True):
+        if step == BARRIER:
+            continue
+        assert len(their) == step.num_instructions == 1
+        for w in range(step.num_warps):
+            got = step.addresses[w, 0]
+            want = np.asarray(their[0][1][32 * w : 32 * w + 32])
+            active = got >= 0  # Triton's store is predicated: compare the lanes that store
+            assert (got[active] == want[active]).all()
+            if not step.store:
+                assert active.all()
