@@ -223,11 +223,22 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
+def _no_constant(name: str) -> Any:
+    raise _Limited(f"{name} is not a JSON number (only finite numbers are)")
+
+
 def json_value(text: str, where: str, error: type[Exception]) -> Any:
-    """``text`` parsed as JSON within the depth and integer limits; problems are one ``error``
-    naming ``where``."""
+    """``text`` parsed as JSON within the depth and integer limits; ``NaN`` and ``Infinity``
+    (which Python's reader accepts, JSON does not) are refused; problems are one ``error``
+    naming ``where``.
+
+    >>> json_value('{"dur": Infinity}', "t.json", ValueError)
+    Traceback (most recent call last):
+    ...
+    ValueError: t.json: Infinity is not a JSON number (only finite numbers are)
+    """
     try:
-        return json.loads(text, parse_int=_bounded_int)
+        return json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
     except _Limited as err:
         raise error(f"{where}: {err}") from None
     except RecursionError:  # the C decoder's own depth guard, raised before any value is built
