@@ -4,6 +4,12 @@ unbounded memory, tracebacks, inputs taken as given), each run as a user runs th
 from __future__ import annotations
 
 import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -106,3 +112,122 @@ def test_a_long_probe_name_is_not_echoed(kit):
     outcome = run_cli("compare", kit / "m.csv")
     outcome.assert_one_line("a string of 200000 characters is not in the manifest")
     assert len(outcome.err) < 300
+
+
+# -- 2. an output directory is written as a whole ----------------------------------------------
+LDS = ROOT / "configs" / "lds_bandwidth.yaml"
+SMALL = ["--set", "burst_lengths=[4, 8]", "--set", "report_burst=8", "--workers", "1"]
+SEARCH = ["search", "--block", "32x32x32", "--warps", "1"]
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    """Every file under ``directory`` (hidden ones too) and its bytes."""
+    return {
+        str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*") if p.is_file()
+    }
+
+
+def _full_disk(*args, **kwargs):
+    raise OSError(28, "No space left on device")  # ENOSPC
+
+
+@pytest.mark.parametrize(
+    "argv, rerun",
+    [
+        (["run", LDS, *SMALL], ["--set", "burst_lengths=[4, 16]", "--set", "report_burst=16"]),
+        (SEARCH, ["--lds-budget", "65536"]),
+    ],
+    ids=["run", "search"],
+)
+def test_a_failed_rerun_leaves_the_previous_results(tmp_path, monkeypatch, argv, rerun):
+    import wgpsim.experiments as experiments
+
+    out = tmp_path / "out"
+    assert run_cli(*argv, "--out", out).code == 0
+    before = snapshot(out)
+    assert "checkpoint.jsonl" in before and any(name.endswith(".png") for name in before)
+    monkeypatch.setattr(experiments, "_save_figure", _full_disk)  # the disk fills at a figure
+    run_cli(*argv, *rerun, "--out", out).assert_one_line("No space left on device")
+    assert snapshot(out) == before  # no new table beside the old figures, no stray file
+
+
+def test_a_failed_first_run_leaves_nothing(tmp_path, monkeypatch):
+    import wgpsim.experiments as experiments
+
+    monkeypatch.setattr(experiments, "_save_figure", _full_disk)
+    run_cli("run", LDS, *SMALL, "--out", tmp_path / "out").assert_one_line("No space left")
+    assert not (tmp_path / "out").exists()
+
+
+def _limited(*argv: object, fsize: int, cwd: Path) -> subprocess.CompletedProcess:
+    """``wgpsim ARGV`` in a child whose files may not grow past ``fsize`` bytes (a full disk)."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
+    return subprocess.run(
+        [sys.executable, "-m", "wgpsim", *map(str, argv)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def test_a_file_size_limit_mixes_nothing(tmp_path):
+    """A real write past RLIMIT_FSIZE (EFBIG; Python ignores SIGXFSZ): the figure (64 kB) does
+    not fit in 16 kB; the tables and the checkpoint did."""
+    out = tmp_path / "out"
+    assert run_cli("run", LDS, *SMALL, "--out", out).code == 0
+    before = snapshot(out)
+    done = _limited("run", LDS, *SMALL[:2], "--set", "report_burst=4", "--workers", "1",
+                    "--out", out, fsize=16_000, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2 and done.stderr.startswith("wgpsim: error: "), done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert snapshot(out) == before
+
+
+def test_calibrate_probes_under_a_file_size_limit_leaves_no_kit(tmp_path):
+    done = _limited("calibrate", "probes", "--out", "kit", fsize=4_000, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert not (tmp_path / "kit").exists()
+
+
+def test_init_writes_every_file_or_none(tmp_path):
+    (tmp_path / "study" / "traces" / "bank_conflict.jsonl").mkdir(parents=True)  # in the way
+    run_cli("init", tmp_path / "study", "--force").assert_one_line(
+        "bank_conflict.jsonl: is a directory"
+    )
+    assert [p.name for p in (tmp_path / "study").rglob("*") if p.is_file()] == []
+
+
+def test_what_a_killed_run_left_is_cleared_by_the_next(tmp_path):
+    """kill -9 or SIGTERM mid-write leaves the stage (a half-written table, an atomic_write
+    temporary); the next run, with or without --resume, clears it and writes the whole result."""
+    out = tmp_path / "out"
+    assert run_cli("run", LDS, *SMALL, "--out", out).code == 0
+    before = snapshot(out)
+    stage = out / ".wgpsim-partial"
+    stage.mkdir()
+    (stage / "results.csv").write_text("half a tab")
+    (stage / ".results.csv.x1y2.csv").write_text("")
+    (stage / "checkpoint.jsonl").write_text('{"sweep": "cut sho')
+    assert run_cli("run", LDS, *SMALL, "--out", out, "--resume").code == 0
+    assert snapshot(out) == before
+
+
+def test_sigterm_during_a_run_leaves_nothing_a_later_run_trips_on(tmp_path):
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "wgpsim", "run", str(LDS), *SMALL, "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(2.5)  # started, usually mid-sweep or mid-write on this machine
+    child.send_signal(signal.SIGTERM)
+    child.wait(timeout=120)
+    again = subprocess.run(argv + ["--resume"], env=env, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert sorted(p.name for p in out.iterdir()) == [
+        "bandwidth_vs_burst.png", "checkpoint.jsonl", "fit.csv", "results.csv", "sweep.csv"
+    ]  # fmt: skip
