@@ -92,9 +92,13 @@ def check_affordable(nbytes: int, what: str, error: type[Exception] = ConfigErro
         )
 
 
-def read_text(path: str | Path, what: str, error: type[Exception] = ConfigError) -> str:
+def read_text(
+    path: str | Path, what: str, error: type[Exception] = ConfigError, *, lenient: bool = False
+) -> str:
     """The UTF-8 text of ``path`` (``what`` names it in errors: "hardware config"), read up to
-    :data:`MAX_TEXT_BYTES`. A missing file stays a ``FileNotFoundError`` (the CLI names it)."""
+    :data:`MAX_TEXT_BYTES` (``/dev/zero`` is refused). A missing file stays a
+    ``FileNotFoundError`` (the CLI names it). ``lenient`` replaces bytes that are not UTF-8
+    (a compiler's dump, whose comments may hold any byte) instead of refusing the file."""
     path = Path(path)
     if path.is_dir():
         article = "an" if what[:1] in "aeiou" else "a"
@@ -108,6 +112,8 @@ def read_text(path: str | Path, what: str, error: type[Exception] = ConfigError)
         raise error(f"{path}: cannot read the {what} ({err.strerror or err})") from None
     if len(data) > MAX_TEXT_BYTES:
         raise error(f"{path}: larger than {MAX_TEXT_BYTES >> 20} MiB: too big for a {what}")
+    if lenient:
+        return data.decode("utf-8", errors="replace")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -231,3 +231,163 @@ def test_sigterm_during_a_run_leaves_nothing_a_later_run_trips_on(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == [
         "bandwidth_vs_burst.png", "checkpoint.jsonl", "fit.csv", "results.csv", "sweep.csv"
     ]  # fmt: skip
+
+
+# -- 3. unbounded memory from small inputs: refused before anything is built ------------------
+SWIZZLED = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"
+MATMUL = ROOT / "tests" / "corpus" / "fixtures" / "matmul_bt_fp16" / "kernel.ttgir"
+
+
+def _bounded(*argv: object, cwd: Path, gib: float = 4.0) -> subprocess.CompletedProcess:
+    """``wgpsim ARGV`` in a child limited to ``gib`` GiB of address space and 120 s."""
+
+    def limit() -> None:
+        size = int(gib * (1 << 30))
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+
+    return subprocess.run(
+        [sys.executable, "-m", "wgpsim", *map(str, argv)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def _one_line(done: subprocess.CompletedProcess, *fragments: str) -> None:
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.startswith("wgpsim: error: ") and done.stderr.count("\n") == 1, done.stderr
+    for fragment in fragments:
+        assert fragment in done.stderr, done.stderr
+
+
+def test_lower_refuses_half_a_million_warps_before_building_addresses(tmp_path):
+    dst = (
+        "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [1, 32], "
+        "warpsPerCTA = [8, 65536], order = [1, 0]}>"
+    )
+    done = _bounded("lower", "--shared", SWIZZLED, "--dst", dst, "--shape", "128x256",
+                    "--dtype", "fp16", cwd=tmp_path)  # fmt: skip
+    _one_line(done, "warp count 524,288: a CTA has 1..32 warps")
+
+
+@pytest.mark.parametrize("block", ["1024x1024x16", "512x512x64"])
+def test_search_says_how_large_and_refuses_before_it_starts(tmp_path, block):
+    done = _bounded("search", "--block", block, "--warps", "4", cwd=tmp_path)
+    _one_line(done, f"--block: {block} on 4 warps is", "ctaLayouts", "(400,000,000)")
+
+
+@pytest.mark.parametrize("warps", ["3", "4294967296", "64", "9" * 30])
+def test_a_module_of_odd_num_warps_is_refused(tmp_path, warps):
+    module = tmp_path / "k.ttgir"
+    module.write_text(
+        MATMUL.read_text().replace('"ttg.num-warps" = 4', f'"ttg.num-warps" = {warps}')
+    )
+    done = _bounded("kernel", module, cwd=tmp_path)
+    _one_line(done, "k.ttgir: module attribute 'ttg.num-warps'")
+
+
+def test_a_kwidth_of_2_to_the_32_builds_nothing(tmp_path):
+    module = tmp_path / "k.ttgir"
+    module.write_text(MATMUL.read_text().replace("kWidth = 8", f"kWidth = {2**32}"))
+    done = _bounded("kernel", module, cwd=tmp_path)
+    assert done.returncode in (0, 2) and "Traceback" not in done.stderr, done.stderr[-2000:]
+    run_cli(
+        "layout", "show",
+        "#ttg.dot_op<{opIdx = 0, parent = #ttg.amd_wmma<{version = 3, isTranspose = false, "
+        f"ctaLayout = {{warp = [[1, 0]]}}, instrShape = [16, 16, 32]}}>, kWidth = {2**32}}}>",
+        "--shape", "64x64",
+    ).assert_one_line("field 'kWidth' 4294967296 is more than the 16 K elements")  # fmt: skip
+
+
+def test_a_parquet_delay_on_warp_2_to_the_31_is_refused_as_in_json_lines(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from wgpsim.trace.io import write_trace
+    from wgpsim.trace.trace import TraceBuilder
+
+    b = TraceBuilder(num_warps=1)
+    b.delay(0, 10)
+    write_trace(b.build(), tmp_path / "one.parquet")
+    table = pq.read_table(tmp_path / "one.parquet")
+    table = table.set_column(0, "warp", pa.array([2**31 - 1], type=pa.int32()))
+    meta = {k: v for k, v in table.schema.metadata.items() if k != b"wgpsim.num_warps"}
+    pq.write_table(table.replace_schema_metadata(meta), tmp_path / "far.parquet")
+    _one_line(
+        _bounded("replay", "far.parquet", cwd=tmp_path),
+        "far.parquet: row 0: field 'warp': 2147483647 is too large (at most 65535)",
+    )
+    (tmp_path / "far.jsonl").write_text(f'{{"warp": {2**31 - 1}, "op": "delay", "cycles": 10}}\n')
+    run_cli("replay", tmp_path / "far.jsonl").assert_one_line("'warp': 2147483647 is too large")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["kernel", "/dev/zero"],
+        ["compare", "m.csv", "--manifest", "/dev/zero"],
+        ["compare", "/dev/zero", "--manifest", "manifest.json"],
+        ["compare", "m.csv", "--manifest", "manifest.json", "--counters", "/dev/zero"],
+        ["kernel", "endless.ndjson"],
+    ],
+)
+def test_every_reader_stops_at_8_mib(kit, argv):
+    (kit / "m.csv").write_text("probe,warp,cycles\nbanks_s4,0,60\n")
+    with (kit / "endless.ndjson").open("w") as f:
+        f.write("x" * (9 << 20))
+    _one_line(_bounded(*argv, cwd=kit, gib=4), "8 MiB")
+
+
+# -- 4. replay of a trace with no LDS instruction (a regression) ------------------------------
+@pytest.mark.parametrize(
+    "text",
+    ["", "# a comment only\n", '{"warp": 0, "op": "delay", "cycles": 10}\n'],
+    ids=["empty", "comments", "delays"],
+)
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_replay_of_a_trace_without_lds_instructions_succeeds(tmp_path, text, json_flag):
+    (tmp_path / "t.jsonl").write_text(text)
+    outcome = run_cli("replay", tmp_path / "t.jsonl", *json_flag)
+    assert outcome.code == 0 and outcome.err == "", outcome.err
+    assert "instruction" in outcome.out or json_flag
+
+
+# -- 5. tracebacks: assembly numbers past 64 bits, a block smaller than one instruction -------
+PLAIN = ROOT / "tests" / "corpus" / "fixtures" / "lds_bandwidth_plain"
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("s_wait_dscnt 0x0", "s_wait_dscnt 0xffffffffffffffff",
+         "s_wait_dscnt count '0xffffffffffffffff' is out of range (valid: 0..65535"),
+        ("v1 offset:512\n", "v1 offset:99999999999999999999999\n",
+         "ds_load_b128 offset '99999999999999999999999' is out of range (valid: 0..65535"),
+        ("v1 offset:512\n", "v1 offset:65536\n", "offset '65536' is out of range"),
+    ],
+)  # fmt: skip
+def test_kernel_loop_timing_with_numbers_past_their_field(tmp_path, old, new, message):
+    for name in ("kernel.ttgir", "kernel.alloc.mlir"):
+        (tmp_path / name).write_text((PLAIN / name).read_text())
+    asm = (PLAIN / "kernel.amdgcn").read_text()
+    assert old in asm
+    (tmp_path / "kernel.amdgcn").write_text(asm.replace(old, new, 1))
+    run_cli("kernel", tmp_path / "kernel.ttgir", "--loop-timing").assert_one_line(
+        "assembly line", message
+    )
+
+
+@pytest.mark.parametrize(
+    "block, message",
+    [
+        ("[1, 1, 1]", "block M 1 must be a power-of-two multiple of the instruction tile 16"),
+        ("[128, 128, 48]", "block K 48 must be a power of two"),
+    ],
+)
+def test_a_gemm_block_smaller_than_an_instruction_is_one_line(tmp_path, block, message):
+    config = ROOT / "configs" / "gemm_128x128.yaml"
+    outcome = run_cli("run", config, "--set", f"block={block}", "--out", tmp_path / "o")
+    outcome.assert_one_line("--set block", message)
+    assert not (tmp_path / "o").exists()

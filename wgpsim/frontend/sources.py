@@ -24,9 +24,13 @@ from wgpsim.errors import ModuleError
 from wgpsim.frontend.model import Kernel
 from wgpsim.frontend.ttgir import read_ttgir
 from wgpsim.frontend.vocabulary import SCRATCH_OPS
-from wgpsim.inputs import json_value, read_text
+from wgpsim.inputs import MAX_TEXT_BYTES, json_value, read_text
 
 __all__ = ["attach", "merge_offsets", "read_kernel"]
+
+MAX_TRACE_CHARS = 32 * MAX_TEXT_BYTES
+"""Most text a tritonparse trace (each compile's IR, assembly and metadata) is read for:
+256 MiB once decompressed, each line at most ``wgpsim.inputs.MAX_TEXT_BYTES``."""
 
 
 def read_kernel(path: str | Path, name: str | None = None) -> Kernel:
@@ -38,14 +42,14 @@ def read_kernel(path: str | Path, name: str | None = None) -> Kernel:
         raise FileNotFoundError(2, "no such file or directory", str(path))
     if path.suffix in (".ndjson", ".jsonl") or path.name.endswith(".ndjson.gz"):
         return _from_tritonparse(path, name)
-    text = path.read_text(errors="replace")
+    text = read_text(path, "TTGIR module", ModuleError, lenient=True)  # at most 8 MiB
     kernel = read_ttgir(text, source=str(path))
     stem = path.name.split(".")[0]
     asm = path.with_name(f"{stem}.amdgcn")
     meta = path.with_name(f"{stem}.json")
     return attach(
         kernel,
-        asm.read_text(errors="replace") if asm.is_file() else None,
+        read_text(asm, "assembly", ModuleError, lenient=True) if asm.is_file() else None,
         _json(meta) if meta.is_file() else None,
     )
 
@@ -157,7 +161,14 @@ def _from_tritonparse(path: Path, name: str | None) -> Kernel:
     found: list[tuple[str, dict[str, Any]]] = []
     try:
         with opener(path, "rt", encoding="utf-8") as fh:
-            for no, line in enumerate(fh, 1):
+            read = 0
+            for no, line in enumerate(iter(lambda: fh.readline(MAX_TEXT_BYTES + 1), ""), 1):
+                read += len(line)
+                if len(line) > MAX_TEXT_BYTES or read > MAX_TRACE_CHARS:
+                    raise ModuleError(
+                        f"{path}:{no}: a line over {MAX_TEXT_BYTES >> 20} MiB or a trace over "
+                        f"{MAX_TRACE_CHARS >> 20} MiB: too big for a tritonparse trace"
+                    )
                 if line.strip():
                     _compilation(json_value(line, f"{path}:{no}", ModuleError), found, path, no)
     except UnicodeDecodeError:
