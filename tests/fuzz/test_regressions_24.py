@@ -391,3 +391,47 @@ def test_a_gemm_block_smaller_than_an_instruction_is_one_line(tmp_path, block, m
     outcome = run_cli("run", config, "--set", f"block={block}", "--out", tmp_path / "o")
     outcome.assert_one_line("--set block", message)
     assert not (tmp_path / "o").exists()
+
+
+# -- 6. Ctrl-C always ends with `wgpsim: interrupted` and 130 ---------------------------------
+class _Swallowed:
+    """An object whose teardown is interrupted: Python can only report that as "Exception
+    ignored" (as when Ctrl-C lands in matplotlib's figure teardown)."""
+
+    def __del__(self) -> None:
+        raise KeyboardInterrupt
+
+
+def test_an_interrupt_python_swallows_still_ends_with_130(tmp_path, monkeypatch):
+    import wgpsim.experiments as experiments
+
+    drawn = experiments._save_figure
+
+    def save(make, path):
+        _Swallowed()  # collected at once: its KeyboardInterrupt is unraisable
+        return drawn(make, path)
+
+    monkeypatch.setattr(experiments, "_save_figure", save)
+    outcome = run_cli("run", LDS, *SMALL, "--out", tmp_path / "out")
+    assert outcome.code == 130 and outcome.err == "wgpsim: interrupted\n", outcome.err
+
+
+def test_ctrl_c_at_any_moment_of_a_gemm_run(tmp_path):
+    """SIGINT to a real `wgpsim run` of the GEMM config at moments spread over its run (start-up,
+    candidates, figure drawing): 130 and the one line each time, nothing else on stderr."""
+    argv = [sys.executable, "-m", "wgpsim", "run", str(ROOT / "configs" / "gemm_128x128.yaml"),
+            "--workers", "1"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    sent = 0
+    for i, delay in enumerate((1.0, 2.5, 4.0, 5.5)):
+        child = subprocess.Popen([*argv, "--out", str(tmp_path / f"o{i}")], env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        time.sleep(delay)
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT)
+            sent += 1
+            _, err = child.communicate(timeout=120)
+            assert child.returncode == 130 and err == "wgpsim: interrupted\n", (delay, err)
+        else:
+            child.communicate()
+    assert sent >= 2

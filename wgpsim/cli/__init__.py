@@ -23,7 +23,7 @@ import importlib
 import os
 import pkgutil
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from wgpsim import __version__
 from wgpsim.errors import WgpsimError, closest, shown
@@ -87,6 +87,59 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command; its exit code. Ctrl-C, whatever was running (a sweep, a figure being
+    drawn, a destructor that Python would have reported as "Exception ignored"), ends it with
+    ``wgpsim: interrupted`` and 130 (:class:`_Interrupts`)."""
+    with _Interrupts() as interrupts:
+        try:
+            code = _main(argv)
+        except KeyboardInterrupt:  # while parsing, or while reporting another error
+            code = 130
+    if code == 130 or interrupts.seen:
+        print("wgpsim: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+class _Interrupts:
+    """While active (main thread only): SIGINT raises KeyboardInterrupt as Python's own handler
+    does and is also remembered in ``seen``; a KeyboardInterrupt that Python can only report as
+    unraisable (raised in a ``__del__`` or a weakref callback: matplotlib's figure teardown) is
+    not printed. So an interrupt swallowed on its way up still ends the command with 130."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._before: Any = None
+        self._hook: Any = None
+
+    def __enter__(self) -> _Interrupts:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._before = signal.signal(signal.SIGINT, self._on_sigint)
+            self._hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        if self._hook is not None:
+            signal.signal(signal.SIGINT, self._before)
+            sys.unraisablehook = self._hook
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def _unraisable(self, unraisable: Any) -> None:
+        if issubclass(unraisable.exc_type, KeyboardInterrupt):
+            self.seen = True
+            return
+        self._hook(unraisable)
+
+
+def _main(argv: list[str] | None) -> int:
     if sys.stdout is None:  # started with stdout closed (`wgpsim ... >&-`): refuse before any work
         return _error("stdout is closed; redirect it (>/dev/null) instead")
     args = _parse(argv)
@@ -104,8 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:  # a directory where a file was expected, no permission, disk full
         where = f"{err.filename}: " if err.filename else ""
         return _error(f"{where}{err.strerror or err}")
-    except KeyboardInterrupt:
-        print("wgpsim: interrupted", file=sys.stderr)
+    except KeyboardInterrupt:  # main says so
         return 130
 
 
