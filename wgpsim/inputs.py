@@ -18,6 +18,10 @@ the input (``where``) and the limit, never into a traceback and never by echoing
 Traceback (most recent call last):
 ...
 wgpsim.errors.ConfigError: hw.yaml: line 1: nested deeper than 32 levels
+>>> load_yaml("timing:\\n  lds_latency: 56\\n  lds_latency: 64\\n", "hw.yaml")
+Traceback (most recent call last):
+...
+wgpsim.errors.ConfigError: hw.yaml: line 3: key 'lds_latency' given twice (first at line 2); keep one
 >>> set_value("#ttg.blocked<{order = [1, 0]}>"), set_value("[1, 2]"), set_value("fp16")
 ('#ttg.blocked<{order = [1, 0]}>', [1, 2], 'fp16')
 >>> json_value('{"n": ' + "9" * 40 + "}", "t.jsonl:3", ValueError)
@@ -34,7 +38,7 @@ from typing import Any
 
 import yaml
 
-from wgpsim.errors import ConfigError
+from wgpsim.errors import ConfigError, shown
 
 MAX_TEXT_BYTES = 8 << 20
 """Largest config or text input read (8 MiB; the shipped hardware file is 8 KiB)."""
@@ -152,6 +156,26 @@ class _Loader(yaml.SafeLoader):
                 f"{MAX_INT_DIGITS}: larger values are never valid)"
             )
         return super().construct_yaml_int(node)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        """A mapping, refusing a key given twice (PyYAML keeps the last, silently); keys a
+        merge (``<<: *base``) brings in may be overridden, as YAML says."""
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    line = first.setdefault(key, key_node.start_mark.line + 1)
+                except TypeError:  # an unhashable key: PyYAML's own error follows
+                    continue
+                if line != key_node.start_mark.line + 1:
+                    raise _Limited(
+                        f"line {key_node.start_mark.line + 1}: key {shown(key)} given twice "
+                        f"(first at line {line}); keep one"
+                    )
+        return super().construct_mapping(node, deep=deep)
 
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)

@@ -435,3 +435,36 @@ def test_ctrl_c_at_any_moment_of_a_gemm_run(tmp_path):
         else:
             child.communicate()
     assert sent >= 2
+
+
+# -- 7. a YAML key given twice is an error naming it and both lines ---------------------------
+def test_a_duplicate_key_in_a_config_is_refused(tmp_path):
+    config = tmp_path / "lds.yaml"
+    config.write_text("kind: lds_bandwidth\nwarps: 4\nburst_lengths: [4, 8]\nwarps: 8\n")
+    run_cli("run", config, "--out", tmp_path / "o").assert_one_line(
+        "lds.yaml: line 4: key 'warps' given twice (first at line 2)"
+    )
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_duplicate_key_in_a_hardware_file_is_refused(tmp_path):
+    hw = (ROOT / "configs" / "mi450.yaml").read_text()
+    assert "  lds_latency: " in hw
+    lines = hw.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("  lds_latency: "))
+    lines.insert(at + 1, "  lds_latency: 1\n")
+    (tmp_path / "hw.yaml").write_text("".join(lines))
+    trace = ROOT / "examples" / "traces" / "bank_conflict.jsonl"
+    run_cli("replay", trace, "--hw", tmp_path / "hw.yaml").assert_one_line(
+        f"hw.yaml: line {at + 2}: key 'lds_latency' given twice (first at line {at + 1})"
+    )
+
+
+def test_a_merge_may_still_override_a_key(tmp_path):
+    config = tmp_path / "lds.yaml"
+    config.write_text(
+        "base: &b {warps: 4}\nkind: lds_bandwidth\nburst_lengths: [4, 8]\nreport_burst: 8\n"
+        "<<: *b\nwarps: 2\n"
+    )
+    outcome = run_cli("run", config, "--out", tmp_path / "o", "--workers", "1")
+    assert "given twice" not in outcome.err
