@@ -32,6 +32,7 @@ ValueError: t.jsonl:3: an integer of 40 digits (at most 20: larger values are ne
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 from typing import Any
@@ -113,7 +114,8 @@ def read_text(
     except FileNotFoundError:
         raise
     except OSError as err:
-        raise error(f"{path}: cannot read the {what} ({err.strerror or err})") from None
+        why = "a symlink loop" if err.errno == errno.ELOOP else err.strerror or err
+        raise error(f"{path}: cannot read the {what} ({why})") from None
     if len(data) > MAX_TEXT_BYTES:
         raise error(f"{path}: larger than {MAX_TEXT_BYTES >> 20} MiB: too big for a {what}")
     if lenient:

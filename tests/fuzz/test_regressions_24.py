@@ -468,3 +468,44 @@ def test_a_merge_may_still_override_a_key(tmp_path):
     )
     outcome = run_cli("run", config, "--out", tmp_path / "o", "--workers", "1")
     assert "given twice" not in outcome.err
+
+
+# -- 8. inputs taken as given ------------------------------------------------------------------
+def test_a_negative_shared_in_the_metadata_is_refused(tmp_path):
+    (tmp_path / "kernel.ttgir").write_text((PLAIN / "kernel.ttgir").read_text())
+    (tmp_path / "kernel.json").write_text('{"name": "k", "shared": -4096}')
+    run_cli("kernel", tmp_path / "kernel.ttgir").assert_one_line(
+        "kernel.ttgir: metadata 'shared' -4096 is out of range (valid: 0..327680"
+    )
+
+
+def test_a_symlink_loop_is_called_one(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "k.ttgir").symlink_to("k.ttgir")
+    (cache / "a.yaml").symlink_to("b.yaml")
+    (cache / "b.yaml").symlink_to("a.yaml")
+    (cache / "t.jsonl").symlink_to("gone.jsonl")
+    run_cli("kernel", cache).assert_one_line("k.ttgir: a symlink loop")
+    run_cli("kernel", cache / "k.ttgir").assert_one_line("k.ttgir: a symlink loop")
+    run_cli("run", cache / "a.yaml").assert_one_line("a.yaml: cannot read", "a symlink loop")
+    run_cli("replay", cache / "t.jsonl").assert_one_line("a symbolic link to 'gone.jsonl'")
+
+
+def test_an_output_path_that_is_a_directory_is_named(tmp_path, kit):
+    (kit / "m.csv").write_text("probe,warp,cycles\nbanks_s4,0,60\n")
+    (kit / "c.png").mkdir()
+    outcome = run_cli("compare", kit / "m.csv", "--figure", kit / "c.png")
+    outcome.assert_one_line(f"{kit / 'c.png'}: is a directory, not a file")
+    assert ".c.png." not in outcome.err  # never the temporary file
+
+
+@pytest.mark.parametrize("size", [10_000, 200_000])
+@pytest.mark.parametrize("column", ["warp", "cycles"])
+def test_a_huge_csv_cell_is_described_not_echoed(kit, size, column):
+    cell = "x" * size if column == "warp" else "7" * size
+    row = f"banks_s4,{cell},60" if column == "warp" else f"banks_s4,0,{cell}"
+    (kit / "m.csv").write_text(f"probe,warp,cycles\n{row}\n")
+    outcome = run_cli("compare", kit / "m.csv")
+    outcome.assert_one_line(f"row 2 column '{column}'")
+    assert len(outcome.err) < 300, outcome.err[:300]

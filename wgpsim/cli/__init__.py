@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import errno
 import functools
 import importlib
 import os
@@ -153,9 +154,11 @@ def _main(argv: list[str] | None) -> int:
         _silence_stdout()
         return 0
     except FileNotFoundError as err:
-        return _error(f"{err.filename}: no such file or directory")
+        return _error(f"{err.filename}: {_missing(err.filename)}")
     except OSError as err:  # a directory where a file was expected, no permission, disk full
         where = f"{err.filename}: " if err.filename else ""
+        if err.errno == errno.ELOOP:
+            return _error(f"{where}{_LOOP}")
         return _error(f"{where}{err.strerror or err}")
     except KeyboardInterrupt:  # main says so
         return 130
@@ -180,6 +183,22 @@ def entry() -> NoReturn:
                 _silence_stdout()
     atexit._run_exitfuncs()
     os._exit(code)
+
+
+_LOOP = "a symlink loop (following its links leads back to a link already followed)"
+
+
+def _missing(name: object) -> str:
+    """Why ``name`` cannot be opened when the error said "no such file": a symlink loop or a
+    dangling link said as such (``os.path.exists`` is False for both)."""
+    try:
+        os.stat(str(name))
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return _LOOP
+        if os.path.islink(str(name)):
+            return f"a symbolic link to {shown(os.readlink(str(name)))}, which does not exist"
+    return "no such file or directory"
 
 
 def _error(*messages: str) -> int:

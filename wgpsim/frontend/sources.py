@@ -20,13 +20,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from wgpsim.errors import ModuleError
+from wgpsim.errors import ModuleError, shown
 from wgpsim.frontend.model import Kernel
 from wgpsim.frontend.ttgir import read_ttgir
 from wgpsim.frontend.vocabulary import SCRATCH_OPS
 from wgpsim.inputs import MAX_TEXT_BYTES, json_value, read_text
+from wgpsim.packaged import hardware_fact
 
 __all__ = ["attach", "merge_offsets", "read_kernel"]
+
+LDS_BYTES: int = hardware_fact("partitions", "lds_bytes")
+"""The LDS's bytes (320 KiB): the most a kernel's ``ttg.shared`` or metadata ``shared`` says."""
 
 MAX_TRACE_CHARS = 32 * MAX_TEXT_BYTES
 """Most text a tritonparse trace (each compile's IR, assembly and metadata) is read for:
@@ -58,13 +62,22 @@ def attach(kernel: Kernel, assembly: str | None, metadata: dict[str, Any] | None
     """The kernel with its assembly and metadata (``shared`` fills a missing ``ttg.shared``)."""
     meta = dict(metadata or {})
     shared = kernel.ttg_shared
+    if shared is not None:
+        _check_shared(shared, f"{kernel.source}: module attribute 'ttg.shared'")
     if shared is None and isinstance(meta.get("shared"), int):
-        shared = meta["shared"]
+        shared = _check_shared(meta["shared"], f"{kernel.source}: metadata 'shared'")
         meta["ttg_shared_from"] = "metadata"
     elif shared is not None:
         meta["ttg_shared_from"] = "module"
     items = tuple((k, v) for k, v in meta.items() if isinstance(v, (int, str, float, bool)))
     return replace(kernel, assembly=assembly, ttg_shared=shared, metadata=items)
+
+
+def _check_shared(value: int, what: str) -> int:
+    """``value``, the LDS bytes a kernel allocates, if within 0..the LDS's bytes."""
+    if isinstance(value, bool) or not 0 <= value <= LDS_BYTES:
+        raise ModuleError(f"{what} {shown(value)} is out of range (valid: 0..{LDS_BYTES}, the LDS)")
+    return value
 
 
 def merge_offsets(kernel: Kernel, allocated: Kernel) -> Kernel:
