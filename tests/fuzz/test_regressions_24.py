@@ -509,3 +509,15 @@ def test_a_huge_csv_cell_is_described_not_echoed(kit, size, column):
     outcome = run_cli("compare", kit / "m.csv")
     outcome.assert_one_line(f"row 2 column '{column}'")
     assert len(outcome.err) < 300, outcome.err[:300]
+
+
+def test_a_counter_of_400_digits_is_refused(kit):
+    """Found by tests/fuzz/test_fuzz_surfaces.py: pandas reads it as a Python int, whose float()
+    overflowed (a traceback)."""
+    (kit / "m.csv").write_text("probe,warp,cycles\nbanks_s4,0,60\n")
+    (kit / "c.csv").write_text(
+        f"Kernel_Name,Counter_Name,Counter_Value\nbanks_s4,SQ_INSTS_LDS,{'9' * 400}\n"
+    )
+    run_cli("compare", kit / "m.csv", "--counters", kit / "c.csv").assert_one_line(
+        "c.csv", "is out of range (valid: 0..2**53)"
+    )

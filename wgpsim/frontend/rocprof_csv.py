@@ -61,6 +61,17 @@ _NOT_COUNTERS = {
 }  # fmt: skip
 
 
+def _number(cell: object) -> float:
+    """A counter cell as a float: NaN if not a number; a number of 400 digits (which pandas
+    reads as a Python int, and ``pd.to_numeric`` raises OverflowError on) is infinite."""
+    try:
+        return float(cell)  # type: ignore[arg-type]
+    except OverflowError:  # an int pandas read whole
+        return float("inf")
+    except (TypeError, ValueError):
+        return float("nan")
+
+
 def _column(frame, names: tuple[str, ...]) -> str | None:
     lower = {c.lower(): c for c in frame.columns}
     return next((lower[n] for n in names if n in lower), None)
@@ -104,7 +115,7 @@ def read_counters(source: str | Path | IO[str], name: str | None = None) -> pd.D
             raise ModuleError(f"{where}: no counter columns (and no Counter_Name/Counter_Value)")
         wide = frame[counters].assign(kernel=frame[kernel].astype(str), dispatch=ids)
         long = wide.melt(["kernel", "dispatch"], var_name="counter", value_name="value")
-    values = pd.to_numeric(long["value"], errors="coerce").astype(float)
+    values = pd.Series([_number(v) for v in long["value"]], index=long.index, dtype=float)
     bad = ~values.between(0, MAX_COUNT)  # NaN (not a number), infinite, negative, too large
     if bad.any():
         row = int(bad.to_numpy().nonzero()[0][0])
