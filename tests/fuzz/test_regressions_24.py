@@ -222,10 +222,16 @@ def test_sigterm_during_a_run_leaves_nothing_a_later_run_trips_on(tmp_path):
     out = tmp_path / "out"
     argv = [sys.executable, "-m", "wgpsim", "run", str(LDS), *SMALL, "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     time.sleep(2.5)  # started, usually mid-sweep or mid-write on this machine
-    child.send_signal(signal.SIGTERM)
-    child.wait(timeout=120)
+    if child.poll() is None:
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=120)
+        assert child.returncode == 143 and err == b"wgpsim: terminated\n", err
+        left = [str(p.relative_to(out)) for p in out.rglob("*")] if out.exists() else []
+        assert set(left) <= {".wgpsim-partial", ".wgpsim-partial/checkpoint.jsonl"}, left
+    else:
+        child.wait()
     again = subprocess.run(argv + ["--resume"], env=env, capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
     assert sorted(p.name for p in out.iterdir()) == [
@@ -521,3 +527,22 @@ def test_a_counter_of_400_digits_is_refused(kit):
     run_cli("compare", kit / "m.csv", "--counters", kit / "c.csv").assert_one_line(
         "c.csv", "is out of range (valid: 0..2**53)"
     )
+
+
+def test_sigterm_during_a_figure_write_leaves_no_temporary_file(kit, monkeypatch):
+    import threading
+
+    from matplotlib.figure import Figure
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("wgpsim's signal handlers are installed from the main thread only")
+
+    def killed(self, path, **kwargs):
+        Path(path).write_bytes(b"half a png")
+        os.kill(os.getpid(), signal.SIGTERM)  # wgpsim's handler turns it into the clean-up
+
+    monkeypatch.setattr(Figure, "savefig", killed)
+    (kit / "m.csv").write_text("probe,warp,cycles\nbanks_s4,0,60\n")
+    outcome = run_cli("compare", kit / "m.csv", "--figure", kit / "c.png")
+    assert outcome.code == 143 and outcome.err == "wgpsim: terminated\n", outcome.err
+    assert sorted(p.name for p in kit.iterdir()) == ["m.csv", "manifest.json"]

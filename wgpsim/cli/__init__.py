@@ -90,12 +90,17 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command; its exit code. Ctrl-C, whatever was running (a sweep, a figure being
     drawn, a destructor that Python would have reported as "Exception ignored"), ends it with
-    ``wgpsim: interrupted`` and 130 (:class:`_Interrupts`)."""
+    ``wgpsim: interrupted`` and 130; SIGTERM (a batch system's kill) with ``wgpsim:
+    terminated`` and 143, after the same clean-up: no temporary file is left, a run's stage
+    keeps its checkpoint for ``--resume`` (:class:`_Interrupts`)."""
     with _Interrupts() as interrupts:
         try:
             code = _main(argv)
         except KeyboardInterrupt:  # while parsing, or while reporting another error
             code = 130
+    if interrupts.terminated:
+        print("wgpsim: terminated", file=sys.stderr)
+        return 143
     if code == 130 or interrupts.seen:
         print("wgpsim: interrupted", file=sys.stderr)
         return 130
@@ -104,13 +109,16 @@ def main(argv: list[str] | None = None) -> int:
 
 class _Interrupts:
     """While active (main thread only): SIGINT raises KeyboardInterrupt as Python's own handler
-    does and is also remembered in ``seen``; a KeyboardInterrupt that Python can only report as
-    unraisable (raised in a ``__del__`` or a weakref callback: matplotlib's figure teardown) is
-    not printed. So an interrupt swallowed on its way up still ends the command with 130."""
+    does and is also remembered in ``seen``; SIGTERM, which would end the process at once
+    (leaving an ``atomic_write`` temporary behind), raises it too and is remembered in
+    ``terminated``; a KeyboardInterrupt that Python can only report as unraisable (raised in a
+    ``__del__`` or a weakref callback: matplotlib's figure teardown) is not printed. So an
+    interrupt swallowed on its way up still ends the command with 130 (143)."""
 
     def __init__(self) -> None:
         self.seen = False
-        self._before: Any = None
+        self.terminated = False
+        self._before: dict[int, Any] = {}
         self._hook: Any = None
 
     def __enter__(self) -> _Interrupts:
@@ -118,7 +126,8 @@ class _Interrupts:
         import threading
 
         if threading.current_thread() is threading.main_thread():
-            self._before = signal.signal(signal.SIGINT, self._on_sigint)
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._before[signum] = signal.signal(signum, self._on_signal)
             self._hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         return self
 
@@ -126,11 +135,15 @@ class _Interrupts:
         import signal
 
         if self._hook is not None:
-            signal.signal(signal.SIGINT, self._before)
+            for signum, before in self._before.items():
+                signal.signal(signum, before)
             sys.unraisablehook = self._hook
 
-    def _on_sigint(self, signum: int, frame: Any) -> None:
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        import signal
+
         self.seen = True
+        self.terminated |= signum == signal.SIGTERM
         raise KeyboardInterrupt
 
     def _unraisable(self, unraisable: Any) -> None:
