@@ -11,18 +11,14 @@ under ``RLIMIT_AS``, as a user's shell would.
 from __future__ import annotations
 
 import json
-import os
 import re
-import resource
 import shutil
-import subprocess
-import sys
 import tempfile
 import tracemalloc
 from pathlib import Path
 
 import pytest
-from cli_runner import fuzz
+from cli_runner import fuzz, run_child
 from conftest import examples
 from hypothesis import given
 from hypothesis import strategies as st
@@ -212,25 +208,6 @@ def test_parquet_delays(workdir, rows, num_warps):
 
 
 # -- the slow campaign: generated inputs in children under RLIMIT_AS ----------------------------
-CHILD_BYTES = 4 << 30
-"""Address space a child may map (numba's LLVM maps about 2 GiB of it before any work)."""
-
-
-def _child(argv: list[object], cwd: Path) -> subprocess.CompletedProcess:
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (CHILD_BYTES, CHILD_BYTES))
-
-    return subprocess.run(
-        [sys.executable, "-m", "wgpsim", *map(str, argv)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        preexec_fn=limit,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-
-
 @pytest.mark.slow
 @examples(40)
 @given(
@@ -256,7 +233,7 @@ def test_children_end_in_one_line_within_bounded_memory(workdir, case):
         text = TTGIR.replace('"ttg.num-warps" = 4', f'"ttg.num-warps" = {a}')
         (workdir / "child.ttgir").write_text(text.replace("4x8192", f"4x{b}"))
         argv = ["kernel", workdir / "child.ttgir", "--json"]
-    done = _child(argv, workdir)
+    done = run_child(*argv, cwd=workdir, timeout=120)  # RLIMIT_AS: 4 GiB
     assert done.returncode in (0, 2), done.stderr[-2000:]
     if done.returncode == 2:
         lines = done.stderr.splitlines()
