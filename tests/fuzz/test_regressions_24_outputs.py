@@ -192,3 +192,19 @@ def test_sigterm_during_a_figure_write_leaves_no_temporary_file(kit, monkeypatch
     outcome = run_cli("compare", kit / "m.csv", "--figure", kit / "c.png")
     assert outcome.code == 143 and outcome.err == "wgpsim: terminated\n", outcome.err
     assert sorted(p.name for p in kit.iterdir()) == ["m.csv", "manifest.json"]
+
+
+def test_a_run_refused_by_the_lock_leaves_the_holders_stage_alone(tmp_path):
+    from wgpsim.experiments.executor import Checkpoint
+
+    out = tmp_path / "out"
+    holder = Checkpoint(out / ".wgpsim-partial" / "checkpoint.jsonl", lock=True,
+                        lock_path=out / ".checkpoint.jsonl.lock")  # fmt: skip
+    holder.acquire()
+    try:
+        (out / ".wgpsim-partial").mkdir()
+        (out / ".wgpsim-partial" / "results.csv").write_text("the holder's table")
+        run_cli("run", LDS, *SMALL, "--out", out).assert_one_line("another wgpsim run")
+        assert (out / ".wgpsim-partial" / "results.csv").read_text() == "the holder's table"
+    finally:
+        holder.close()

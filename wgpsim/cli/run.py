@@ -29,6 +29,7 @@ what it returns is unpickled in this process.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -170,13 +171,15 @@ def execute(
     except BaseException as err:
         if checkpoint is not None and checkpoint.started:  # this run's stage, not another's
             interrupted = isinstance(err, KeyboardInterrupt)  # --resume goes on from its points
-            discard_stage(out, keep=(CHECKPOINT,) if interrupted else (), created=created)
+            discard_stage(out, keep=(CHECKPOINT,) if interrupted else ())
         raise
     finally:
         if checkpoint is not None:
-            checkpoint.close()
-            if created:
-                discard_stage(out, keep=(CHECKPOINT,), created=True)  # only if left empty
+            started = checkpoint.started
+            checkpoint.close()  # the lock's file goes: a directory this run made may be empty
+            if created and started:
+                with contextlib.suppress(OSError):
+                    out.rmdir()
     return result, [out / path.name for path in written]
 
 
