@@ -44,7 +44,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from wgpsim.errors import LayoutError, ModuleError, did_you_mean
+from wgpsim.errors import LayoutError, LayoutRangeError, ModuleError, did_you_mean
 from wgpsim.frontend.mlir_text import (
     SSA,
     matching,
@@ -185,6 +185,8 @@ class _Reader(OpSemantics):
             )
         try:
             return parse(text, self.encodings), ""
+        except LayoutRangeError as err:  # never valid (kWidth 2**32): not "not modelled"
+            raise self.fail(line, col, str(err)) from None
         except LayoutError as err:
             msg = str(err)
             if "unknown field" in msg:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wgpsim.errors import LayoutError
+from wgpsim.errors import LayoutError, LayoutRangeError
 from wgpsim.layout.distributed import DISTRIBUTED_TYPES
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.layout.notation import kind_of, parse_any, to_text
@@ -96,10 +96,10 @@ def check_num_warps(num_warps: int, what: str) -> None:
     >>> check_num_warps(8 * 65536, "the dst layout's warp count")
     Traceback (most recent call last):
     ...
-    wgpsim.errors.LayoutError: the dst layout's warp count 524,288: a CTA has 1..32 warps, a power of two (1024 work-items of 32 lanes at most)
+    wgpsim.errors.LayoutRangeError: the dst layout's warp count 524,288: a CTA has 1..32 warps, a power of two (1024 work-items of 32 lanes at most)
     """
     if not 1 <= num_warps <= MAX_WARPS or num_warps & (num_warps - 1):
-        raise LayoutError(
+        raise LayoutRangeError(
             f"{what} {num_warps:,}: a CTA has 1..{MAX_WARPS} warps, a power of two "
             "(1024 work-items of 32 lanes at most)"
         )
