@@ -273,7 +273,7 @@ def test_bandwidth_probes_are_the_experiments_microbenchmark():
             ],
             "put the change in that file",
         ),
-        (["compare", "{tmp}/bad.json", "--manifest", "{tmp}/kit.json"], "not a Chrome trace"),
+        (["compare", "{tmp}/bad.json", "--manifest", "{tmp}/kit.json"], "bad.json: not valid JSON"),
     ],
 )
 def test_bad_arguments_are_one_line(tmp_path, capsys, argv, message):

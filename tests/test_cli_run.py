@@ -183,9 +183,23 @@ def test_interrupted_write_leaves_no_half_written_file(capsys, tmp_path, monkeyp
     out_dir = tmp_path / "out"
     code, _, err = _run(capsys, CONFIG, "--out", out_dir, *FAST)
     assert code == 130 and "interrupted" in err
-    # The tables written before the interruption are whole; the figure and no temp file exist.
+    # No result of a run that did not finish is in the directory: only its stage's checkpoint,
+    # kept for --resume, which then writes every file.
+    assert [str(p.relative_to(out_dir)) for p in out_dir.rglob("*")] == [
+        ".wgpsim-partial",
+        ".wgpsim-partial/checkpoint.jsonl",
+    ]
+    monkeypatch.undo()
+    code, _, err = _run(capsys, CONFIG, "--out", out_dir, "--resume", *FAST)
+    assert code == 0, err
     names = sorted(p.name for p in out_dir.iterdir())
-    assert names == ["checkpoint.jsonl", "fit.csv", "results.csv", "sweep.csv"]
+    assert names == [
+        "bandwidth_vs_burst.png",
+        "checkpoint.jsonl",
+        "fit.csv",
+        "results.csv",
+        "sweep.csv",
+    ]
     assert pd.read_csv(out_dir / "sweep.csv")["burst"].nunique() == 3
 
 

@@ -39,6 +39,12 @@ class LayoutError(WgpsimError, ValueError):
     """A layout, encoding or attribute text that is malformed or impossible."""
 
 
+class LayoutRangeError(LayoutError):
+    """A layout whose number is beyond what the hardware or Triton allows (``kWidth`` past
+    the instruction's K, more warps than a CTA has): never valid, unlike a layout wgpsim does
+    not model, which a kernel's reader reports and goes on."""
+
+
 class TraceError(WgpsimError, ValueError):
     """A trace (file or in-memory) that the model cannot replay."""
 

@@ -18,6 +18,10 @@ the input (``where``) and the limit, never into a traceback and never by echoing
 Traceback (most recent call last):
 ...
 wgpsim.errors.ConfigError: hw.yaml: line 1: nested deeper than 32 levels
+>>> load_yaml("timing:\\n  lds_latency: 56\\n  lds_latency: 64\\n", "hw.yaml")
+Traceback (most recent call last):
+...
+wgpsim.errors.ConfigError: hw.yaml: line 3: key 'lds_latency' given twice (first at line 2); keep one
 >>> set_value("#ttg.blocked<{order = [1, 0]}>"), set_value("[1, 2]"), set_value("fp16")
 ('#ttg.blocked<{order = [1, 0]}>', [1, 2], 'fp16')
 >>> json_value('{"n": ' + "9" * 40 + "}", "t.jsonl:3", ValueError)
@@ -28,13 +32,14 @@ ValueError: t.jsonl:3: an integer of 40 digits (at most 20: larger values are ne
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from wgpsim.errors import ConfigError
+from wgpsim.errors import ConfigError, shown
 
 MAX_TEXT_BYTES = 8 << 20
 """Largest config or text input read (8 MiB; the shipped hardware file is 8 KiB)."""
@@ -92,9 +97,13 @@ def check_affordable(nbytes: int, what: str, error: type[Exception] = ConfigErro
         )
 
 
-def read_text(path: str | Path, what: str, error: type[Exception] = ConfigError) -> str:
+def read_text(
+    path: str | Path, what: str, error: type[Exception] = ConfigError, *, lenient: bool = False
+) -> str:
     """The UTF-8 text of ``path`` (``what`` names it in errors: "hardware config"), read up to
-    :data:`MAX_TEXT_BYTES`. A missing file stays a ``FileNotFoundError`` (the CLI names it)."""
+    :data:`MAX_TEXT_BYTES` (``/dev/zero`` is refused). A missing file stays a
+    ``FileNotFoundError`` (the CLI names it). ``lenient`` replaces bytes that are not UTF-8
+    (a compiler's dump, whose comments may hold any byte) instead of refusing the file."""
     path = Path(path)
     if path.is_dir():
         article = "an" if what[:1] in "aeiou" else "a"
@@ -105,9 +114,12 @@ def read_text(path: str | Path, what: str, error: type[Exception] = ConfigError)
     except FileNotFoundError:
         raise
     except OSError as err:
-        raise error(f"{path}: cannot read the {what} ({err.strerror or err})") from None
+        why = "a symlink loop" if err.errno == errno.ELOOP else err.strerror or err
+        raise error(f"{path}: cannot read the {what} ({why})") from None
     if len(data) > MAX_TEXT_BYTES:
         raise error(f"{path}: larger than {MAX_TEXT_BYTES >> 20} MiB: too big for a {what}")
+    if lenient:
+        return data.decode("utf-8", errors="replace")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -146,6 +158,26 @@ class _Loader(yaml.SafeLoader):
                 f"{MAX_INT_DIGITS}: larger values are never valid)"
             )
         return super().construct_yaml_int(node)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        """A mapping, refusing a key given twice (PyYAML keeps the last, silently); keys a
+        merge (``<<: *base``) brings in may be overridden, as YAML says."""
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    line = first.setdefault(key, key_node.start_mark.line + 1)
+                except TypeError:  # an unhashable key: PyYAML's own error follows
+                    continue
+                if line != key_node.start_mark.line + 1:
+                    raise _Limited(
+                        f"line {key_node.start_mark.line + 1}: key {shown(key)} given twice "
+                        f"(first at line {line}); keep one"
+                    )
+        return super().construct_mapping(node, deep=deep)
 
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
@@ -223,11 +255,22 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
+def _no_constant(name: str) -> Any:
+    raise _Limited(f"{name} is not a JSON number (only finite numbers are)")
+
+
 def json_value(text: str, where: str, error: type[Exception]) -> Any:
-    """``text`` parsed as JSON within the depth and integer limits; problems are one ``error``
-    naming ``where``."""
+    """``text`` parsed as JSON within the depth and integer limits; ``NaN`` and ``Infinity``
+    (which Python's reader accepts, JSON does not) are refused; problems are one ``error``
+    naming ``where``.
+
+    >>> json_value('{"dur": Infinity}', "t.json", ValueError)
+    Traceback (most recent call last):
+    ...
+    ValueError: t.json: Infinity is not a JSON number (only finite numbers are)
+    """
     try:
-        return json.loads(text, parse_int=_bounded_int)
+        return json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
     except _Limited as err:
         raise error(f"{where}: {err}") from None
     except RecursionError:  # the C decoder's own depth guard, raised before any value is built

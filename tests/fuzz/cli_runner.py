@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import resource
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,3 +90,31 @@ def run_cli(*argv: object) -> Outcome:
             text = err.getvalue().splitlines()
             err = io.StringIO("wgpsim: error: " + (text[-1] if text else "") + "\n")
     return Outcome(code, out.getvalue(), err.getvalue())
+
+
+ROOT = Path(__file__).resolve().parents[2]
+CHILD_BYTES = 4 << 30
+"""Address space a child may map by default: numba's LLVM maps about 2 GiB before any work."""
+
+
+def run_child(
+    *argv: object, cwd: Path, limits: dict[int, int] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
+    """``wgpsim ARGV`` as a child process (this checkout first on the path) under the resource
+    ``limits`` (``{resource.RLIMIT_FSIZE: 16_000}``: a full disk; default ``RLIMIT_AS`` of
+    :data:`CHILD_BYTES`: bounded memory); its exit code and text output."""
+    limits = {resource.RLIMIT_AS: CHILD_BYTES} if limits is None else limits
+
+    def limit() -> None:
+        for kind, size in limits.items():
+            resource.setrlimit(kind, (size, size))
+
+    return subprocess.run(
+        [sys.executable, "-m", "wgpsim", *map(str, argv)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )

@@ -9,7 +9,9 @@ full count locally). The session ends with ``fuzz: N inputs`` (every input run t
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+import pytest
 from cli_runner import COUNT
 from hypothesis import HealthCheck, settings
 
@@ -41,3 +43,12 @@ def pytest_terminal_summary(terminalreporter) -> None:
             f"fuzz: {COUNT['inputs']} inputs ({'full, CI' if FULL else 'local, a tenth'}), "
             f"{COUNT['errors']} ended in exit 2 with one line per problem, the rest succeeded"
         )
+
+
+@pytest.fixture
+def kit(tmp_path: Path) -> Path:
+    """A directory holding the calibration kit's ``manifest.json`` (every probe)."""
+    from wgpsim.frontend.probes import catalogue, write_manifest
+
+    write_manifest(catalogue(), tmp_path / "manifest.json")
+    return tmp_path

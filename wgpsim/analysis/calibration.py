@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wgpsim.engine import simulate
-from wgpsim.errors import ModuleError, did_you_mean
+from wgpsim.errors import ModuleError, did_you_mean, shown
 from wgpsim.frontend.probes import FAMILIES, Probe
 from wgpsim.hw.config import HardwareConfig, load_hardware
 from wgpsim.trace.probe_traces import probe_trace
@@ -183,7 +183,8 @@ def joined(measured: pd.DataFrame, probes: Sequence[Probe]) -> tuple[list[Probe]
     unknown = sorted(set(measured["probe"]) - set(by_name))
     if unknown:
         raise ModuleError(
-            f"measurements: probe {unknown[0]!r} is not in the manifest{did_you_mean(unknown[0], by_name)}"
+            f"measurements: probe {shown(unknown[0])} is not in the manifest"
+            f"{did_you_mean(unknown[0], by_name)}"
         )
     used = [p for p in probes if p.name in set(measured["probe"])]
     start, offset = 0, {}
@@ -194,7 +195,7 @@ def joined(measured: pd.DataFrame, probes: Sequence[Probe]) -> tuple[list[Probe]
     for i, (name, warp) in enumerate(zip(measured["probe"], measured["warp"], strict=True)):
         if warp >= by_name[name].warps:
             raise ModuleError(
-                f"measurements: probe {name!r} has {by_name[name].warps} warps, row {i + 2} "
+                f"measurements: probe {shown(name)} has {by_name[name].warps} warps, row {i + 2} "
                 f"names warp {warp}"
             )
         index[i] = offset[name] + warp

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import errno
 import functools
 import importlib
 import os
 import pkgutil
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from wgpsim import __version__
 from wgpsim.errors import WgpsimError, closest, shown
@@ -87,6 +88,72 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command; its exit code. Ctrl-C, whatever was running (a sweep, a figure being
+    drawn, a destructor that Python would have reported as "Exception ignored"), ends it with
+    ``wgpsim: interrupted`` and 130; SIGTERM (a batch system's kill) with ``wgpsim:
+    terminated`` and 143, after the same clean-up: no temporary file is left, a run's stage
+    keeps its checkpoint for ``--resume`` (:class:`_Interrupts`)."""
+    with _Interrupts() as interrupts:
+        try:
+            code = _main(argv)
+        except KeyboardInterrupt:  # while parsing, or while reporting another error
+            code = 130
+    if interrupts.terminated:
+        print("wgpsim: terminated", file=sys.stderr)
+        return 143
+    if code == 130 or interrupts.seen:
+        print("wgpsim: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+class _Interrupts:
+    """While active (main thread only): SIGINT raises KeyboardInterrupt as Python's own handler
+    does and is also remembered in ``seen``; SIGTERM, which would end the process at once
+    (leaving an ``atomic_write`` temporary behind), raises it too and is remembered in
+    ``terminated``; a KeyboardInterrupt that Python can only report as unraisable (raised in a
+    ``__del__`` or a weakref callback: matplotlib's figure teardown) is not printed. So an
+    interrupt swallowed on its way up still ends the command with 130 (143)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self.terminated = False
+        self._before: dict[int, Any] = {}
+        self._hook: Any = None
+
+    def __enter__(self) -> _Interrupts:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._before[signum] = signal.signal(signum, self._on_signal)
+            self._hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        if self._hook is not None:
+            for signum, before in self._before.items():
+                signal.signal(signum, before)
+            sys.unraisablehook = self._hook
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        import signal
+
+        self.seen = True
+        self.terminated |= signum == signal.SIGTERM
+        raise KeyboardInterrupt
+
+    def _unraisable(self, unraisable: Any) -> None:
+        if issubclass(unraisable.exc_type, KeyboardInterrupt):
+            self.seen = True
+            return
+        self._hook(unraisable)
+
+
+def _main(argv: list[str] | None) -> int:
     if sys.stdout is None:  # started with stdout closed (`wgpsim ... >&-`): refuse before any work
         return _error("stdout is closed; redirect it (>/dev/null) instead")
     args = _parse(argv)
@@ -100,12 +167,13 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return 0
     except FileNotFoundError as err:
-        return _error(f"{err.filename}: no such file or directory")
+        return _error(f"{err.filename}: {_missing(err.filename)}")
     except OSError as err:  # a directory where a file was expected, no permission, disk full
         where = f"{err.filename}: " if err.filename else ""
+        if err.errno == errno.ELOOP:
+            return _error(f"{where}{_LOOP}")
         return _error(f"{where}{err.strerror or err}")
-    except KeyboardInterrupt:
-        print("wgpsim: interrupted", file=sys.stderr)
+    except KeyboardInterrupt:  # main says so
         return 130
 
 
@@ -128,6 +196,22 @@ def entry() -> NoReturn:
                 _silence_stdout()
     atexit._run_exitfuncs()
     os._exit(code)
+
+
+_LOOP = "a symlink loop (following its links leads back to a link already followed)"
+
+
+def _missing(name: object) -> str:
+    """Why ``name`` cannot be opened when the error said "no such file": a symlink loop or a
+    dangling link said as such (``os.path.exists`` is False for both)."""
+    try:
+        os.stat(str(name))
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return _LOOP
+        if os.path.islink(str(name)):
+            return f"a symbolic link to {shown(os.readlink(str(name)))}, which does not exist"
+    return "no such file or directory"
 
 
 def _error(*messages: str) -> int:

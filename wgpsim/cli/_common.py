@@ -154,7 +154,7 @@ def _per_instruction_table(rows: list[dict[str, Any]], width: int) -> Any:
 
     columns = list(rows[0]) if rows else ["instruction"]
     cells = [[_cell(row[c]) for c in columns] for row in rows]
-    widths = [max(len(str(c)), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    widths = [max([len(str(c)), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
     table = Table()
     if sum(w + 3 for w in widths) + 1 <= width:
         for i, column in enumerate(columns):

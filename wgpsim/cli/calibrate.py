@@ -17,6 +17,7 @@ from pathlib import Path
 
 from wgpsim.cli._common import add_hw_args, atomic_write, hardware_from_args, print_json
 from wgpsim.errors import ConfigError
+from wgpsim.files import staged
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -68,7 +69,8 @@ def handle_probes(args: argparse.Namespace) -> int:
     probes = [p for p in catalogue() if not args.family or p.family in args.family]
     if args.out.exists() and not args.out.is_dir():
         raise ConfigError(f"--out {args.out}: exists and is not a directory")
-    write_kit(args.out, probes)
+    with staged(args.out) as stage:  # the whole kit or (a full disk) nothing new
+        write_kit(stage, probes)
     print(
         f"wrote {len(probes)} probes to {args.out}/probes/, {args.out}/run_probes.py and "
         f"{args.out}/manifest.json"

@@ -11,7 +11,8 @@ writes the example experiment configs shipped in the package (``lds_bandwidth.ya
 ``lds_drift.yaml``, ``gemm_128x128.yaml``, ...), a copy of the hardware file they name
 (``mi450.yaml``: edit it, or leave it out and the configs use the packaged one) and the example
 traces (``traces/``). Existing files are never overwritten: a file already there is an error
-naming it (``--force`` replaces them).
+naming it (``--force`` replaces them). The files are written as a whole (``wgpsim.files.staged``):
+all of them, or (a full disk, a directory in the way) none.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import shutil
 from pathlib import Path
 
 from wgpsim.errors import ConfigError
-from wgpsim.files import atomic_write
+from wgpsim.files import staged
 from wgpsim.packaged import example_configs, example_traces, hardware_path
 
 
@@ -65,9 +66,11 @@ def handle(args: argparse.Namespace) -> int:
             f"{existing[0]}: already exists ({len(existing)} of the {len(files)} files do); "
             "use --force to replace them or give another directory"
         )
-    for target, source in files.items():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, lambda tmp, s=source: shutil.copyfile(s, tmp))
+    with staged(directory) as stage:  # all of them or none (a full disk, a directory in the way)
+        for target, source in files.items():
+            copy = stage / target.relative_to(directory)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, copy)
     print(f"wrote {len(files)} files into {directory}:")
     for target in files:
         print(f"  {target}")

@@ -11,11 +11,15 @@
     wgpsim run configs/lds_bandwidth.yaml --resume        # after an interruption: only what is missing
 
 Files go to ``--out DIR`` (default ``results/<config stem>/``): every table as CSV (and Parquet
-with ``--parquet``) and every figure as PNG, each written atomically. The config is validated
-before anything runs or is written; a bad one is one line on stderr and exit code 2.
+with ``--parquet``) and every figure as PNG, written as a whole: into ``DIR/.wgpsim-partial/``
+first, moved into ``DIR`` once every one (and the checkpoint) is written, so a run that fails
+leaves ``DIR`` exactly as it was (``wgpsim.files.staged``). The config is validated before
+anything runs or is written; a bad one is one line on stderr and exit code 2.
 
-Each finished sweep point is appended to ``DIR/checkpoint.jsonl`` as it completes; ``--resume``
-computes only the points missing from it, and the tables are the same as an uninterrupted run's.
+Each finished sweep point is appended to the stage's ``checkpoint.jsonl`` (begun as a copy of
+``DIR/checkpoint.jsonl``) as it completes; a run that fails removes its stage, one that is
+interrupted (Ctrl-C, a kill) keeps that checkpoint. ``--resume`` computes only the points
+missing from it, and the tables are the same as an uninterrupted run's.
 Where the points run (``--workers`` or the config's ``execution: {workers: N}``, ``--scheduler``
 or ``$WGPSIM_SCHEDULER``) is described in ``wgpsim.experiments.executor``; the results do not
 depend on it. A scheduler is never read from a config file: connecting to one trusts it, since
@@ -25,6 +29,7 @@ what it returns is unpickled in this process.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -35,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from wgpsim.cli._common import column_groups, output_width, print_json, rich_console
 from wgpsim.errors import ConfigError
 from wgpsim.extras import require
+from wgpsim.files import STAGE, commit_stage, discard_stage, prepare_stage
 
 if TYPE_CHECKING:  # the handler imports the experiments: `wgpsim --help` stays fast
     from wgpsim.experiments import ExperimentResult
@@ -147,7 +153,6 @@ def execute(
     search --out``). Returns the result and the files written; its tables are DataFrames, or
     with ``frames=False`` as the kind built them (``Columns``: no pandas import for them)."""
     from wgpsim.experiments import run_experiment
-    from wgpsim.experiments.executor import Checkpoint
 
     progress = _progress_bar if not args.json and sys.stderr.isatty() else None
     if getattr(args, "parquet", False):  # before the run, not after it
@@ -157,7 +162,8 @@ def execute(
     resume = getattr(args, "resume", False)
     if resume and out is None:
         raise ConfigError("--resume: give --out DIR, the directory of the run to resume")
-    checkpoint = Checkpoint(out / CHECKPOINT, resume=resume, lock=True) if out else None
+    checkpoint = _staged_checkpoint(out, resume) if out is not None else None
+    created = out is not None and not out.exists()
     try:  # the lock (taken when the first sweep starts) is held until every file is written
         result = run_experiment(
             config,
@@ -173,13 +179,40 @@ def execute(
         if checkpoint is None:
             return result, []
         result = result.with_figures(figures_for(result))
-        checkpoint.acquire()
-        written = result.write(out, parquet=getattr(args, "parquet", False))
+        checkpoint.start()
+        written = result.write(checkpoint.path.parent, parquet=getattr(args, "parquet", False))
         checkpoint.finish()
+        commit_stage(out)
+    except BaseException as err:
+        if checkpoint is not None and checkpoint.started:  # this run's stage, not another's
+            interrupted = isinstance(err, KeyboardInterrupt)  # --resume goes on from its points
+            discard_stage(out, keep=(CHECKPOINT,) if interrupted else ())
+        raise
     finally:
         if checkpoint is not None:
-            checkpoint.close()
-    return result, written
+            started = checkpoint.started
+            checkpoint.close()  # the lock's file goes: a directory this run made may be empty
+            if created and started:
+                with contextlib.suppress(OSError):
+                    out.rmdir()
+    return result, [out / path.name for path in written]
+
+
+def _staged_checkpoint(out: Path, resume: bool) -> Any:
+    """The checkpoint of a run into ``out``: in ``out``'s stage (``wgpsim.files``), begun as
+    a copy of the last finished run's, under ``out``'s lock; the stage is emptied of what an
+    interrupted run left there, its checkpoint kept, once the lock is held."""
+    from wgpsim.experiments.executor import Checkpoint
+
+    checkpoint = Checkpoint(
+        out / STAGE / CHECKPOINT,
+        resume=resume,
+        lock=True,
+        lock_path=out / f".{CHECKPOINT}.lock",
+        seed=out / CHECKPOINT,
+    )
+    checkpoint.prepare = lambda: prepare_stage(out, keep=(CHECKPOINT,))
+    return checkpoint
 
 
 def _progress_bar(items, *, total: int, desc: str = ""):

@@ -51,6 +51,7 @@ import math
 import multiprocessing
 import os
 import pickle
+import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -171,24 +172,41 @@ class Checkpoint:
     is refused with a ConfigError instead of interleaving its lines with the first one's.
     """
 
-    def __init__(self, path: str | Path, *, resume: bool = False, lock: bool = False):
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        resume: bool = False,
+        lock: bool = False,
+        lock_path: Path | None = None,
+        seed: Path | None = None,
+    ):
         self.path = Path(path)
         self.resume = resume
         self.lock = lock
+        self._lock_file = lock_path
+        self.seed = seed
+        self.prepare: Callable[[], object] | None = None
         self._started = False
         self._used: set[tuple[str, str, str]] = set()
         self._lock_fd: int | None = None
 
     def _start(self) -> None:
+        """Under the lock: ``prepare`` the directory (a run's stage), then open the file, a copy
+        of ``seed`` (the last finished run's checkpoint) if there is none yet."""
         if self._started:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         if self.lock:
             self.acquire()
+        if self.prepare is not None:
+            self.prepare()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._started = True
         if not self.path.exists():
-            self.path.write_text("")
-            return
+            seed = self.seed if self.seed is not None and self.seed.is_file() else None
+            atomic_write(self.path, lambda tmp: shutil.copyfile(seed, tmp) if seed else None)
+            if not seed:
+                return
         data = self.path.read_bytes()
         if data and not data.endswith(b"\n"):  # an interrupted write: end its line
             with self.path.open("ab") as f:
@@ -198,7 +216,7 @@ class Checkpoint:
         """Take the directory's lock (idempotent); a ConfigError if another run holds it."""
         if self._lock_fd is not None or fcntl is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock_path.parent.mkdir(parents=True, exist_ok=True)
         while True:
             fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
@@ -221,8 +239,17 @@ class Checkpoint:
         self._lock_fd = fd
 
     @property
+    def started(self) -> bool:
+        """Whether a sweep (or :meth:`start`) opened the file: this run holds the directory."""
+        return self._started
+
+    def start(self) -> None:
+        """Take the lock and open the file now (a run with no sweep, before it writes)."""
+        self._start()
+
+    @property
     def _lock_path(self) -> Path:
-        return self.path.with_name(f".{self.path.name}.lock")
+        return self._lock_file or self.path.with_name(f".{self.path.name}.lock")
 
     def close(self) -> None:
         """Release the lock, if held, and remove its file."""

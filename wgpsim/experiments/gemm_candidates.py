@@ -50,8 +50,9 @@ from wgpsim.analysis.candidates import (
 )
 from wgpsim.analysis.drift import drift_point
 from wgpsim.analysis.gemm import CandidateAnalysis, CandidateSpec, analyse
+from wgpsim.analysis.search_space import tile_bits
 from wgpsim.engine import ENGINES
-from wgpsim.errors import AllocationError, LayoutError, TraceError, shown
+from wgpsim.errors import AllocationError, ConfigError, LayoutError, TraceError, shown
 from wgpsim.experiments import ExperimentResult, register_kind
 from wgpsim.experiments._drift import DriftSection, drift_tables, parse_drift
 from wgpsim.experiments._gemm_tables import (
@@ -176,7 +177,15 @@ def _gemm(cfg: dict[str, Any], source: ConfigSource) -> Gemm:
     for name in ("block", "instr_shape"):
         if len(cfg[name]) != 3:
             raise source.error(name, f"{cfg[name]} must have 3 entries")
-    return gemm_of(cfg)
+    gemm = gemm_of(cfg)
+    try:  # before any band or footprint is built from it (block [1, 1, 1])
+        tile_bits(gemm.block_mn, gemm.tile_shape)
+    except ConfigError as err:
+        raise source.error("block", str(err)) from None
+    k = gemm.block[2]
+    if k & (k - 1):
+        raise source.error("block", f"block K {k} must be a power of two")
+    return gemm
 
 
 def gemm_of(cfg: dict[str, Any]) -> Gemm:

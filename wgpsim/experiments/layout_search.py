@@ -151,7 +151,29 @@ def parse_problem(
         swizzle_depth=cfg["swizzle_depth"],
         b_transposed_loads=tuple(dict.fromkeys(cfg["b_transposed_loads"])),
     )
+    _check_size(problem, source)
     return problem, hw, cfg
+
+
+MAX_SEARCH_WORK = 400_000_000
+"""Most ctaLayouts x operand elements (M*K + K*N) a search may take on: each ctaLayout's
+candidates lower and simulate both operands, so time and memory grow with the product
+(128x128x64 on 8 warps, the largest shipped search, is 385,351,680: 7.5 min, 1.9 GB on the
+2-core machine; 1024x1024x16 on 4 warps, 618,528,768, is refused before it starts)."""
+
+
+def _check_size(problem: SearchProblem, source: ConfigSource) -> None:
+    """Refuse a space too large to search, with its size, before the first candidate."""
+    m, n, k = problem.gemm.block
+    ctas = len(problem.ctas())
+    work = ctas * (m * k + k * n)
+    if work > MAX_SEARCH_WORK:
+        raise source.error(
+            "block",
+            f"{m}x{n}x{k} on {problem.gemm.num_warps} warps is {ctas:,} ctaLayouts x "
+            f"{m * k + k * n:,} operand elements = {work:,}, more than a search takes on "
+            f"({MAX_SEARCH_WORK:,}); give a smaller block, other warps or a fixed cta_layout",
+        )
 
 
 def _check_fits(gemm: Any, cfg: dict[str, Any], hw: Any, source: ConfigSource) -> None:

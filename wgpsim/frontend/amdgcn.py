@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+")
+_LOC = re.compile(r"^\s*\.loc\s+(\d{1,9})\s+(\d{1,9})\s+\d+")  # larger: no .loc
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"(?:\s+"([^"]*)")?')
 _INSTR = re.compile(r"^\s*((?:ds|tensor)_[a-z0-9_]+)\b")
 #: Instructions counted: LDS (ds_*) and TDM (tensor_load_to_lds, tensor_store_from_lds).

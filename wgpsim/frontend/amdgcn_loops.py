@@ -44,7 +44,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from wgpsim.errors import ModuleError
+from wgpsim.errors import ModuleError, shown
 from wgpsim.frontend.amdgcn import _FILE, _LOC
 
 __all__ = [
@@ -215,8 +215,26 @@ def frames_of(loc_line: str, innermost: Frame) -> tuple[Frame, ...]:
     return (innermost, *found[1:])
 
 
-def _int(text: str) -> int:
-    return int(text, 16) if text.lower().startswith("0x") else int(text)
+def _int(text: str, high: int, what: str, line: int) -> int:
+    """An immediate of the listing (``0x1f`` or ``512``) in ``0..high``, the width of its field
+    in the instruction's encoding; a ModuleError naming ``line`` otherwise.
+
+    >>> _int("0x3f", 0xFFFF, "s_wait_dscnt count", 7)
+    63
+    >>> _int("0xffffffffffffffff", 0xFFFF, "s_wait_dscnt count", 7)
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.ModuleError: assembly line 7: s_wait_dscnt count '0xffffffffffffffff' is out of range (valid: 0..65535, a 16-bit field)
+    """
+    hexadecimal = text.lower().startswith("0x")
+    digits = text[2:] if hexadecimal else text
+    value = int(digits, 16 if hexadecimal else 10) if len(digits) <= 20 else None
+    if value is None or not 0 <= value <= high:
+        raise ModuleError(
+            f"assembly line {line}: {what} {shown(text)} is out of range (valid: 0..{high}, "
+            f"a {high.bit_length()}-bit field)"
+        )
+    return value
 
 
 def _instr(n: int, mnemonic: str, rest: str, where: tuple[Frame, ...]) -> AsmInstr:
@@ -225,11 +243,14 @@ def _instr(n: int, mnemonic: str, rest: str, where: tuple[Frame, ...]) -> AsmIns
     offsets: tuple[int, ...] = ()
     count = None
     if kind == "ds":
-        found = {k: _int(v) for k, v in _OFFSET.findall(operands)}
+        found = {
+            k: _int(v, 0xFF if k else 0xFFFF, f"{mnemonic} offset{k}", n)  # 8-bit pair, 16-bit
+            for k, v in _OFFSET.findall(operands)
+        }
         keys = ("0", "1") if "2addr" in mnemonic else ("",)
         offsets = tuple(found.get(k, 0) for k in keys)
     elif kind.startswith("wait") and (m := _COUNT.match(operands)):
-        count = _int(m.group(1))
+        count = _int(m.group(1), 0xFFFF, f"{mnemonic} count", n)  # SOPP's 16-bit immediate
         if mnemonic != "s_wait_dscnt" and kind == "wait_ds":
             count &= 0x3F
     (src_file, src_line) = where[0]

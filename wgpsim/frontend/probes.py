@@ -49,7 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wgpsim.errors import ModuleError, did_you_mean
+from wgpsim.errors import ModuleError, did_you_mean, shown
+from wgpsim.inputs import json_value, read_text
 from wgpsim.layout.distributed import AMDWMMALayout, BlockedLayout, DotOperandLayout
 from wgpsim.layout.shared import PartitionedSharedLayout, SharedLinearLayout, SwizzledSharedLayout
 from wgpsim.packaged import hardware_fact
@@ -260,11 +261,11 @@ def from_dict(record: Any, where: str = "probe") -> Probe:
     family, warps, params = record["family"], record["warps"], record["params"]
     if family not in FAMILIES:
         raise ModuleError(
-            f"{where}: unknown family {family!r}{did_you_mean(str(family), FAMILIES)} "
+            f"{where}: unknown family {shown(family)}{did_you_mean(str(family), FAMILIES)} "
             f"(valid: {', '.join(FAMILIES)})"
         )
     if not isinstance(warps, int) or isinstance(warps, bool) or not 1 <= warps <= 32:
-        raise ModuleError(f"{where}: field 'warps' must be an integer in 1..32, got {warps!r}")
+        raise ModuleError(f"{where}: field 'warps' must be an integer in 1..32, got {shown(warps)}")
     if not isinstance(params, Mapping):
         raise ModuleError(f"{where}: field 'params' must be a mapping")
     return Probe(str(record["name"]), family, warps, tuple(sorted(params.items())))
@@ -278,19 +279,18 @@ def read_manifest(path: str | Path) -> tuple[Probe, ...]:
     """
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
+        text = read_text(path, "manifest", ModuleError)  # at most 8 MiB, UTF-8
     except FileNotFoundError:
         raise ModuleError(
             f"{path}: no such manifest (write one with wgpsim calibrate probes)"
         ) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ModuleError(f"{path}: not a JSON manifest ({err.__class__.__name__})") from None
+    data = json_value(text, str(path), ModuleError)
     if not isinstance(data, Mapping) or not isinstance(data.get("probes"), list):
         raise ModuleError(f"{path}: expected {{'version': 1, 'probes': [...]}}")
-    if data.get("version") != MANIFEST_VERSION:
+    version = data.get("version")
+    if type(version) is not int or version != MANIFEST_VERSION:  # true == 1 in Python
         raise ModuleError(
-            f"{path}: manifest version {data.get('version')!r}, this wgpsim reads "
-            f"{MANIFEST_VERSION}"
+            f"{path}: manifest version {shown(version)}, this wgpsim reads {MANIFEST_VERSION}"
         )
     known = {p.name: p for p in catalogue()}
     probes = []
@@ -298,11 +298,11 @@ def read_manifest(path: str | Path) -> tuple[Probe, ...]:
         p = from_dict(record, f"{path}: probes[{i}]")
         if p.name not in known:
             raise ModuleError(
-                f"{path}: probes[{i}]: unknown probe {p.name!r}{did_you_mean(p.name, known)}"
+                f"{path}: probes[{i}]: unknown probe {shown(p.name)}{did_you_mean(p.name, known)}"
             )
         if known[p.name] != p:
             raise ModuleError(
-                f"{path}: probes[{i}] {p.name!r}: its parameters differ from this wgpsim's "
+                f"{path}: probes[{i}] {shown(p.name)}: its parameters differ from this wgpsim's "
                 f"probe of that name (regenerate with wgpsim calibrate probes)"
             )
         probes.append(p)

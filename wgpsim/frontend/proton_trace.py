@@ -34,12 +34,13 @@ of that scope in that warp and CTA). Other events (flows, metadata, async) are s
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wgpsim.errors import ModuleError
+from wgpsim.errors import ModuleError, shown
+from wgpsim.frontend.measurements import MAX_CYCLES, MAX_WARP, whole_number
+from wgpsim.inputs import json_value, read_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,12 +59,28 @@ def _load(source: str | Path | dict) -> tuple[dict, str]:
         return source, "<proton trace>"
     path = Path(source)
     try:
-        data = json.loads(path.read_text())
+        text = read_text(path, "proton trace", ModuleError)  # at most 8 MiB, UTF-8
     except FileNotFoundError:
         raise ModuleError(f"{path}: no such proton trace") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ModuleError(f"{path}: not a Chrome trace JSON ({type(err).__name__})") from None
-    return data, str(path)
+    return json_value(text, str(path), ModuleError), str(path)
+
+
+def _cycles(dur: Any, where: str) -> int:
+    """A span's ``dur`` (cycles / 1000) as whole cycles in 0..MAX_CYCLES."""
+    if isinstance(dur, bool) or not isinstance(dur, (int, float)):
+        raise ModuleError(f"{where}: no numeric 'dur'")
+    high = MAX_CYCLES / CYCLES_PER_UNIT
+    if not 0 <= dur <= high:  # JSON has no NaN or infinity (json_value refuses them)
+        raise ModuleError(f"{where}: 'dur' {shown(dur)} is out of range (valid: 0..{high:g})")
+    return round(dur * CYCLES_PER_UNIT)
+
+
+def _number(digits: str, high: int, where: str) -> int:
+    """A warp or CTA number of a ``tid`` or ``pid``, in 0..high."""
+    try:
+        return whole_number(digits, 0, high)
+    except ValueError as err:
+        raise ModuleError(f"{where}: {err}") from None
 
 
 def read_proton_trace(source: str | Path | dict[str, Any], *, by: str = "scope") -> pd.DataFrame:
@@ -84,20 +101,20 @@ def read_proton_trace(source: str | Path | dict[str, Any], *, by: str = "scope")
         warp = _WARP.match(str(ev.get("tid", "")))
         if warp is None or ev.get("cat") in ("flow", "async", "call_path"):
             continue
-        try:
-            cycles = round(float(ev["dur"]) * CYCLES_PER_UNIT)
-        except (KeyError, TypeError, ValueError):
-            raise ModuleError(f"{where}: traceEvents[{i}]: no numeric 'dur'") from None
-        if cycles < 0:
-            raise ModuleError(f"{where}: traceEvents[{i}]: negative 'dur' {ev['dur']!r}")
+        cycles = _cycles(ev.get("dur"), f"{where}: traceEvents[{i}]")
+        warp_id = _number(warp.group(1), MAX_WARP, f"{where}: traceEvents[{i}] 'tid'")
         kernel = str(ev.get("cat", ""))
         cta_match = _CTA.search(str(ev.get("pid", "")))
-        cta = int(cta_match.group(1)) if cta_match else 0
+        cta = (
+            _number(cta_match.group(1), MAX_WARP, f"{where}: traceEvents[{i}] 'pid' CTA")
+            if cta_match
+            else 0
+        )
         probe = str(ev.get("name", "")) if by == "scope" else kernel
-        key = (probe, kernel, cta, int(warp.group(1)))
+        key = (probe, kernel, cta, warp_id)
         repeat = seen.get(key, 0)
         seen[key] = repeat + 1
-        rows.append((probe, int(warp.group(1)), cycles, kernel, cta, repeat))
+        rows.append((probe, warp_id, cycles, kernel, cta, repeat))
     if not rows:
         raise ModuleError(f"{where}: no per-warp scope events ('tid': 'warp N (line L)')")
     return pd.DataFrame(rows, columns=["probe", "warp", "cycles", "kernel", "cta", "repeat"])

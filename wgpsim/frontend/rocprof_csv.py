@@ -28,10 +28,12 @@ Two layouts are read (the counters wgpsim compares: ``SQ_INSTS_LDS``, ``SQ_LDS_I
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from wgpsim.errors import ModuleError
+from wgpsim.errors import ModuleError, shown
+from wgpsim.inputs import read_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,6 +42,9 @@ __all__ = ["LDS_COUNTERS", "read_counters"]
 
 LDS_COUNTERS = ("SQ_INSTS_LDS", "SQ_LDS_IDX_ACTIVE", "SQ_LDS_BANK_CONFLICT")
 """The LDS counters wgpsim simulates (``wgpsim.analysis.metrics``)."""
+
+MAX_COUNT = float(1 << 53)
+"""Largest counter value read: 2**53, the last integer a float holds exactly."""
 
 _DISPATCH = ("dispatch_id", "dispatch")
 _KERNEL = ("kernel_name", "kernel")
@@ -56,6 +61,17 @@ _NOT_COUNTERS = {
 }  # fmt: skip
 
 
+def _number(cell: object) -> float:
+    """A counter cell as a float: NaN if not a number; a number of 400 digits (which pandas
+    reads as a Python int, and ``pd.to_numeric`` raises OverflowError on) is infinite."""
+    try:
+        return float(cell)  # type: ignore[arg-type]
+    except OverflowError:  # an int pandas read whole
+        return float("inf")
+    except (TypeError, ValueError):
+        return float("nan")
+
+
 def _column(frame, names: tuple[str, ...]) -> str | None:
     lower = {c.lower(): c for c in frame.columns}
     return next((lower[n] for n in names if n in lower), None)
@@ -67,10 +83,13 @@ def read_counters(source: str | Path | IO[str], name: str | None = None) -> pd.D
     import pandas as pd
 
     where = name or str(source)
+    if isinstance(source, (str, Path)):
+        try:
+            source = io.StringIO(read_text(source, "counter CSV", ModuleError))  # at most 8 MiB
+        except FileNotFoundError:
+            raise ModuleError(f"{where}: no such counter file") from None
     try:
         frame = pd.read_csv(source)
-    except FileNotFoundError:
-        raise ModuleError(f"{where}: no such counter file") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
         raise ModuleError(f"{where}: not a counter CSV ({type(err).__name__})") from None
     kernel = _column(frame, _KERNEL)
@@ -96,12 +115,14 @@ def read_counters(source: str | Path | IO[str], name: str | None = None) -> pd.D
             raise ModuleError(f"{where}: no counter columns (and no Counter_Name/Counter_Value)")
         wide = frame[counters].assign(kernel=frame[kernel].astype(str), dispatch=ids)
         long = wide.melt(["kernel", "dispatch"], var_name="counter", value_name="value")
-    values = pd.to_numeric(long["value"], errors="coerce")
-    if values.isna().any():
-        row = int(values.isna().to_numpy().nonzero()[0][0])
+    values = pd.Series([_number(v) for v in long["value"]], index=long.index, dtype=float)
+    bad = ~values.between(0, MAX_COUNT)  # NaN (not a number), infinite, negative, too large
+    if bad.any():
+        row = int(bad.to_numpy().nonzero()[0][0])
+        problem = "is not a number" if values.isna().iloc[row] else "is out of range"
         raise ModuleError(
-            f"{where}: counter {long['counter'].iloc[row]!r}: value "
-            f"{long['value'].iloc[row]!r} is not a number"
+            f"{where}: counter {shown(long['counter'].iloc[row])}: value "
+            f"{shown(long['value'].iloc[row])} {problem} (valid: 0..2**53)"
         )
     long["value"] = values.astype(float)
     return long.groupby(["kernel", "dispatch", "counter"], sort=False, as_index=False)[

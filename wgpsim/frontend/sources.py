@@ -21,14 +21,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from wgpsim.errors import ModuleError
+from wgpsim.errors import ModuleError, shown
 from wgpsim.frontend.cache_index import find_kernels, holds_kernel
 from wgpsim.frontend.model import Kernel
 from wgpsim.frontend.ttgir import read_ttgir
 from wgpsim.frontend.vocabulary import SCRATCH_OPS
-from wgpsim.inputs import json_value, read_text
+from wgpsim.inputs import MAX_TEXT_BYTES, json_value, read_text
+from wgpsim.packaged import hardware_fact
 
 __all__ = ["attach", "merge_offsets", "read_kernel"]
+
+LDS_BYTES: int = hardware_fact("partitions", "lds_bytes")
+"""The LDS's bytes (320 KiB): the most a kernel's ``ttg.shared`` or metadata ``shared`` says."""
+
+MAX_TRACE_CHARS = 32 * MAX_TEXT_BYTES
+"""Most text a tritonparse trace (each compile's IR, assembly and metadata) is read for:
+256 MiB once decompressed, each line at most ``wgpsim.inputs.MAX_TEXT_BYTES``."""
 
 
 def read_kernel(path: str | Path, name: str | None = None) -> Kernel:
@@ -40,14 +48,14 @@ def read_kernel(path: str | Path, name: str | None = None) -> Kernel:
         raise FileNotFoundError(2, "no such file or directory", str(path))
     if path.suffix in (".ndjson", ".jsonl") or path.name.endswith(".ndjson.gz"):
         return _from_tritonparse(path, name)
-    text = path.read_text(errors="replace")
+    text = read_text(path, "TTGIR module", ModuleError, lenient=True)  # at most 8 MiB
     kernel = read_ttgir(text, source=str(path))
     stem = path.name.split(".")[0]
     asm = path.with_name(f"{stem}.amdgcn")
     meta = path.with_name(f"{stem}.json")
     return attach(
         kernel,
-        asm.read_text(errors="replace") if asm.is_file() else None,
+        read_text(asm, "assembly", ModuleError, lenient=True) if asm.is_file() else None,
         _json(meta) if meta.is_file() else None,
     )
 
@@ -56,13 +64,22 @@ def attach(kernel: Kernel, assembly: str | None, metadata: dict[str, Any] | None
     """The kernel with its assembly and metadata (``shared`` fills a missing ``ttg.shared``)."""
     meta = dict(metadata or {})
     shared = kernel.ttg_shared
+    if shared is not None:
+        _check_shared(shared, f"{kernel.source}: module attribute 'ttg.shared'")
     if shared is None and isinstance(meta.get("shared"), int):
-        shared = meta["shared"]
+        shared = _check_shared(meta["shared"], f"{kernel.source}: metadata 'shared'")
         meta["ttg_shared_from"] = "metadata"
     elif shared is not None:
         meta["ttg_shared_from"] = "module"
     items = tuple((k, v) for k, v in meta.items() if isinstance(v, (int, str, float, bool)))
     return replace(kernel, assembly=assembly, ttg_shared=shared, metadata=items)
+
+
+def _check_shared(value: int, what: str) -> int:
+    """``value``, the LDS bytes a kernel allocates, if within 0..the LDS's bytes."""
+    if isinstance(value, bool) or not 0 <= value <= LDS_BYTES:
+        raise ModuleError(f"{what} {shown(value)} is out of range (valid: 0..{LDS_BYTES}, the LDS)")
+    return value
 
 
 def merge_offsets(kernel: Kernel, allocated: Kernel) -> Kernel:
@@ -162,7 +179,14 @@ def _from_tritonparse(path: Path, name: str | None) -> Kernel:
     found: list[tuple[str, dict[str, Any]]] = []
     try:
         with opener(path, "rt", encoding="utf-8") as fh:
-            for no, line in enumerate(fh, 1):
+            read = 0
+            for no, line in enumerate(iter(lambda: fh.readline(MAX_TEXT_BYTES + 1), ""), 1):
+                read += len(line)
+                if len(line) > MAX_TEXT_BYTES or read > MAX_TRACE_CHARS:
+                    raise ModuleError(
+                        f"{path}:{no}: a line over {MAX_TEXT_BYTES >> 20} MiB or a trace over "
+                        f"{MAX_TRACE_CHARS >> 20} MiB: too big for a tritonparse trace"
+                    )
                 if line.strip():
                     _compilation(json_value(line, f"{path}:{no}", ModuleError), found, path, no)
     except UnicodeDecodeError:

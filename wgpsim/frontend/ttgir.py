@@ -44,7 +44,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from wgpsim.errors import LayoutError, ModuleError, did_you_mean
+from wgpsim.errors import LayoutError, LayoutRangeError, ModuleError, did_you_mean
 from wgpsim.frontend.mlir_text import (
     SSA,
     loc_frames,
@@ -71,6 +71,8 @@ from wgpsim.frontend.vocabulary import (
     OPEN_DIALECTS,
     UNMODELLED_KINDS,
 )
+from wgpsim.inputs import read_text
+from wgpsim.layout.addresses import check_num_warps
 from wgpsim.layout.notation import parse
 
 __all__ = ["read_ttgir", "read_ttgir_file"]
@@ -85,7 +87,8 @@ _LABEL = re.compile(r"^\^([\w$.\-]+)(?:\((.*)\))?:")
 def read_ttgir_file(path: str | Path) -> Kernel:
     """`read_ttgir` of a file (``*.ttgir``, or an ``*.mlir`` dump)."""
     path = Path(path)
-    return read_ttgir(path.read_text(errors="replace"), source=str(path))
+    text = read_text(path, "TTGIR module", ModuleError, lenient=True)  # at most 8 MiB
+    return read_ttgir(text, source=str(path))
 
 
 def read_ttgir(text: str, source: str | None = None) -> Kernel:
@@ -185,6 +188,8 @@ class _Reader(OpSemantics):
             )
         try:
             return parse(text, self.encodings), ""
+        except LayoutRangeError as err:  # never valid (kWidth 2**32): not "not modelled"
+            raise self.fail(line, col, str(err)) from None
         except LayoutError as err:
             msg = str(err)
             if "unknown field" in msg:
@@ -438,7 +443,15 @@ class _Reader(OpSemantics):
     def _kernel(self) -> Kernel:
         def attr_int(key: str, default: int | None) -> int | None:
             m = re.match(ATTR_INT, self.attrs.get(key, ""))
+            if m and len(m.group(1)) > 20:  # range checks below; int() of 5000 digits fails
+                raise ModuleError(f"{self.source}: module attribute {key!r}: out of range")
             return int(m.group(1)) if m else default
+
+        num_warps = attr_int("ttg.num-warps", 4)
+        try:  # before anything is built per warp
+            check_num_warps(num_warps, "module attribute 'ttg.num-warps'")
+        except LayoutError as err:
+            raise ModuleError(f"{self.source}: {err}") from None
 
         buffers = tuple(
             Buffer(
@@ -468,7 +481,7 @@ class _Reader(OpSemantics):
         name = (self.public or self.functions or ["?"])[0]
         return Kernel(
             name=name,
-            num_warps=attr_int("ttg.num-warps", 4),
+            num_warps=num_warps,
             threads_per_warp=attr_int("ttg.threads-per-warp", 32),
             target=self.attrs.get("ttg.target", "").strip('"'),
             ttg_shared=attr_int("ttg.shared", None),

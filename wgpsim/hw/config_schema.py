@@ -139,6 +139,7 @@ _CHOICES = {
 RANGES: dict[str, tuple[int, int]] = {
     "wgp.simds": (1, 16),
     "wgp.warp_size": (1, 64),
+    "wgp.max_warps": (1, 1024),
     "ports.bytes_per_cycle": (1, 1 << 16),
     "partitions.size": (1, 1 << 24),
     "partitions.count": (1, 32),
@@ -196,14 +197,16 @@ class _Reader:
             f"must be {what}, got {shown(value)}",
         )
 
-    def section(self, data: Any, path: str, keys: tuple[str, ...]) -> dict:
+    def section(
+        self, data: Any, path: str, keys: tuple[str, ...], optional: tuple[str, ...] = ()
+    ) -> dict:
         where = f"section {path!r}" if path else "the top level"
         if not isinstance(data, dict):
             message = f"{self.source}: {where} must be a mapping, got {shown(data)}"
             if not path:
                 raise ConfigError(message)
             raise field_error(message, path, f"must be a mapping, got {shown(data)}")
-        unknown = sorted(set(data) - set(keys))
+        unknown = sorted(set(data) - set(keys) - set(optional))
         if unknown:
             problem = f"{did_you_mean(unknown[0], keys)} (valid in {where}: {', '.join(keys)})"
             raise field_error(
@@ -259,7 +262,9 @@ class _Reader:
         }
 
     def wgp(self, data: Any) -> Wgp:
-        d = self.section(data, "wgp", ("simds", "warp_size", "pairs"))
+        d = self.section(data, "wgp", ("simds", "warp_size", "pairs"), optional=("max_warps",))
+        if "max_warps" in d:  # read by the layout layer from the packaged file (hardware_fact)
+            self.number(d["max_warps"], "wgp.max_warps")
         simds = self.number(d["simds"], "wgp.simds")
         warp_size = self.number(d["warp_size"], "wgp.warp_size")
         if warp_size != LANES:

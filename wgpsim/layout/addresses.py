@@ -22,12 +22,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wgpsim.errors import LayoutError
+from wgpsim.errors import LayoutError, LayoutRangeError
 from wgpsim.layout.distributed import DISTRIBUTED_TYPES
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.layout.notation import kind_of, parse_any, to_text
 from wgpsim.layout.shared import SHARED_TYPES, PaddedSharedLayout, PartitionedSharedLayout
 from wgpsim.layout.views import SharedView
+from wgpsim.packaged import hardware_fact
+
+MAX_WARPS: int = hardware_fact("wgp", "max_warps")
+"""Most warps one CTA has (32: 1024 work-items of 32 lanes; ``wgp.max_warps`` of the hardware
+file): a layout or module spanning more is refused before anything is built from it."""
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -82,6 +87,22 @@ def local_load_encodings(
             f"{names[1]} must be a shared-memory layout, got {_kind(shared)}{swapped}"
         )
     return dst, shared
+
+
+def check_num_warps(num_warps: int, what: str) -> None:
+    """Refuse a warp count beyond :data:`MAX_WARPS` or not a power of two (Triton's rule for
+    ``num_warps``); ``what`` names the layout or attribute that gave it.
+
+    >>> check_num_warps(8 * 65536, "the dst layout's warp count")
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.LayoutRangeError: the dst layout's warp count 524,288: a CTA has 1..32 warps, a power of two (1024 work-items of 32 lanes at most)
+    """
+    if not 1 <= num_warps <= MAX_WARPS or num_warps & (num_warps - 1):
+        raise LayoutRangeError(
+            f"{what} {num_warps:,}: a CTA has 1..{MAX_WARPS} warps, a power of two "
+            "(1024 work-items of 32 lanes at most)"
+        )
 
 
 def check_warps(num_warps: int | None, spans: int, name: str = "num_warps") -> None:

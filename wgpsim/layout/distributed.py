@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
-from wgpsim.errors import LayoutError, shown
+from wgpsim.errors import LayoutError, LayoutRangeError, shown
 from wgpsim.layout.bits import is_pow2
 from wgpsim.layout.linear_layout import LinearLayout
 
@@ -410,6 +410,13 @@ class DotOperandLayout:
                 f"{what}: field 'parent' must be an amd_wmma layout, got {type(self.parent).__name__}"
             )
         require_pow2(what, "kWidth", self.k_width)
+        most = self.parent.instr_shape[2] // (WARP_SIZE // WMMA_TILE)  # K a lane holds per tile
+        if self.k_width > most:
+            raise LayoutRangeError(
+                f"{what}: field 'kWidth' {shown(self.k_width)} is more than the {most} K "
+                f"elements a lane holds of instrShape {list(self.parent.instr_shape)} (valid: "
+                f"1..{most}, a power of two)"
+            )
 
     @property
     def num_warps(self) -> int:

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from wgpsim.errors import TraceError
+from wgpsim.errors import TraceError, shown
 from wgpsim.extras import require
 from wgpsim.files import atomic_write
 from wgpsim.inputs import check_affordable, json_value
@@ -100,7 +100,7 @@ def _int(
     value, where: str, field: str, minimum: int | None = None, limit: int | None = None
 ) -> int:
     if type(value) is not int:
-        raise TraceError(f"{where}: field {field!r}: expected an integer, got {value!r}")
+        raise TraceError(f"{where}: field {field!r}: expected an integer, got {shown(value)}")
     if minimum is not None and value < minimum:
         what = "negative" if value < 0 else "too small"
         raise TraceError(f"{where}: field {field!r}: {value} is {what} (expected >= {minimum})")
@@ -577,6 +577,9 @@ def _metadata(schema: pa.Schema, warp: np.ndarray, source: str) -> tuple[int, tu
         k.decode(errors="replace"): v.decode(errors="replace")
         for k, v in (schema.metadata or {}).items()
     }
+    beyond = np.flatnonzero(warp >= MAX_WARPS)  # as JSON Lines: before any per-warp array
+    if len(beyond):
+        _int(int(warp[beyond[0]]), f"{source}: row {int(beyond[0])}", "warp", 0, MAX_WARPS - 1)
     num_warps = max(int(warp.max(initial=-1)) + 1, 1)
     if "wgpsim.num_warps" in meta:
         text = meta["wgpsim.num_warps"]
@@ -592,8 +595,8 @@ def _metadata(schema: pa.Schema, warp: np.ndarray, source: str) -> tuple[int, tu
     labels: object = []
     if "wgpsim.labels" in meta:
         try:
-            labels = json.loads(meta["wgpsim.labels"])
-        except json.JSONDecodeError:
+            labels = json_value(meta["wgpsim.labels"], source, TraceError)
+        except TraceError:
             labels = None
         if not isinstance(labels, list) or not all(isinstance(s, str) for s in labels):
             raise TraceError(

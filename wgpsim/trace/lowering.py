@@ -40,6 +40,7 @@ import numpy as np
 
 from wgpsim.errors import LayoutError
 from wgpsim.layout.addresses import (
+    check_num_warps,
     check_warps,
     linear_of,
     local_load_addresses,
@@ -399,6 +400,7 @@ def choose(
     elem_bits = dtype_bits(dtype) if isinstance(dtype, str) else int(dtype)
     dst_enc, shared_enc = local_load_encodings(dst, shared)
     dst_ll = _linear(dst_enc, shape)
+    check_num_warps(dst_ll.in_dim_size("warp"), "the dst layout's warp count")  # before any address
     shared_ll = _linear(shared_enc, shape)
     composed = dst_ll.invert_and_compose(shared_ll)  # also what every element's address needs
     cvt = _cvt(dst_ll, shared_ll, composed)
