@@ -10,6 +10,7 @@ not model). Anything else is an unknown op or attribute: the reader stops with o
 
 from __future__ import annotations
 
+from wgpsim.frontend.model import SCRATCH_LDS_OPS
 from wgpsim.layout.notation import _SPECS
 
 #: Dialects whose ops the reader takes on trust (arithmetic, control flow, LLVM, ROCDL).
@@ -87,22 +88,12 @@ UNMODELLED_KINDS = (
     - MODELLED_KINDS
 )
 
-#: Ops that may need an LDS scratch buffer (Triton's allocator gives them one); their LDS
-#: instructions are not modelled.
-SCRATCH_OPS = frozenset(
-    {
-        "ttg.convert_layout",
-        "tt.reduce",
-        "tt.scan",
-        "tt.histogram",
-        "tt.gather",
-        "tt.atomic_rmw",
-        "tt.atomic_cas",
-        "amdg.buffer_atomic_rmw",
-        "amdg.buffer_atomic_cas",
-        "amdg.in_thread_transpose",
-        "ttg.warp_specialize",
-        "tt.print",
-        "tt.assert",
-    }
-)
+#: Ops that may need an LDS scratch buffer (Triton's allocator gives them one): the kernel
+#: model's scratch ops, and ops with scratch the model does not lower (their LDS instructions are
+#: not modelled).
+SCRATCH_OPS = frozenset(SCRATCH_LDS_OPS) | {
+    "amdg.in_thread_transpose",
+    "ttg.warp_specialize",
+    "tt.print",
+    "tt.assert",
+}

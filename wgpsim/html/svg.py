@@ -107,15 +107,10 @@ def pairs_svg(pair_partitions: dict[str, list[int]], hw) -> Raw:
 def lds_map_svg(report, hw) -> Raw:
     """The buffers over the LDS partitions, each byte coloured by the pair that reads it
     (`wgpsim.plots.lds_map`'s picture, drawn here as SVG)."""
-    from wgpsim.plots.lds_map import _read_bytes, _segments
+    from wgpsim.plots.lds_map import _read_bytes, _segments, buffer_pieces
 
     reads = _read_bytes(report, hw)
-    pieces = []
-    for b in report.buffers:
-        sizes = b["piece_bytes"] or ([b["bytes"]] if b["bytes"] else [])
-        for i, (off, size) in enumerate(zip(b["offsets"], sizes, strict=False)):
-            label = f"{b['name']}[p{i}]" if len(b["offsets"]) > 1 else b["name"]
-            pieces.append((label, off, size))
+    pieces = buffer_pieces(report)
     part = hw.partitions.size
     end = max([off + size for _, off, size in pieces] + [part])
     span = -(-end // part) * part

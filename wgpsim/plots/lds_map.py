@@ -58,6 +58,18 @@ def _segments(lo: int, hi: int, reads: dict[str, np.ndarray], step: int) -> list
     return runs
 
 
+def buffer_pieces(report: KernelReport) -> list[tuple[str, int, int]]:
+    """(label, offset, bytes) of every placed piece of every buffer: a partitioned buffer's
+    pieces as ``name[p0]``, ``name[p1]``, ..."""
+    pieces = []
+    for b in report.buffers:
+        sizes = b["piece_bytes"] or ([b["bytes"]] if b["bytes"] else [])
+        for i, (off, size) in enumerate(zip(b["offsets"], sizes, strict=False)):
+            label = f"{b['name']}[p{i}]" if len(b["offsets"]) > 1 else b["name"]
+            pieces.append((label, off, size))
+    return pieces
+
+
 def lds_map_figure(report: KernelReport, hw: HardwareConfig | None = None) -> Figure:
     """The LDS map of ``report`` (see the module docstring)."""
     from matplotlib.figure import Figure
@@ -65,12 +77,7 @@ def lds_map_figure(report: KernelReport, hw: HardwareConfig | None = None) -> Fi
 
     hw = load_hardware() if hw is None else hw
     reads = _read_bytes(report, hw)
-    pieces = []
-    for b in report.buffers:
-        sizes = b["piece_bytes"] or ([b["bytes"]] if b["bytes"] else [])
-        for i, (off, size) in enumerate(zip(b["offsets"], sizes, strict=False)):
-            label = f"{b['name']}[p{i}]" if len(b["offsets"]) > 1 else b["name"]
-            pieces.append((label, off, size))
+    pieces = buffer_pieces(report)
     part = hw.partitions.size
     end = max([off + size for _, off, size in pieces] + [part])
     fig = Figure(figsize=(9, 0.6 * max(len(pieces), 2) + 1.4))
