@@ -1,11 +1,13 @@
 """The layout layer has no import cycle: each module imports alone, and the graph of
 module-level imports between ``wgpsim.layout`` modules (``TYPE_CHECKING`` blocks and
 imports inside functions aside) is acyclic. ``ll_algebra`` in particular does not import
-``linear_layout`` (the class uses the algebra, not the other way round)."""
+``linear_layout`` (the class uses the algebra, not the other way round): it names the protocol
+``ll_interface.Layout``, which lists exactly the members of ``LinearLayout`` the algebra reads."""
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -55,3 +57,16 @@ def test_each_module_imports_alone(module):
     code = f"import wgpsim.layout.{module}"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-1000:]
+
+
+def test_the_algebra_reads_of_a_layout_exactly_what_the_protocol_lists():
+    from wgpsim.layout.linear_layout import LinearLayout
+    from wgpsim.layout.ll_interface import Layout
+
+    tree = ast.parse((LAYOUT / "ll_algebra.py").read_text())
+    read = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    fields = {f.name for f in dataclasses.fields(LinearLayout)}
+    members = {n for n in dir(LinearLayout) if not n.startswith("_")} | fields
+    listed = {n for n in vars(Layout) if not n.startswith("_")} | set(Layout.__annotations__)
+    assert read & members == listed
+    assert isinstance(LinearLayout(lane=[[1]], out_dims={"o": 2}), Layout)

@@ -143,6 +143,21 @@ def fixed_cycles(hw: HardwareConfig) -> int:
     return int(hw.timing.clock_latency + hw.timing.lds_latency)
 
 
+class InProcess:
+    """The ``execution`` :func:`search` uses when it is given none: every point here, one
+    after the other. A sweep passes its `wgpsim.experiments.executor.Execution` instead (a
+    pool, Dask, a progress bar), which has the same ``map``; this layer does not import it
+    (analysis is below experiments).
+
+    >>> InProcess().map(abs, [-1, 2], desc="demo", save=False)
+    [1, 2]
+    """
+
+    def map(self, fn: Callable[[Any], Any], points: Iterable[Any], **_: Any) -> list:
+        """``[fn(p) for p in points]`` (the ``desc``/``save`` of a sweep mean nothing here)."""
+        return [fn(p) for p in points]
+
+
 def search(
     problem: SearchProblem,
     hw: HardwareConfig,
@@ -158,11 +173,10 @@ def search(
 
     With ``prune`` a candidate is dropped as soon as a lower bound on its cycles (before its
     lowering: :func:`_pre_bound`; after: ``Candidate.lower_bound``) plus :func:`fixed_cycles`
-    exceeds the best cycles simulated so far: it cannot rank first.
+    exceeds the best cycles simulated so far: it cannot rank first. The simulations run
+    through ``execution.map`` (default :class:`InProcess`).
     """
-    from wgpsim.experiments.executor import Execution
-
-    execution = execution or Execution(workers=1)
+    execution = execution or InProcess()
     scorer = Scorer(problem, hw)
     fixed = fixed_cycles(hw)
     refs = [scorer.reference(*r) for r in problem.references]

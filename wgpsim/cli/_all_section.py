@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from wgpsim.cli._common import atomic_write, output_width, print_json
+from wgpsim.cli._common import atomic_write, output_width, print_json, text_table
 from wgpsim.errors import ConfigError
 
 HEAD = {
@@ -99,7 +99,6 @@ def cell(key: str, value: Any) -> str:
 
 def format_all(rows: list[dict[str, Any]], width: int = 10_000) -> list[str]:
     """The table, then a line per unreadable kernel or loop not timed."""
-    from wgpsim.cli.kernel import _table
 
     n_bad = sum(r["lds_bytes"] is None and r["error"] is not None for r in rows)
     lines = [
@@ -108,6 +107,6 @@ def format_all(rows: list[dict[str, Any]], width: int = 10_000) -> list[str]:
         + (f"; {n_bad} unreadable" if n_bad else "")
     ]
     table = [tuple(cell(k, r[k]) for k in HEAD) for r in rows]
-    lines += _table(tuple(HEAD.values()), table, width)
+    lines += text_table(tuple(HEAD.values()), table, width)
     lines += [f"{r['kernel']} ({r['folder']}): {r['error']}" for r in rows if r["error"]]
     return lines

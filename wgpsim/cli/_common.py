@@ -24,6 +24,7 @@ __all__ = [
     "output_width",
     "print_json",
     "print_lds_metrics",
+    "text_table",
 ]
 
 
@@ -98,6 +99,35 @@ def column_groups(table: Any, width: int) -> list[list[str]]:
         groups[-1].append(column)
         used += cost(column)
     return groups
+
+
+def text_table(head: tuple[str, ...], rows: list[tuple[str, ...]], width: int) -> list[str]:
+    """Aligned columns of text cells, as lines; wider than ``width``, one such table per group
+    of :func:`column_groups` (the key column in each), separated by a blank line.
+
+    >>> rows = [("plain", "323", "64 KiB"), ("partitioned", "195", "96 KiB")]
+    >>> print("\\n".join(text_table(("layout", "cycles", "LDS"), rows, 80)))
+    layout       cycles  LDS
+    plain        323     64 KiB
+    partitioned  195     96 KiB
+    >>> text_table(("layout", "cycles", "LDS"), rows, 20)[3:5]
+    ['', 'layout       LDS']
+    """
+    import pandas as pd
+
+    if not rows:
+        return ["  ".join(head)]
+    table = pd.DataFrame(rows, columns=list(head), dtype=object)
+    out: list[str] = []
+    for group in column_groups(table, width):
+        index = [head.index(c) for c in group]
+        widths = [max(len(head[i]), *(len(r[i]) for r in rows)) for i in index]
+        lines = [
+            "  ".join(r[i].ljust(w) for i, w in zip(index, widths, strict=True)).rstrip()
+            for r in (head, *rows)
+        ]
+        out += ([""] if out else []) + lines
+    return out
 
 
 def _default(obj: Any) -> Any:

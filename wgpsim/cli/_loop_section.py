@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from wgpsim.cli._common import text_table
 from wgpsim.errors import ConfigError
 
 
@@ -65,10 +66,9 @@ def loop_section(kernel, args: argparse.Namespace, hw) -> tuple[dict[str, Any], 
 
 
 def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
-    """The section's lines (tables through ``wgpsim.cli.kernel._table``)."""
+    """The section's lines (tables through ``wgpsim.cli._common.text_table``)."""
     from wgpsim.analysis.loop_timing import WARP_COLUMNS
     from wgpsim.analysis.loop_timing import number_text as _f
-    from wgpsim.cli.kernel import _table
 
     steady = f"steady state from iteration {lt.steady_from}" if lt.steady_from else "all iterations"
     lines = [
@@ -85,7 +85,7 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
         (str(int(r.warp)), *(_f(getattr(r, c)) for c in WARP_COLUMNS[1:]))
         for r in w.itertuples(index=False)
     ]
-    lines += _table(head, rows, width)
+    lines += text_table(head, rows, width)
     lines.append("")
     ohead = ("op", "kind", "instr/iter", "exposed", "share%", "latency", "bank conflict",
              "partition stall")  # fmt: skip
@@ -103,14 +103,14 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
         for r in lt.ops.itertuples(index=False)
     ]
     orows += _unmatched_rows(payload["unmatched"])
-    lines += _table(ohead, orows, width)
+    lines += text_table(ohead, orows, width)
     lines.append("")
     whead = ("what if", "cycles/iter", "saves", "how")
     wrows = [
         (name, _f(v["cycles_per_iteration"]), _f(v["saves"]), v["how"])
         for name, v in payload["what_ifs"].items()
     ]
-    lines += _table(whead, wrows, width)
+    lines += text_table(whead, wrows, width)
     if (lt.ops["kind"] == "tdm").any():
         lines.append("note: a tdm op's instr/iter counts its 256-byte write rows")
     lines += [f"note: {n}" for n in payload["notes"]]

@@ -27,6 +27,7 @@ from wgpsim.cli._common import (
     hardware_from_args,
     output_width,
     print_json,
+    text_table,
 )
 from wgpsim.errors import ConfigError
 
@@ -145,14 +146,13 @@ def compare(args: argparse.Namespace, hw):
 def format_diff(d, width: int = 10_000) -> list[str]:
     """The comparison as the terminal shows it: totals, ops, buffers, loop."""
     from wgpsim.analysis.kernel_diff import change_text, figure_text, percent_text
-    from wgpsim.cli.kernel import _table
 
     lines = [f"diff {d.name}: {d.old.path} -> {d.new.path}"]
     trows = [
         (k, figure_text(f["old"]), figure_text(f["new"]), figure_text(f["change"]), percent_text(f))
         for k, f in d.totals.items()
     ]
-    lines += _table(("kernel", "old", "new", "change", "change%"), trows, width)
+    lines += text_table(("kernel", "old", "new", "change", "change%"), trows, width)
     for title, rows in (("op (line op)", d.ops), ("buffer", d.buffers)):
         if not rows:
             continue
@@ -161,10 +161,10 @@ def format_diff(d, width: int = 10_000) -> list[str]:
             (STATUS[r["status"]], r["key"], *(change_text(r["figures"][n]) for n in names))
             for r in rows
         ]
-        lines += ["", *_table(("", title, *names), table, width)]
+        lines += ["", *text_table(("", title, *names), table, width)]
     if d.loop is not None:
         lrows = [(k, change_text(f)) for k, f in d.loop.items()]
-        lines += ["", *_table(("loop (per iteration)", "old -> new (change)"), lrows, width)]
+        lines += ["", *text_table(("loop (per iteration)", "old -> new (change)"), lrows, width)]
     for side, fig in (("old", d.old), ("new", d.new)):
         if fig.loop_error:
             lines.append(f"note: the {side} loop was not timed: {fig.loop_error}")

@@ -28,11 +28,11 @@ from wgpsim.cli._common import (
     add_engine_arg,
     add_hw_args,
     atomic_write,
-    column_groups,
     engine_of,
     hardware_from_args,
     output_width,
     print_json,
+    text_table,
 )
 from wgpsim.cli._compile_args import add_compile_args
 from wgpsim.cli._kernel_source import kernel_source
@@ -152,7 +152,7 @@ def format_report(report, width: int = 10_000) -> str:
                 _cell(op["partition_stall_cycles"]),
             )
         )
-    lines += _table(head, rows, width)
+    lines += text_table(head, rows, width)
     for op in report.ops:
         sug = op.get("suggestion")
         if sug and sug["layout"] is None:
@@ -178,7 +178,7 @@ def format_report(report, width: int = 10_000) -> str:
         )
         for b in report.buffers
     ]
-    lines += _table(bhead, brows, width)
+    lines += text_table(bhead, brows, width)
     totals = ", ".join(f"{n} x {k}" for k, n in report.instruction_totals().items())
     lines.append(f"\ninstructions per warp, all ops: {totals or 'none'}")
     worst = report.worst_ops(3)
@@ -212,23 +212,3 @@ def format_report(report, width: int = 10_000) -> str:
 
 def _wrap(line: str, width: int) -> str:
     return line if len(line) <= width else textwrap.fill(line, width, subsequent_indent="    ")
-
-
-def _table(head: tuple[str, ...], rows: list[tuple[str, ...]], width: int) -> list[str]:
-    """Aligned columns; wider than ``width``, one such table per group of ``column_groups``
-    (the key column in each), separated by a blank line."""
-    import pandas as pd
-
-    if not rows:
-        return ["  ".join(head)]
-    table = pd.DataFrame(rows, columns=list(head), dtype=object)
-    out: list[str] = []
-    for group in column_groups(table, width):
-        index = [head.index(c) for c in group]
-        widths = [max(len(head[i]), *(len(r[i]) for r in rows)) for i in index]
-        lines = [
-            "  ".join(r[i].ljust(w) for i, w in zip(index, widths, strict=True)).rstrip()
-            for r in (head, *rows)
-        ]
-        out += ([""] if out else []) + lines
-    return out

@@ -2,7 +2,8 @@
 
 Every operation builds a new layout from old ones; each docstring states the law it satisfies.
 `LinearLayout` offers each as a one-line method (``a * b`` is ``product(a, b)``), so this module
-does not import it: results are built with the class of their operand.
+does not import it: results are built with the class of their operand, and the annotations
+name what the algebra asks of a layout, the protocol `wgpsim.layout.ll_interface.Layout`.
 The seed's conversion: the destination layout (register, lane) -> [M, K] and the shared layout
 offset -> [M, K] combine into (register, lane) -> offset, "which offset holds my element":
 
@@ -18,16 +19,12 @@ LinearLayout(register=[[32], [64], [128]], lane=[[1], [2], [4], [8], [16]], out_
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wgpsim.errors import LayoutError
 from wgpsim.layout import gf2
 from wgpsim.layout.bits import is_pow2, log2
-
-if TYPE_CHECKING:
-    from wgpsim.layout.linear_layout import LinearLayout
-
-Dims = Mapping[str, int] | Iterable[tuple[str, int]]
+from wgpsim.layout.ll_interface import Dims, Layout
 
 
 def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
@@ -76,13 +73,13 @@ def _pairs(dims: Dims) -> list[tuple[str, int]]:
     return list(dims.items()) if isinstance(dims, Mapping) else [tuple(p) for p in dims]
 
 
-def _new(like: LinearLayout, bases: Any, out_dims: Any) -> LinearLayout:
+def _new(like: Layout, bases: Any, out_dims: Any) -> Layout:
     """A layout of ``like``'s class (``LinearLayout``) from bases and out dims."""
     return type(like)(bases, out_dims)
 
 
 # ------------------------------------------------------------ product and composition
-def product(inner: LinearLayout, outer: LinearLayout) -> LinearLayout:
+def product(inner: Layout, outer: Layout) -> Layout:
     """Direct sum: (inner * outer)(x) = inner(x low bits) + outer(x high bits) << inner's out bits.
 
     >>> from wgpsim.layout.linear_layout import LinearLayout
@@ -100,7 +97,7 @@ def product(inner: LinearLayout, outer: LinearLayout) -> LinearLayout:
     outs = supremum(inner.out_dim_names, outer.out_dim_names)
     shift = {o: inner.out_dim_bits(o) if inner.has_out_dim(o) else 0 for o in outs}
 
-    def widen(lay: LinearLayout, d: str, shifted: bool) -> list[list[int]]:
+    def widen(lay: Layout, d: str, shifted: bool) -> list[list[int]]:
         if not lay.has_in_dim(d):
             return []
         idx = {o: k for k, o in enumerate(lay.out_dim_names)}
@@ -118,7 +115,7 @@ def product(inner: LinearLayout, outer: LinearLayout) -> LinearLayout:
     return _new(inner, bases, sizes)
 
 
-def compose(layout: LinearLayout, outer: LinearLayout) -> LinearLayout:
+def compose(layout: Layout, outer: Layout) -> Layout:
     """outer ∘ layout: (layout.compose(outer))(x) = outer(layout(x)).
 
     >>> from wgpsim.layout.linear_layout import LinearLayout
@@ -146,7 +143,7 @@ def compose(layout: LinearLayout, outer: LinearLayout) -> LinearLayout:
 
 
 # ------------------------------------------------------------ inversion
-def invert_and_compose(layout: LinearLayout, outer: LinearLayout) -> LinearLayout:
+def invert_and_compose(layout: Layout, outer: Layout) -> Layout:
     """C with layout(x) == outer(C(x)): for each input of layout, the input of outer that reaches
     the same output (the earliest such input; see the module example).
 
@@ -186,7 +183,7 @@ def invert_and_compose(layout: LinearLayout, outer: LinearLayout) -> LinearLayou
     return ret.transpose_ins(b_lay.in_dim_names).transpose_outs(a_lay.in_dim_names)
 
 
-def pseudoinvert(layout: LinearLayout) -> LinearLayout:
+def pseudoinvert(layout: Layout) -> Layout:
     """A right inverse P: layout(P(y)) == y for every output y (earliest input when several).
 
     >>> from wgpsim.layout.linear_layout import LinearLayout
@@ -199,7 +196,7 @@ def pseudoinvert(layout: LinearLayout) -> LinearLayout:
     return ident.invert_and_compose(layout)
 
 
-def invert(layout: LinearLayout) -> LinearLayout:
+def invert(layout: Layout) -> Layout:
     """The inverse of an invertible layout: invert(L) ∘ L = L ∘ invert(L) = identity.
 
     >>> from wgpsim.layout.linear_layout import LinearLayout
@@ -215,7 +212,7 @@ def invert(layout: LinearLayout) -> LinearLayout:
 
 
 # ------------------------------------------------------------ division
-def divide_left(layout: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
+def divide_left(layout: Layout, tile: Layout) -> Layout | None:
     """The Q with layout == tile * Q, or None: tile must be the leading block of layout.
 
     >>> from wgpsim.layout.linear_layout import LinearLayout
@@ -229,7 +226,7 @@ def divide_left(layout: LinearLayout, tile: LinearLayout) -> LinearLayout | None
     return _divide(layout, tile, left=True)
 
 
-def divide_right(layout: LinearLayout, tile: LinearLayout) -> LinearLayout | None:
+def divide_right(layout: Layout, tile: Layout) -> Layout | None:
     """The Q with layout == Q * tile, or None: tile must be the trailing block of layout.
 
     >>> from wgpsim.layout.linear_layout import LinearLayout
@@ -242,15 +239,13 @@ def divide_right(layout: LinearLayout, tile: LinearLayout) -> LinearLayout | Non
 
 
 # ------------------------------------------------------------ sub-layouts
-def zeros_like(layout: LinearLayout) -> LinearLayout:
+def zeros_like(layout: Layout) -> Layout:
     """Same dims and sizes, every basis 0 (LayoutUtils' zerosLike)."""
     zero = [0] * len(layout.out_dims)
     return _new(layout, [(d, [zero] * len(bs)) for d, bs in layout.bases], layout.out_dims)
 
 
-def sublayout(
-    layout: LinearLayout, in_dims: Iterable[str], out_dims: Iterable[str]
-) -> LinearLayout:
+def sublayout(layout: Layout, in_dims: Iterable[str], out_dims: Iterable[str]) -> Layout:
     """Keep the listed dims (this layout's order, out sizes unchanged); dropped ins read 0.
 
     >>> from wgpsim.layout.linear_layout import LinearLayout
@@ -266,7 +261,7 @@ def sublayout(
     return _new(layout, bases, [(o, s) for o, s in layout.out_dims if o in outs])
 
 
-def is_trivial_over(layout: LinearLayout, dims: Iterable[str]) -> bool:
+def is_trivial_over(layout: Layout, dims: Iterable[str]) -> bool:
     """True iff layout acts as the identity on ``dims`` and keeps them apart from other dims.
 
     >>> from wgpsim.layout.linear_layout import LinearLayout
@@ -288,7 +283,7 @@ def is_trivial_over(layout: LinearLayout, dims: Iterable[str]) -> bool:
     return _is_zero(layout.sublayout(rest_in, dims)) and _is_zero(layout.sublayout(dims, rest_out))
 
 
-def quotient(layout: LinearLayout, dims: Iterable[str]) -> LinearLayout | None:
+def quotient(layout: Layout, dims: Iterable[str]) -> Layout | None:
     """Self without ``dims`` if it is trivial over them (else None)."""
     dims = list(dims)
     if not layout.is_trivial_over(dims):
@@ -299,7 +294,7 @@ def quotient(layout: LinearLayout, dims: Iterable[str]) -> LinearLayout | None:
     )
 
 
-def remove_zero_bases(layout: LinearLayout, dim: str) -> LinearLayout:
+def remove_zero_bases(layout: Layout, dim: str) -> Layout:
     """Drop the zero bases of in dim ``dim`` (its broadcast bits)."""
     layout.get_bases(dim)
     bases = [(d, [b for b in bs if d != dim or any(b)]) for d, bs in layout.bases]
@@ -307,7 +302,7 @@ def remove_zero_bases(layout: LinearLayout, dim: str) -> LinearLayout:
 
 
 # ------------------------------------------------------------ reshapes and renames
-def reshape_ins(layout: LinearLayout, new_ins: Dims) -> LinearLayout:
+def reshape_ins(layout: Layout, new_ins: Dims) -> Layout:
     """Same flat map, in bits regrouped into ``new_ins`` (flatten, then cut).
 
     >>> from wgpsim.layout.linear_layout import LinearLayout
@@ -322,7 +317,7 @@ def reshape_ins(layout: LinearLayout, new_ins: Dims) -> LinearLayout:
     )
 
 
-def reshape_outs(layout: LinearLayout, new_outs: Dims) -> LinearLayout:
+def reshape_outs(layout: Layout, new_outs: Dims) -> Layout:
     """Same flat map, out bits regrouped into ``new_outs``.
 
     >>> from wgpsim.layout.linear_layout import LinearLayout
@@ -347,21 +342,21 @@ def reshape_outs(layout: LinearLayout, new_outs: Dims) -> LinearLayout:
     return _new(layout, [(d, [resplit(b) for b in bs]) for d, bs in layout.bases], new)
 
 
-def flatten_ins(layout: LinearLayout) -> LinearLayout:
+def flatten_ins(layout: Layout) -> Layout:
     """One in dim, named after the first, of the total in size."""
     if not layout.bases:
         return layout
     return layout.reshape_ins([(layout.in_dim_names[0], layout.total_in_size)])
 
 
-def flatten_outs(layout: LinearLayout) -> LinearLayout:
+def flatten_outs(layout: Layout) -> Layout:
     """One out dim, named after the first, of the total out size."""
     if not layout.out_dims:
         return layout
     return layout.reshape_outs([(layout.out_dim_names[0], layout.total_out_size)])
 
 
-def transpose_ins(layout: LinearLayout, order: Sequence[str]) -> LinearLayout:
+def transpose_ins(layout: Layout, order: Sequence[str]) -> Layout:
     """The same map with in dims listed in ``order``."""
     if sorted(order) != sorted(layout.in_dim_names):
         raise LayoutError(
@@ -370,7 +365,7 @@ def transpose_ins(layout: LinearLayout, order: Sequence[str]) -> LinearLayout:
     return _new(layout, [(d, layout.get_bases(d)) for d in order], layout.out_dims)
 
 
-def transpose_outs(layout: LinearLayout, order: Sequence[str]) -> LinearLayout:
+def transpose_outs(layout: Layout, order: Sequence[str]) -> Layout:
     """The same map with out dims listed in ``order`` (basis entries permuted)."""
     if sorted(order) != sorted(layout.out_dim_names):
         raise LayoutError(
@@ -381,7 +376,7 @@ def transpose_outs(layout: LinearLayout, order: Sequence[str]) -> LinearLayout:
     return _new(layout, bases, [(o, layout.out_dim_size(o)) for o in order])
 
 
-def rename_in_dim(layout: LinearLayout, old: str, new: str) -> LinearLayout:
+def rename_in_dim(layout: Layout, old: str, new: str) -> Layout:
     """In dim ``old`` renamed to ``new`` (position kept)."""
     layout.get_bases(old)
     if new != old and layout.has_in_dim(new):
@@ -389,7 +384,7 @@ def rename_in_dim(layout: LinearLayout, old: str, new: str) -> LinearLayout:
     return _new(layout, [(new if d == old else d, bs) for d, bs in layout.bases], layout.out_dims)
 
 
-def rename_out_dim(layout: LinearLayout, old: str, new: str) -> LinearLayout:
+def rename_out_dim(layout: Layout, old: str, new: str) -> Layout:
     """Out dim ``old`` renamed to ``new`` (position kept)."""
     layout.out_dim_size(old)
     if new != old and layout.has_out_dim(new):
@@ -397,7 +392,7 @@ def rename_out_dim(layout: LinearLayout, old: str, new: str) -> LinearLayout:
     return _new(layout, layout.bases, [(new if o == old else o, s) for o, s in layout.out_dims])
 
 
-def concat_ins(layout: LinearLayout, other: LinearLayout) -> LinearLayout:
+def concat_ins(layout: Layout, other: Layout) -> Layout:
     """Other's (new) in dims appended: both must have the same out dims and sizes."""
     if layout.out_dims != other.out_dims:
         raise LayoutError(f"concat_ins: out dims {layout.out_dims} and {other.out_dims} differ")
@@ -405,7 +400,7 @@ def concat_ins(layout: LinearLayout, other: LinearLayout) -> LinearLayout:
     return _new(layout, layout.bases + other.bases, layout.out_dims)
 
 
-def concat_outs(layout: LinearLayout, other: LinearLayout) -> LinearLayout:
+def concat_outs(layout: Layout, other: Layout) -> Layout:
     """Other's out dims appended: both must have the same in dims and sizes."""
     if [(d, len(bs)) for d, bs in layout.bases] != [(d, len(bs)) for d, bs in other.bases]:
         raise LayoutError("concat_outs: both layouts need the same in dims and sizes")
@@ -417,7 +412,7 @@ def concat_outs(layout: LinearLayout, other: LinearLayout) -> LinearLayout:
     return _new(layout, bases, layout.out_dims + other.out_dims)
 
 
-def _is_identity_dim(a: LinearLayout, b: LinearLayout, d: str) -> bool:
+def _is_identity_dim(a: Layout, b: Layout, d: str) -> bool:
     """3.9.0: d has equal bases in both, and no other in dim of either touches d's bits."""
     if not b.has_in_dim(d) or a.get_bases(d) != b.get_bases(d):
         return False
@@ -435,7 +430,7 @@ def _is_identity_dim(a: LinearLayout, b: LinearLayout, d: str) -> bool:
     return True
 
 
-def _rows_aligned_under(b: LinearLayout, a: LinearLayout) -> list[int]:
+def _rows_aligned_under(b: Layout, a: Layout) -> list[int]:
     """B's matrix rows placed under A's out bits (B's out dims may be smaller; same order)."""
     rows, it = [], iter(b.matrix_rows())
     for o in a.out_dim_names:
@@ -443,7 +438,7 @@ def _rows_aligned_under(b: LinearLayout, a: LinearLayout) -> list[int]:
     return rows
 
 
-def _divide(a: LinearLayout, t: LinearLayout, left: bool) -> LinearLayout | None:
+def _divide(a: Layout, t: Layout, left: bool) -> Layout | None:
     """divideLeft (a == t * q) or divideRight (a == q * t), both exact."""
     if not (
         set(t.in_dim_names) <= set(a.in_dim_names) and set(t.out_dim_names) <= set(a.out_dim_names)
@@ -472,7 +467,7 @@ def _divide(a: LinearLayout, t: LinearLayout, left: bool) -> LinearLayout | None
         return None
 
 
-def _is_zero(lay: LinearLayout) -> bool:
+def _is_zero(lay: Layout) -> bool:
     return all(not any(b) for _, bs in lay.bases for b in bs)
 
 

@@ -21,7 +21,7 @@ wgpsim.errors.TraceError: t.jsonl:3 (warp 0, ds_load_b128): field 'addr': lane 0
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -42,8 +42,28 @@ from wgpsim.trace.instructions import (
     WAIT_TENSOR,
 )
 
-if TYPE_CHECKING:
-    from wgpsim.trace.trace import Trace
+
+@runtime_checkable
+class TraceColumns(Protocol):
+    """A trace as these checks read it: its columns and what they refer to.
+    `wgpsim.trace.trace.Trace` is one; this module does not import it, because ``trace``
+    imports these checks (``TraceBuilder.build`` validates what it built).
+
+    >>> from wgpsim.trace.trace import TraceBuilder
+    >>> isinstance(TraceBuilder(1).build(), TraceColumns)
+    True
+    """
+
+    warp: np.ndarray
+    op: np.ndarray
+    arg: np.ndarray
+    addr: np.ndarray
+    labels: tuple[str, ...]
+    num_warps: int
+
+
+T = TypeVar("T", bound=TraceColumns)
+"""The trace a check is given and returns, of the caller's own class."""
 
 DEFAULT_LDS_BYTES: int = hardware_fact("partitions", "lds_bytes")
 """LDS capacity used when none is given: the packaged hardware file's ``partitions.lds_bytes``
@@ -56,7 +76,7 @@ MAX_DELAY_CYCLES = 1 << 48
 of a replay then stays far inside int64 (the engines' counters), whatever the trace."""
 
 
-def _where(trace: Trace, row: int, source: str | None, lines: np.ndarray | None) -> str:
+def _where(trace: TraceColumns, row: int, source: str | None, lines: np.ndarray | None) -> str:
     if lines is not None:
         place = f"{source or '<trace>'}:{int(lines[row])}"
     else:
@@ -71,7 +91,7 @@ def _first(mask: np.ndarray) -> int | None:
     return int(hits[0]) if hits.size else None
 
 
-def _row_problems(trace: Trace) -> list[tuple[int, str]]:
+def _row_problems(trace: TraceColumns) -> list[tuple[int, str]]:
     """(row, message) of the first row breaking each per-row rule."""
     op, arg, warp = trace.op, trace.arg, trace.warp
     found: list[tuple[int, str]] = []
@@ -135,7 +155,7 @@ def _row_problems(trace: Trace) -> list[tuple[int, str]]:
     return found
 
 
-def _lane_problem(trace: Trace, lds_bytes: int) -> tuple[int, str] | None:
+def _lane_problem(trace: TraceColumns, lds_bytes: int) -> tuple[int, str] | None:
     """(row, message) of the first row with a bad lane address, scanning in blocks."""
     for start in range(0, len(trace), _CHUNK):
         op = trace.op[start : start + _CHUNK].astype(np.int64)
@@ -202,7 +222,7 @@ def _clean(
     return lds.all() or bool((addr[~lds] == -1).all())
 
 
-def _barrier_problem(trace: Trace) -> tuple[int, str] | None:
+def _barrier_problem(trace: TraceColumns) -> tuple[int, str] | None:
     is_barrier = trace.op == BARRIER
     counts = np.bincount(trace.warp[is_barrier], minlength=trace.num_warps)
     if counts.size == 0 or counts.min() == counts.max():
@@ -217,12 +237,12 @@ def _barrier_problem(trace: Trace) -> tuple[int, str] | None:
 
 
 def validate(
-    trace: Trace,
+    trace: T,
     lds_bytes: int = DEFAULT_LDS_BYTES,
     *,
     source: str | None = None,
     lines: np.ndarray | None = None,
-) -> Trace:
+) -> T:
     """Raise ``TraceError`` at the first row that breaks a rule; return ``trace`` if none does.
 
     ``source`` (a file name) and ``lines`` (the file line of each row) make the message point
@@ -247,14 +267,14 @@ def validate(
     return remember_valid(trace, lds_bytes)
 
 
-def is_validated(trace: Trace, lds_bytes: int) -> bool:
+def is_validated(trace: TraceColumns, lds_bytes: int) -> bool:
     """True if ``trace`` was found valid against an LDS of ``lds_bytes`` or fewer bytes (it
     then is valid for ``lds_bytes``: its columns are read-only)."""
     checked = trace.__dict__.get("_valid_within_lds_bytes")
     return checked is not None and int(lds_bytes) >= checked
 
 
-def remember_valid(trace: Trace, lds_bytes: int) -> Trace:
+def remember_valid(trace: T, lds_bytes: int) -> T:
     """Record that ``trace`` is valid for an LDS of ``lds_bytes`` bytes (for a checker that
     states these rules otherwise: the fast engine's compiled sweep); returns ``trace``."""
     object.__setattr__(trace, "_valid_within_lds_bytes", int(lds_bytes))  # frozen: see validate
