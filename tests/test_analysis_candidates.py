@@ -23,7 +23,6 @@ from wgpsim.analysis.pieces import (
     tdm_instructions,
     tdm_instructions_triton,
 )
-from wgpsim.analysis.ranking import rank
 from wgpsim.errors import LayoutError
 from wgpsim.hw import load_hardware
 from wgpsim.layout.addresses import local_load_addresses
@@ -33,6 +32,7 @@ from wgpsim.layout.shared import (
     PartitionedSharedLayout,
     SwizzledSharedLayout,
 )
+from wgpsim.measures.ranking import rank
 from wgpsim.trace.kernels import k_step_trace
 
 HW = load_hardware()

@@ -1,4 +1,4 @@
-"""Partition conflicts under drift (``wgpsim.analysis.drift``): rate, interval, determinism.
+"""Partition conflicts under drift (``wgpsim.measures.drift``): rate, interval, determinism.
 
 Traces are small: four warps (two per SIMD pair) each read ``loads`` rows of 32 lanes. Whether
 the pairs can conflict is set by where their rows lie: in separate partitions they never can,
@@ -13,7 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wgpsim.analysis.drift import (
+from wgpsim.errors import ConfigError
+from wgpsim.hw import load_hardware
+from wgpsim.measures.drift import (
     MeanCI,
     conflict_rate,
     drift_point,
@@ -21,8 +23,6 @@ from wgpsim.analysis.drift import (
     summarize_runs,
     t_quantile,
 )
-from wgpsim.errors import ConfigError
-from wgpsim.hw import load_hardware
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.trace import TraceBuilder
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wgpsim.analysis import fit_steady_state
+from wgpsim.measures import fit_steady_state
 
 
 @settings(max_examples=60, deadline=None)

@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wgpsim.analysis.metrics import NAMES, instruction_metrics, lds_metrics
 from wgpsim.engine import simulate
+from wgpsim.measures.metrics import NAMES, instruction_metrics, lds_metrics
 from wgpsim.trace import TraceBuilder
 from wgpsim.trace.io import read_trace
 

@@ -26,7 +26,7 @@ LEAVES = frozenset(
 )
 """Leaf modules beside the floors: any package may import them; they import no floor."""
 
-_FLOORS = ("layout", "frontend", "trace", "hw", "engine", "analysis", "experiments")
+_FLOORS = ("layout", "frontend", "trace", "hw", "engine", "measures", "analysis", "experiments")
 
 
 def _below(floor: str) -> frozenset[str]:
@@ -51,6 +51,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "trace": _below("trace"),
     "hw": _below("hw"),
     "engine": _below("engine"),
+    "measures": _below("measures"),
     "analysis": _below("analysis"),
     "experiments": _below("experiments"),
     # the top: figures, pages, the command, and the Python entry points

@@ -324,7 +324,7 @@ def test_invariants_on_random_traces(ops):
 
 
 def test_static_bank_table_counts_a_two_way_conflict():
-    from wgpsim.analysis.banks import bank_summary, bank_table
+    from wgpsim.measures.banks import bank_summary, bank_table
 
     tr = burst_trace({0: 0, 1: P}, 6, lane_addr=32 * LANES)  # 16 lanes x 32 B: 2 dwords a bank
     t = bank_table(tr, HW)

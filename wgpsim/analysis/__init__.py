@@ -1,8 +1,3 @@
-"""Analysis of simulated results: metrics, the steady-state fit, candidate ranking.
-
-See docs/DESIGN.md for what this layer holds.
+"""What is left of the analysis layer while issue 26 moves it into the jobs' packages
+(docs/DESIGN.md, "The map"); the steady-state fit and the metrics are in ``wgpsim.measures``.
 """
-
-from wgpsim.analysis.fit import SteadyStateFit, fit_steady_state
-
-__all__ = ["SteadyStateFit", "fit_steady_state"]

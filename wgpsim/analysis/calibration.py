@@ -19,7 +19,7 @@ lds_latency + barrier_latency + passes``. The fit treats the model as the functi
   is reported).
 
 The port rate is no constant of the model (a pass is one port-cycle); the bandwidth family's
-steady-state rate (:func:`wgpsim.analysis.fit.fit_steady_state`) is reported beside the
+steady-state rate (:func:`wgpsim.measures.fit.fit_steady_state`) is reported beside the
 model's, for the reader to judge.
 
 Measurements the shipped model predicts fit back to the shipped constants:
@@ -392,7 +392,7 @@ def _port_rates(measured, used, hw) -> pd.DataFrame:
     """The bandwidth family's steady-state rate per (layout, warps): measured and model."""
     import pandas as pd
 
-    from wgpsim.analysis.fit import fit_steady_state
+    from wgpsim.measures.fit import fit_steady_state
 
     rows = []
     sweeps: dict[tuple[str, int], list[Probe]] = {}

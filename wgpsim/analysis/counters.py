@@ -1,7 +1,7 @@
 """A profiler's LDS counters for the probes beside the ones wgpsim simulates for them.
 
 rocprofv3 / rocprof-compute count ``SQ_INSTS_LDS`` (LDS instructions), ``SQ_LDS_IDX_ACTIVE``
-and ``SQ_LDS_BANK_CONFLICT`` (cycles; :mod:`wgpsim.analysis.metrics` gives the definitions
+and ``SQ_LDS_BANK_CONFLICT`` (cycles; :mod:`wgpsim.measures.metrics` gives the definitions
 and wgpsim's counterparts) per dispatch; a probe kernel is one workgroup, so one dispatch of it
 is one simulated run. The measured value is the median over the kernel's dispatches.
 
@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from wgpsim.analysis.metrics import NAMES, lds_metrics
 from wgpsim.engine import simulate
 from wgpsim.errors import ModuleError
 from wgpsim.frontend.probes import Probe
 from wgpsim.frontend.rocprof_csv import LDS_COUNTERS
 from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.measures.metrics import NAMES, lds_metrics
 from wgpsim.trace.probe_traces import probe_trace
 
 if TYPE_CHECKING:

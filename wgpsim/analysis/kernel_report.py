@@ -2,7 +2,7 @@
 
 For every LDS op of the kernel model (`wgpsim.frontend`), keyed by its Python source line: the
 instructions and their count per warp (`wgpsim.analysis.kernel_lowering`), the transposed-load
-eligibility and its reason, bank conflicts in rocprof-compute's terms (`wgpsim.analysis.metrics`:
+eligibility and its reason, bank conflicts in rocprof-compute's terms (`wgpsim.measures.metrics`:
 ``SQ_LDS_BANK_CONFLICT``, ``SQ_LDS_IDX_ACTIVE``, the Bank Conflict Rate), the physical partitions
 each SIMD pair touches and whether the pairs are co-located (in some instruction, warps of
 the two pairs that issue together in lock step touch a common partition), and the op's LDS cycles in
@@ -42,7 +42,6 @@ from wgpsim.analysis.kernel_lowering import (
     pair_partitions,
 )
 from wgpsim.analysis.loop_matching import by_line, ops_at
-from wgpsim.analysis.metrics import lds_metrics
 from wgpsim.analysis.pieces import piece_info
 from wgpsim.errors import WgpsimError
 from wgpsim.frontend.amdgcn import COUNTED
@@ -50,6 +49,7 @@ from wgpsim.frontend.amdgcn_loops import stream
 from wgpsim.frontend.model import Kernel, LdsOp
 from wgpsim.hw.alloc_stages import footprint
 from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.measures.metrics import lds_metrics
 
 __all__ = ["KernelReport", "kernel_report", "short_encoding"]
 

@@ -277,8 +277,8 @@ def add_drift(
     """The partition-conflict rate under drift (stall cycles per pass, uniform issue jitter of
     0..``jitter_cycles``, ``seeds`` runs) of the first ``top`` candidates of the ranking, as
     ``conflict_rate_jitterJ`` (+ ``_ci_low``, ``_ci_high``) in their rows: only survivors,
-    since every run is a simulation (``wgpsim.analysis.drift``)."""
-    from wgpsim.analysis.drift import conflict_rate
+    since every run is a simulation (``wgpsim.measures.drift``)."""
+    from wgpsim.measures.drift import conflict_rate
 
     for c in result.ranked[:top]:
         est = conflict_rate(c.trace(), hw, jitter_cycles=jitter_cycles, seeds=seeds, engine=engine)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from wgpsim.analysis.ranking import rank
+from wgpsim.measures.ranking import rank
 
 #: Ranking criteria: (field, words[, "most"]), most important first; equal on all: equivalent.
 CRITERIA = (

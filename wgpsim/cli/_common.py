@@ -151,7 +151,7 @@ def print_json(payload: Any) -> None:
 
 
 def print_lds_metrics(console: Any, result: Any, per_instruction: Any) -> None:
-    """The run's LDS metrics under rocprof-compute's names (``wgpsim.analysis.metrics``) and a
+    """The run's LDS metrics under rocprof-compute's names (``wgpsim.measures.metrics``) and a
     per-instruction bank table (a DataFrame of ``instruction_metrics``), on a rich ``console``."""
     print_metric_tables(
         result_metrics(result), per_instruction.to_dict(orient="records"), console=console
@@ -202,7 +202,7 @@ def _per_instruction_table(rows: list[dict[str, Any]], width: int) -> Any:
 
 def result_metrics(result: Any) -> dict[str, Any]:
     """``lds_metrics(result).to_dict()`` (imported late: the CLI starts fast)."""
-    from wgpsim.analysis.metrics import lds_metrics
+    from wgpsim.measures.metrics import lds_metrics
 
     return lds_metrics(result).to_dict()
 

@@ -107,8 +107,8 @@ def _bases(text: str | None, shared: Any, shape: tuple[int, ...], dtype: str, hw
 
 
 def _simulate(low: Lowering, hw, engine: str) -> dict[str, Any]:
-    from wgpsim.analysis.metrics import instruction_metrics, lds_metrics
     from wgpsim.engine import simulate
+    from wgpsim.measures.metrics import instruction_metrics, lds_metrics
 
     trace = low.trace()
     result = simulate(trace, hw, engine=engine)

@@ -68,7 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from wgpsim.analysis.metrics import instruction_metrics, lds_metrics
+    from wgpsim.measures.metrics import instruction_metrics, lds_metrics
     from wgpsim.trace.io import read_trace
 
     if args.events is not None and args.events.suffix not in EVENT_FORMATS:

@@ -3,7 +3,7 @@
 ``drift: {jitter_cycles: [0, 2, 8, 32], seeds: 20}`` runs each candidate's trace under the
 drift model ``uniform`` at every jitter with ``seeds`` seeds (the config's ``seed`` and the
 next ones) and reports the partition-conflict rate and the cycles as a mean with a confidence
-interval (:mod:`wgpsim.analysis.drift`). ``lds_bandwidth`` adds ``burst`` (loads per warp of
+interval (:mod:`wgpsim.measures.drift`). ``lds_bandwidth`` adds ``burst`` (loads per warp of
 the traces, default its ``report_burst``).
 
 >>> from pathlib import Path
@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from wgpsim.analysis.drift import DEFAULT_CONFIDENCE, drift_point, summarize_runs
 from wgpsim.experiments.config import ConfigSource, Field, check_fields
 from wgpsim.experiments.executor import Execution
 from wgpsim.extras import require
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.config_schema import RANGES
+from wgpsim.measures.drift import DEFAULT_CONFIDENCE, drift_point, summarize_runs
 from wgpsim.trace.trace import Trace
 
 if TYPE_CHECKING:  # built only for a drift section: `wgpsim run` imports no pandas
@@ -101,7 +101,7 @@ def drift_points(names: list[str], section: DriftSection) -> list[tuple[str, int
 def drift_tables(
     rows: list[dict[str, Any]], section: DriftSection, name: str
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(summary, runs)`` from :func:`~wgpsim.analysis.drift.drift_point` rows, with the
+    """``(summary, runs)`` from :func:`~wgpsim.measures.drift.drift_point` rows, with the
     ``name`` column renamed to ``name`` (``layout``, ``candidate``)."""
     import pandas as pd
 

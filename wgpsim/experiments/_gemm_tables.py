@@ -15,9 +15,9 @@ import pandas as pd
 
 from wgpsim.analysis.candidates import OPERANDS
 from wgpsim.analysis.gemm import CandidateAnalysis, OperandAnalysis
-from wgpsim.analysis.ranking import rank
 from wgpsim.engine import Result
 from wgpsim.layout.notation import to_text
+from wgpsim.measures.ranking import rank
 
 
 def _bases_text(bases: tuple[tuple[int, ...], ...]) -> str:

@@ -48,7 +48,6 @@ from wgpsim.analysis.candidates import (
     OPERANDS,
     Gemm,
 )
-from wgpsim.analysis.drift import drift_point
 from wgpsim.analysis.gemm import CandidateAnalysis, CandidateSpec, analyse
 from wgpsim.analysis.search_space import tile_bits
 from wgpsim.engine import ENGINES
@@ -77,6 +76,7 @@ from wgpsim.layout.distributed import AMDWMMALayout
 from wgpsim.layout.dtypes import DTYPE_BITS
 from wgpsim.layout.notation import kind_of, parse_any
 from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout, SwizzledSharedLayout
+from wgpsim.measures.drift import drift_point
 
 FIELDS = (
     *KIND_AND_HARDWARE,

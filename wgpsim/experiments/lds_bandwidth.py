@@ -15,11 +15,11 @@ above this layer).
 An optional ``drift: {jitter_cycles: [0, 2, 8, 32], seeds: 20, burst: 32}`` section replays
 each candidate's trace at ``burst`` (default ``report_burst``) under random issue jitter, one
 point per (layout, jitter, seed), and adds the tables ``drift`` (partition-conflict rate and
-cycles per layout and jitter: mean and confidence interval, :mod:`wgpsim.analysis.drift`) and
+cycles per layout and jitter: mean and confidence interval, :mod:`wgpsim.measures.drift`) and
 ``drift_runs`` (one row per run); ``wgpsim.plots.drift`` draws ``conflict_rate_vs_jitter``.
 
 The peak of a candidate (at ``report_burst``) is its port ceiling,
-:func:`wgpsim.analysis.ports.peak_bytes_per_cycle`: the bytes one pass moves times the ports its
+:func:`wgpsim.measures.ports.peak_bytes_per_cycle`: the bytes one pass moves times the ports its
 pairs' passes could be granted on in the same cycle at best.
 
 >>> from wgpsim.experiments import run_experiment
@@ -41,9 +41,6 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.analysis.fit import SteadyStateFit, fit_steady_state
-from wgpsim.analysis.metrics import conflict_rate
-from wgpsim.analysis.ports import peak_bytes_per_cycle
 from wgpsim.columns import Columns
 from wgpsim.engine import ENGINES, simulate
 from wgpsim.errors import AllocationError, ConfigError, LayoutError, TraceError
@@ -66,6 +63,9 @@ from wgpsim.layout.addresses import local_load_encodings
 from wgpsim.layout.dtypes import DTYPE_BITS, dtype_bytes
 from wgpsim.layout.notation import parse_any
 from wgpsim.layout.shared import for_shape
+from wgpsim.measures.fit import SteadyStateFit, fit_steady_state
+from wgpsim.measures.metrics import conflict_rate
+from wgpsim.measures.ports import peak_bytes_per_cycle
 from wgpsim.trace.instructions import INSTRUCTIONS, LANES
 from wgpsim.trace.kernels import layout_microbenchmark
 from wgpsim.trace.trace import Trace

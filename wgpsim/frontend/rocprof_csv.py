@@ -2,7 +2,7 @@
 counter, value.
 
 Two layouts are read (the counters wgpsim compares: ``SQ_INSTS_LDS``, ``SQ_LDS_IDX_ACTIVE``,
-``SQ_LDS_BANK_CONFLICT``; :mod:`wgpsim.analysis.metrics` gives their definitions):
+``SQ_LDS_BANK_CONFLICT``; :mod:`wgpsim.measures.metrics` gives their definitions):
 
 * **long**, rocprofv3's ``<pid>_counter_collection.csv`` (``rocprofv3 --pmc ...``; ROCm
   rocprofiler-sdk, "Using rocprofv3", kernel counter collection): one row per dispatch per
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["LDS_COUNTERS", "read_counters"]
 
 LDS_COUNTERS = ("SQ_INSTS_LDS", "SQ_LDS_IDX_ACTIVE", "SQ_LDS_BANK_CONFLICT")
-"""The LDS counters wgpsim simulates (``wgpsim.analysis.metrics``)."""
+"""The LDS counters wgpsim simulates (``wgpsim.measures.metrics``)."""
 
 MAX_COUNT = float(1 << 53)
 """Largest counter value read: 2**53, the last integer a float holds exactly."""

@@ -9,7 +9,7 @@ The raw bandwidth of a burst rises with its length toward the steady rate becaus
 horizontal line it approaches.
 
 >>> import pandas as pd
->>> from wgpsim.analysis import fit_steady_state
+>>> from wgpsim.measures import fit_steady_state
 >>> sweep = pd.DataFrame({"layout": ["plain"] * 3, "burst": [1, 8, 32],
 ...                       "bytes": [2048, 16384, 65536], "cycles": [75, 131, 323]})
 >>> sweep["raw_bytes_per_cycle"] = sweep["bytes"] / sweep["cycles"]
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from wgpsim.analysis.fit import SteadyStateFit
+from wgpsim.measures.fit import SteadyStateFit
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -4,7 +4,7 @@ At jitter 0 the warps run in lock step (the seed's assumption) and the rate is o
 they drift apart, pairs that share a partition meet less often and the rate falls, while pairs
 kept in separate partitions stay at 0 whatever the jitter (drawn on the axis). The simulated
 cycles, beside it, rise with the jitter: at 32 cycles both layouts take twice as long. The band is the confidence interval
-of the mean over the seeds (``drift.csv``; :mod:`wgpsim.analysis.drift`).
+of the mean over the seeds (``drift.csv``; :mod:`wgpsim.measures.drift`).
 
 >>> import pandas as pd
 >>> drift = pd.DataFrame({"layout": ["plain"] * 3 + ["partitioned"] * 3,

@@ -71,9 +71,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wgpsim.analysis.banks import bank_table
 from wgpsim.engine.result import Result
 from wgpsim.hw.config import HardwareConfig
+from wgpsim.measures.banks import bank_table
 from wgpsim.trace.instructions import INSTRUCTIONS
 
 if TYPE_CHECKING:  # imported where a table is built, so the CLI's parser stays light
