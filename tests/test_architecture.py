@@ -28,6 +28,9 @@ LEAVES = frozenset(
 
 _FLOORS = ("layout", "frontend", "trace", "hw", "engine", "measures", "analysis", "experiments")
 
+_JOBS = frozenset({"calibration"})
+"""The packages of the jobs a user comes for (docs/DESIGN.md, "The map")."""
+
 
 def _below(floor: str) -> frozenset[str]:
     """The floors under ``floor`` in the order layout -> frontend -> trace -> ... -> experiments,
@@ -54,12 +57,15 @@ ALLOWED: dict[str, frozenset[str]] = {
     "measures": _below("measures"),
     "analysis": _below("analysis"),
     "experiments": _below("experiments"),
+    # the jobs (docs/DESIGN.md, "The map"); while issue 26 moves them, a job may still import
+    # the two floors that the move has not yet emptied (analysis, experiments)
+    "calibration": _below("experiments"),
     # the top: figures, pages, the command, and the Python entry points
-    "plots": frozenset(_FLOORS) | LEAVES,
-    "html": frozenset(_FLOORS) | LEAVES | {"plots"},
-    "cli": frozenset(_FLOORS) | LEAVES | {"plots", "html", "wgpsim"},
+    "plots": frozenset(_FLOORS) | _JOBS | LEAVES,
+    "html": frozenset(_FLOORS) | _JOBS | LEAVES | {"plots"},
+    "cli": frozenset(_FLOORS) | _JOBS | LEAVES | {"plots", "html", "wgpsim"},
     "kernel": frozenset(_FLOORS) | LEAVES,  # `from wgpsim.kernel import report`
-    "wgpsim": frozenset(_FLOORS) | LEAVES,  # the root's lazy names (wgpsim.lower, ...)
+    "wgpsim": frozenset(_FLOORS) | _JOBS | LEAVES,  # the root's lazy names (wgpsim.lower, ...)
     "__main__": frozenset({"cli"}),
 }
 """Package -> the packages it may import (besides itself)."""

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wgpsim.analysis.calibration import fit_constants, predict
-from wgpsim.analysis.calibration_compare import compare
+from wgpsim.calibration.compare import compare
+from wgpsim.calibration.fit import fit_constants, predict
+from wgpsim.calibration.measurements import read_measurements, write_measurements
+from wgpsim.calibration.probes import catalogue, probe, read_manifest, write_manifest
 from wgpsim.cli import main
-from wgpsim.frontend.measurements import read_measurements, write_measurements
-from wgpsim.frontend.probes import catalogue, probe, read_manifest, write_manifest
 from wgpsim.hw.config import HardwareConfig, load_hardware
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -216,7 +216,7 @@ def test_runner_imports_and_parses_without_a_gpu(tmp_path):
         timeout=60,
     )
     assert bad.returncode == 2 and "--repeats must be >= 1" in bad.stderr
-    from wgpsim.frontend import probe_runner
+    from wgpsim.calibration import probe_runner
 
     args = probe_runner.parse_args(["--dir", str(tmp_path), "--probe", "banks_s4"])
     records = probe_runner.selected(probe_runner.read_manifest(args.dir), args.probe)

@@ -16,10 +16,10 @@ from collections import Counter
 
 import pytest
 
-from wgpsim.frontend.probe_gluon import write_kit
-from wgpsim.frontend.probes import catalogue
+from wgpsim.calibration.probe_gluon import write_kit
+from wgpsim.calibration.probe_traces import probe_trace, timed_rows
+from wgpsim.calibration.probes import catalogue
 from wgpsim.trace.instructions import instruction
-from wgpsim.trace.probe_traces import probe_trace, timed_rows
 
 CHILD = textwrap.dedent(
     """

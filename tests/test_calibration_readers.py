@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from wgpsim.analysis.counters import compare_counters
+from wgpsim.calibration.counters import compare_counters
+from wgpsim.calibration.probes import catalogue, write_manifest
+from wgpsim.calibration.proton_trace import read_proton_trace
+from wgpsim.calibration.rocprof_csv import read_counters
 from wgpsim.cli import main
 from wgpsim.errors import ModuleError
-from wgpsim.frontend.probes import catalogue, write_manifest
-from wgpsim.frontend.proton_trace import read_proton_trace
-from wgpsim.frontend.rocprof_csv import read_counters
 
 FIXTURES = Path(__file__).parent / "fixtures" / "calibration"
 

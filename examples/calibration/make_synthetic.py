@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from wgpsim.analysis.calibration import predict
-from wgpsim.frontend.measurements import write_measurements
-from wgpsim.frontend.probes import catalogue, write_manifest
+from wgpsim.calibration.fit import predict
+from wgpsim.calibration.measurements import write_measurements
+from wgpsim.calibration.probes import catalogue, write_manifest
 from wgpsim.hw.config import load_hardware
 
 HERE = Path(__file__).resolve().parent

@@ -48,7 +48,7 @@ def pytest_terminal_summary(terminalreporter) -> None:
 @pytest.fixture
 def kit(tmp_path: Path) -> Path:
     """A directory holding the calibration kit's ``manifest.json`` (every probe)."""
-    from wgpsim.frontend.probes import catalogue, write_manifest
+    from wgpsim.calibration.probes import catalogue, write_manifest
 
     write_manifest(catalogue(), tmp_path / "manifest.json")
     return tmp_path

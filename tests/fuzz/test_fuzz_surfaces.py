@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies_fuzz import SCALARS, edited
 
-from wgpsim.frontend.probes import catalogue, write_manifest
+from wgpsim.calibration.probes import catalogue, write_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAIN = ROOT / "tests" / "corpus" / "fixtures" / "lds_bandwidth_plain"

@@ -60,8 +60,8 @@ def _manifest(path: Path) -> Path:
 
 
 def handle_probes(args: argparse.Namespace) -> int:
-    from wgpsim.frontend.probe_gluon import write_kit
-    from wgpsim.frontend.probes import FAMILIES, catalogue
+    from wgpsim.calibration.probe_gluon import write_kit
+    from wgpsim.calibration.probes import FAMILIES, catalogue
 
     bad = [f for f in args.family if f not in FAMILIES]
     if bad:
@@ -80,9 +80,9 @@ def handle_probes(args: argparse.Namespace) -> int:
 
 
 def handle_predict(args: argparse.Namespace) -> int:
-    from wgpsim.analysis.calibration import predict
-    from wgpsim.frontend.measurements import write_measurements
-    from wgpsim.frontend.probes import read_manifest
+    from wgpsim.calibration.fit import predict
+    from wgpsim.calibration.measurements import write_measurements
+    from wgpsim.calibration.probes import read_manifest
 
     hw = hardware_from_args(args)
     probes = read_manifest(_manifest(args.kit))
@@ -93,10 +93,10 @@ def handle_predict(args: argparse.Namespace) -> int:
 
 
 def handle_fit(args: argparse.Namespace) -> int:
-    from wgpsim.analysis.calibration import fit_constants
-    from wgpsim.analysis.calibration_yaml import fitted_yaml
-    from wgpsim.frontend.measurements import read_spans
-    from wgpsim.frontend.probes import read_manifest
+    from wgpsim.calibration.fit import fit_constants
+    from wgpsim.calibration.fitted_yaml import fitted_yaml
+    from wgpsim.calibration.measurements import read_spans
+    from wgpsim.calibration.probes import read_manifest
     from wgpsim.hw.config import HardwareConfig, default_hardware_path
 
     if args.overrides and args.out is not None:

@@ -49,9 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from wgpsim.analysis.calibration_compare import compare
-    from wgpsim.frontend.measurements import read_spans
-    from wgpsim.frontend.probes import read_manifest
+    from wgpsim.calibration.compare import compare
+    from wgpsim.calibration.measurements import read_spans
+    from wgpsim.calibration.probes import read_manifest
 
     if args.figure is not None and args.figure.suffix not in FIGURE_FORMATS:
         raise ConfigError(
@@ -63,8 +63,8 @@ def handle(args: argparse.Namespace) -> int:
     per_probe, per_family = compare(read_spans(args.measurements), probes, hw)
     counters = None
     if args.counters is not None:
-        from wgpsim.analysis.counters import compare_counters
-        from wgpsim.frontend.rocprof_csv import read_counters
+        from wgpsim.calibration.counters import compare_counters
+        from wgpsim.calibration.rocprof_csv import read_counters
 
         counters = compare_counters(read_counters(args.counters), probes, hw)
     if args.figure is not None:

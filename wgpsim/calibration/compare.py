@@ -2,8 +2,8 @@
 error, and the mean absolute percentage error per family (``wgpsim compare``). The model
 compared with its own predictions has no error:
 
->>> from wgpsim.analysis.calibration import predict
->>> from wgpsim.frontend.probes import catalogue
+>>> from wgpsim.calibration.fit import predict
+>>> from wgpsim.calibration.probes import catalogue
 >>> per_probe, per_family = compare(predict(catalogue()), catalogue())
 >>> float(per_family["mape_percent"].max()), per_probe["ratio"].unique().tolist()
 (0.0, [1.0])
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from wgpsim.analysis.calibration import joined, spans
-from wgpsim.frontend.probes import Probe
+from wgpsim.calibration.fit import joined, spans
+from wgpsim.calibration.probes import Probe
 from wgpsim.hw.config import HardwareConfig, load_hardware
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The values a measurement holds, and their ranges: a warp id, a span in cycles, each a whole
 number read from a CSV cell or a JSON number. The kit's two readers share them:
-`wgpsim.frontend.measurements` (``measurements.csv``, which re-exports them) and
-`wgpsim.frontend.proton_trace` (proton's trace, which the first one calls).
+`wgpsim.calibration.measurements` (``measurements.csv``, which re-exports them) and
+`wgpsim.calibration.proton_trace` (proton's trace, which the first one calls).
 
 >>> whole_number("62", 0, MAX_WARP), MAX_CYCLES == 2**48
 (62, True)

@@ -1,6 +1,6 @@
 """The calibration probes as Gluon kernels for gfx1250, and the kit directory a device owner runs.
 
-Each probe (:mod:`wgpsim.frontend.probes`) becomes one Python file holding a ``@gluon.jit``
+Each probe (:mod:`wgpsim.calibration.probes`) becomes one Python file holding a ``@gluon.jit``
 ``NAME(out_ptr, cycles_ptr)`` (also bound to ``kernel``; rocprof reports it by the probe's name)
 for one workgroup: it reads the clock with
 ``s_get_shader_cycles_u64`` (inline assembly, as the AMD blog's microbenchmark does) around the
@@ -11,7 +11,7 @@ the span then holds every load's return, as the model's ``wait_ds 0`` before its
 The layouts are printed from the same objects the model lowers
 (:func:`wgpsim.layout.gluon.to_gluon_code`).
 
->>> from wgpsim.frontend.probes import probe
+>>> from wgpsim.calibration.probes import probe
 >>> src = probe_source(probe("round_trip_b64_x1"))
 >>> "s_wait_dscnt 0x0" in src and "def round_trip_b64_x1(out_ptr, cycles_ptr):" in src
 True
@@ -19,7 +19,7 @@ True
 True
 
 :func:`write_kit` writes ``DIR/probes/NAME.py`` per probe, ``DIR/run_probes.py`` (the runner,
-:mod:`wgpsim.frontend.probe_runner`) and ``DIR/manifest.json``.
+:mod:`wgpsim.calibration.probe_runner`) and ``DIR/manifest.json``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from wgpsim.frontend.probes import STAGGER_ITERS, Probe, ProbeLayouts, layouts, write_manifest
+from wgpsim.calibration.probes import STAGGER_ITERS, Probe, ProbeLayouts, layouts, write_manifest
 from wgpsim.layout.gluon import to_gluon_code
 
 __all__ = ["GLUON_DTYPES", "TORCH_DTYPES", "probe_source", "write_kit"]
@@ -214,7 +214,7 @@ def probe_source(p: Probe) -> str:
 
 def write_kit(directory: str | Path, probes: Iterable[Probe]) -> Path:
     """Write the kit into ``directory``: ``probes/NAME.py``, ``run_probes.py``, ``manifest.json``."""
-    from wgpsim.frontend import probe_runner
+    from wgpsim.calibration import probe_runner
 
     probes = tuple(probes)
     out = Path(directory)

@@ -38,8 +38,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wgpsim.calibration.measured_values import MAX_CYCLES, MAX_WARP, whole_number
 from wgpsim.errors import ModuleError, shown
-from wgpsim.frontend.measured_values import MAX_CYCLES, MAX_WARP, whole_number
 from wgpsim.inputs import json_value, read_text
 
 if TYPE_CHECKING:

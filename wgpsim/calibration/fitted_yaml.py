@@ -3,7 +3,7 @@ identified replaced, each under a comment naming where the value comes from (the
 every constant says its source). The text is edited, not re-dumped, so every other comment and
 the file's order stay as they were.
 
->>> from wgpsim.analysis.calibration import CalibrationFit, Constant
+>>> from wgpsim.calibration.fit import CalibrationFit, Constant
 >>> text = "timing:\n  lds_latency: 56\n"
 >>> c = Constant("timing.lds_latency", 40.2, 0.3, 56, True, ("round_trip",), 12)
 >>> print(fitted_yaml(CalibrationFit({c.key: c}, None, None, None, None), text,
@@ -19,7 +19,7 @@ import datetime as _dt
 import re
 from typing import Any
 
-from wgpsim.analysis.calibration import CalibrationFit
+from wgpsim.calibration.fit import CalibrationFit
 from wgpsim.errors import ModuleError
 
 __all__ = ["fitted_yaml"]

@@ -6,7 +6,7 @@ and wgpsim's counterparts) per dispatch; a probe kernel is one workgroup, so one
 is one simulated run. The measured value is the median over the kernel's dispatches.
 
 >>> import pandas as pd
->>> from wgpsim.frontend.probes import probe
+>>> from wgpsim.calibration.probes import probe
 >>> counters = pd.DataFrame({"kernel": ["banks_s256"] * 2, "dispatch": [0, 0],
 ...     "counter": ["SQ_LDS_IDX_ACTIVE", "SQ_INSTS_LDS"], "value": [128.0, 2.0]})
 >>> compare_counters(counters, [probe("banks_s256")])[["counter", "measured", "simulated"]]
@@ -20,13 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from wgpsim.calibration.probe_traces import probe_trace
+from wgpsim.calibration.probes import Probe
+from wgpsim.calibration.rocprof_csv import LDS_COUNTERS
 from wgpsim.engine import simulate
 from wgpsim.errors import ModuleError
-from wgpsim.frontend.probes import Probe
-from wgpsim.frontend.rocprof_csv import LDS_COUNTERS
 from wgpsim.hw.config import HardwareConfig, load_hardware
 from wgpsim.measures.metrics import NAMES, lds_metrics
-from wgpsim.trace.probe_traces import probe_trace
 
 if TYPE_CHECKING:
     import pandas as pd

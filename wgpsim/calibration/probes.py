@@ -2,9 +2,9 @@
 hardware constants each, as plain data (a family, a warp count, parameters) and the layouts
 both sides of the kit read.
 
-A probe is run twice over: on a device, as the Gluon kernel :mod:`wgpsim.frontend.probe_gluon`
+A probe is run twice over: on a device, as the Gluon kernel :mod:`wgpsim.calibration.probe_gluon`
 writes (it records ``s_get_shader_cycles_u64`` spans per warp, as the AMD blog's
-microbenchmark does), and in the model, as the trace :mod:`wgpsim.trace.probe_traces` builds.
+microbenchmark does), and in the model, as the trace :mod:`wgpsim.calibration.probe_traces` builds.
 Both read the layouts from :func:`layouts` here, so the addresses the model times are the ones
 the kernel reads. The families and what each separates (docs/DESIGN.md, "Calibration"):
 

@@ -1,7 +1,7 @@
 """Calibration: what the model predicts each probe measures, and the hardware constants that
 make it predict what a device measured (least squares), each with its standard error.
 
-The probes (:mod:`wgpsim.frontend.probes`) time small kernels whose spans are, in the model,
+The probes (:mod:`wgpsim.calibration.probes`) time small kernels whose spans are, in the model,
 sums of a few constants: a round trip is ``clock_latency + passes + lds_latency``, a run of
 barriers ``clock_latency + k x barrier_latency``, the AMD blog's sweep ``clock_latency +
 lds_latency + barrier_latency + passes``. The fit treats the model as the function it is:
@@ -24,7 +24,7 @@ model's, for the reader to judge.
 
 Measurements the shipped model predicts fit back to the shipped constants:
 
->>> from wgpsim.frontend.probes import catalogue
+>>> from wgpsim.calibration.probes import catalogue
 >>> probes = [p for p in catalogue() if p.family in ("round_trip", "barrier")]
 >>> fit = fit_constants(predict(probes), probes, discrete=())
 >>> {k: round(c.value, 3) for k, c in fit.constants.items()}
@@ -40,11 +40,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wgpsim.calibration.probe_traces import probe_trace
+from wgpsim.calibration.probes import FAMILIES, Probe
 from wgpsim.engine import simulate
 from wgpsim.errors import ModuleError, did_you_mean, shown
-from wgpsim.frontend.probes import FAMILIES, Probe
 from wgpsim.hw.config import HardwareConfig, load_hardware
-from wgpsim.trace.probe_traces import probe_trace
 
 if TYPE_CHECKING:
     import pandas as pd

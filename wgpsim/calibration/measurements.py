@@ -1,7 +1,7 @@
 """``measurements.csv``: one row per warp per probe run, the kit's exchange format.
 
 Columns ``probe``, ``warp``, ``cycles`` (more are allowed and kept: ``repeat``, ``kernel``...).
-The runner (``run_probes.py``), the proton reader (:mod:`wgpsim.frontend.proton_trace`) and
+The runner (``run_probes.py``), the proton reader (:mod:`wgpsim.calibration.proton_trace`) and
 ``wgpsim calibrate predict`` all write it; ``fit`` and ``compare`` read it.
 
 >>> import io
@@ -19,8 +19,8 @@ import io
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from wgpsim.calibration.measured_values import MAX_CYCLES, MAX_WARP, whole_number
 from wgpsim.errors import ModuleError
-from wgpsim.frontend.measured_values import MAX_CYCLES, MAX_WARP, whole_number
 from wgpsim.inputs import read_text
 
 if TYPE_CHECKING:
@@ -86,9 +86,9 @@ def write_measurements(frame: pd.DataFrame, path: str | Path) -> Path:
 
 def read_spans(path: str | Path) -> pd.DataFrame:
     """Measurements from ``path``: a proton intra-kernel Chrome trace (``.json``, scopes named
-    after the probes; :mod:`wgpsim.frontend.proton_trace`) or a measurements CSV."""
+    after the probes; :mod:`wgpsim.calibration.proton_trace`) or a measurements CSV."""
     if Path(path).suffix == ".json":
-        from wgpsim.frontend.proton_trace import read_proton_trace
+        from wgpsim.calibration.proton_trace import read_proton_trace
 
         return read_proton_trace(path)
     return read_measurements(path)

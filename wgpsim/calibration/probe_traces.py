@@ -1,4 +1,4 @@
-"""What the model times for each calibration probe (:mod:`wgpsim.frontend.probes`): one trace
+"""What the model times for each calibration probe (:mod:`wgpsim.calibration.probes`): one trace
 per probe, with the clock reads "start" and "end" where the Gluon kernel reads the clock.
 
 Probes that load a tensor with ``local_load`` take their addresses from the lowering
@@ -6,7 +6,7 @@ Probes that load a tensor with ``local_load`` take their addresses from the lowe
 others read rows of a plain buffer, and their addresses are written out here. The AMD blog's
 microbenchmark at 4 warps, 32 loads per warp:
 
->>> from wgpsim.frontend.probes import probe
+>>> from wgpsim.calibration.probes import probe
 >>> t = probe_trace(probe("bandwidth_plain_w4_b32"))
 >>> t.count_by_op()
 {'ds_load_b128': 128, 'wait_ds': 4, 'barrier': 8, 'clock': 8}
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from wgpsim.frontend.probes import STAGGER_CYCLES, Probe, layouts
+from wgpsim.calibration.probes import STAGGER_CYCLES, Probe, layouts
 from wgpsim.trace.instructions import LANES, instruction
 from wgpsim.trace.lowering import Lowering, lower
 from wgpsim.trace.lowering_asm import assemble
@@ -130,7 +130,7 @@ def timed_rows(trace: Trace, warp: int = 0) -> list[str]:
     """The ops of ``warp`` between its "start" and "end" clocks, by name (what the kernel's
     assembly must hold between its two ``s_get_shader_cycles_u64``).
 
-    >>> from wgpsim.frontend.probes import probe
+    >>> from wgpsim.calibration.probes import probe
     >>> timed_rows(probe_trace(probe("round_trip_b64_x2")))
     ['ds_load_b64', 'wait_ds', 'ds_load_b64', 'wait_ds']
     """
