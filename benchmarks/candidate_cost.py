@@ -41,7 +41,7 @@ CONFIG = ROOT / "configs" / "gemm_128x128.yaml"
 
 def _clear() -> None:
     """Empty the analysis caches (a no-op on code that has none)."""
-    from wgpsim.analysis import gemm
+    from wgpsim.microbench import gemm
 
     getattr(gemm, "clear_caches", lambda: None)()
 
@@ -120,9 +120,9 @@ def measure(repeat: int, uncached: bool) -> dict:
 
 
 def _search(repeat: int) -> dict:
-    from wgpsim.analysis.candidates import Gemm
     from wgpsim.analysis.search import SearchProblem, search
     from wgpsim.hw import load_hardware
+    from wgpsim.microbench.candidates import Gemm
 
     hw = load_hardware()
     gemm = Gemm((128, 128, 64), "fp16", 4, (16, 16, 32))

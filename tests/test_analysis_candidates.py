@@ -6,23 +6,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wgpsim.analysis.candidates import (
-    Gemm,
-    auto_partition,
-    cross_pair_bands,
-    instruction_tiles,
-)
-from wgpsim.analysis.gemm import CandidateSpec, analyse, build_shared
-from wgpsim.analysis.pieces import (
-    band_partitions,
-    band_pieces,
-    cacheline_use,
-    element_addresses,
-    lockstep_partition_overlaps,
-    piece_info,
-    tdm_instructions,
-    tdm_instructions_triton,
-)
 from wgpsim.errors import LayoutError
 from wgpsim.hw import load_hardware
 from wgpsim.layout.addresses import local_load_addresses
@@ -33,7 +16,24 @@ from wgpsim.layout.shared import (
     SwizzledSharedLayout,
 )
 from wgpsim.measures.ranking import rank
-from wgpsim.trace.kernels import k_step_trace
+from wgpsim.microbench.candidates import (
+    Gemm,
+    auto_partition,
+    cross_pair_bands,
+    instruction_tiles,
+)
+from wgpsim.microbench.gemm import CandidateSpec, analyse, build_shared
+from wgpsim.microbench.kernels import k_step_trace
+from wgpsim.microbench.pieces import (
+    band_partitions,
+    band_pieces,
+    cacheline_use,
+    element_addresses,
+    lockstep_partition_overlaps,
+    piece_info,
+    tdm_instructions,
+    tdm_instructions_triton,
+)
 
 HW = load_hardware()
 GEMM = Gemm((128, 128, 128), "fp16", 4, (16, 16, 32))

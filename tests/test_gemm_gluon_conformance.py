@@ -15,15 +15,15 @@ import textwrap
 
 import pytest
 
-from wgpsim.analysis.candidates import (
+from wgpsim.hw import load_hardware
+from wgpsim.microbench.candidates import (
     Gemm,
     auto_partition,
     cross_pair_bands,
     instruction_tiles,
     issue_rounds,
 )
-from wgpsim.analysis.gemm import CandidateSpec, analyse, build_shared
-from wgpsim.hw import load_hardware
+from wgpsim.microbench.gemm import CandidateSpec, analyse, build_shared
 
 pytest.importorskip("triton")
 

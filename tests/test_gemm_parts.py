@@ -1,5 +1,5 @@
-"""The cached GEMM-candidate route (``wgpsim.analysis.gemm_parts`` and the caches of
-``analysis.gemm.analyse``) against the direct one, rebuilt here from public pieces: every
+"""The cached GEMM-candidate route (``wgpsim.microbench.gemm_parts`` and the caches of
+``microbench.gemm.analyse``) against the direct one, rebuilt here from public pieces: every
 candidate lowered, placed, traced and simulated on its own, as ``analyse`` did before the caches.
 Same addresses, same assembly, same traces, same cycles, same table rows, same ranking."""
 
@@ -10,8 +10,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from wgpsim.analysis import gemm_parts
-from wgpsim.analysis.candidates import (
+from wgpsim.engine import simulate
+from wgpsim.engine.result import ClockReads, Result
+from wgpsim.errors import LayoutError
+from wgpsim.experiments._gemm_tables import candidate_rows, tables_from_rows
+from wgpsim.hw import load_hardware
+from wgpsim.hw.alloc import allocate_on, tensor_buffers
+from wgpsim.microbench import gemm_parts
+from wgpsim.microbench.candidates import (
     OPERANDS,
     Gemm,
     auto_partition,
@@ -19,7 +25,7 @@ from wgpsim.analysis.candidates import (
     instruction_tiles,
     issue_rounds,
 )
-from wgpsim.analysis.gemm import (
+from wgpsim.microbench.gemm import (
     CandidateAnalysis,
     CandidateSpec,
     OperandAnalysis,
@@ -27,7 +33,8 @@ from wgpsim.analysis.gemm import (
     build_shared,
     clear_caches,
 )
-from wgpsim.analysis.pieces import (
+from wgpsim.microbench.kernels import k_step_trace
+from wgpsim.microbench.pieces import (
     band_partitions,
     band_pieces,
     cross_pair_overlap,
@@ -36,13 +43,6 @@ from wgpsim.analysis.pieces import (
     pair_mask_overlaps,
     piece_info,
 )
-from wgpsim.engine import simulate
-from wgpsim.engine.result import ClockReads, Result
-from wgpsim.errors import LayoutError
-from wgpsim.experiments._gemm_tables import candidate_rows, tables_from_rows
-from wgpsim.hw import load_hardware
-from wgpsim.hw.alloc import allocate_on, tensor_buffers
-from wgpsim.trace.kernels import k_step_trace
 from wgpsim.trace.lowering import lower
 
 HW = load_hardware()

@@ -66,7 +66,7 @@ def test_gluon_objects_are_taken_wherever_a_layout_is():
 def test_gluon_objects_in_the_piece_analysis():
     """The AMD blog's B operand (N-contiguous fp16, K = 128, 4 warps): eight [K, 16] pieces take
     2 TDM instructions and fill a quarter of each 128-byte line, given as Gluon objects too."""
-    from wgpsim.analysis.pieces import band_pieces, element_addresses, piece_info
+    from wgpsim.microbench.pieces import band_pieces, element_addresses, piece_info
 
     inner = ttgl.SwizzledSharedLayout(1, 1, 1, [1, 0])
     part = ttgl.amd.cdna5.PartitionedSharedLayout(2, 4, 1, inner)

@@ -15,7 +15,7 @@ hand, wgpsim's instructions per source line beside the assembly's.
 
 TDM copies (``amdg.async_tdm_copy_*``) are listed with their ``tensor_load_to_lds`` /
 ``tensor_store_from_lds`` count per warp (Triton's split of the pieces over the warps,
-`wgpsim.analysis.pieces`) and are not timed; what is not modelled is listed, with its location.
+`wgpsim.microbench.pieces`) and are not timed; what is not modelled is listed, with its location.
 
 >>> rep = kernel_report("examples/kernels/lds_bandwidth_plain")
 >>> rep.lds_bytes, rep.ttg_shared
@@ -42,7 +42,6 @@ from wgpsim.analysis.kernel_lowering import (
     pair_partitions,
 )
 from wgpsim.analysis.loop_matching import by_line, ops_at
-from wgpsim.analysis.pieces import piece_info
 from wgpsim.errors import WgpsimError
 from wgpsim.frontend.amdgcn import COUNTED
 from wgpsim.frontend.amdgcn_loops import stream
@@ -50,6 +49,7 @@ from wgpsim.frontend.model import Kernel, LdsOp
 from wgpsim.hw.alloc_stages import footprint
 from wgpsim.hw.config import HardwareConfig, load_hardware
 from wgpsim.measures.metrics import lds_metrics
+from wgpsim.microbench.pieces import piece_info
 
 __all__ = ["KernelReport", "kernel_report", "short_encoding"]
 

@@ -3,7 +3,7 @@
 given (references), a :class:`Candidate` one ctaLayout x shared layouts x transposed loads with
 its operands' statics, its allocation and its metrics (``row()``, a table row).
 
->>> from wgpsim.analysis.candidates import Gemm
+>>> from wgpsim.microbench.candidates import Gemm
 >>> p = SearchProblem(Gemm((128, 128, 64), "fp16", 4, (16, 16, 32)))
 >>> len(p.ctas()), len(p.choices(0)), len(p.choices(1))
 (1050, 15, 15)
@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.analysis.candidates import OPERANDS, Gemm
 from wgpsim.analysis.search_space import (
     CtaLayout,
     SharedChoice,
@@ -27,6 +26,7 @@ from wgpsim.analysis.search_space import (
 )
 from wgpsim.analysis.search_static import OperandStatic
 from wgpsim.hw.alloc import Allocation
+from wgpsim.microbench.candidates import OPERANDS, Gemm
 from wgpsim.trace.trace import Trace, TraceBuilder
 
 

@@ -1,6 +1,6 @@
 """What a kernel author pastes for a search winner: ``#ttg`` text and Gluon code.
 
->>> from wgpsim.analysis.candidates import Gemm
+>>> from wgpsim.microbench.candidates import Gemm
 >>> from wgpsim.analysis.search import SearchProblem
 >>> code = layouts_code(Gemm((128, 128, 64), "fp16", 4, (16, 16, 32)),
 ...     ((2, 4), (1, 0)), ((0, 1), (0, 2), (2, 0)), None, None)
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from wgpsim.analysis.candidates import Gemm
 from wgpsim.layout.gluon import to_gluon_code
 from wgpsim.layout.notation import to_text
+from wgpsim.microbench.candidates import Gemm
 
 
 def layouts_code(gemm: Gemm, warp, register, shared_a: Any, shared_b: Any) -> str:

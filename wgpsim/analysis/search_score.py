@@ -5,7 +5,7 @@ scoring of one ctaLayout's candidates with the bounds that prune them (:func:`sc
 A candidate's lower bound is ``max(busiest pair's bank cycles, busiest partition's bank
 cycles)``: the AMD blog's coarse ctaLayout with both operands partitioned needs 128 cycles:
 
->>> from wgpsim.analysis.candidates import Gemm
+>>> from wgpsim.microbench.candidates import Gemm
 >>> from wgpsim.analysis.search_candidate import SearchProblem
 >>> from wgpsim.analysis.search_space import CtaLayout, SharedChoice
 >>> from wgpsim.hw import load_hardware
@@ -27,23 +27,23 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from wgpsim.analysis.candidates import (
-    OPERANDS,
-    Gemm,
-    auto_partition,
-    instruction_tiles,
-    issue_rounds,
-)
-from wgpsim.analysis.gemm import build_shared
-from wgpsim.analysis.pieces import piece_info
 from wgpsim.analysis.search_candidate import Candidate, SearchProblem
-from wgpsim.analysis.search_plan import OperandPlan, make_plan, plan_addresses
 from wgpsim.analysis.search_space import CtaLayout, SharedChoice, tile_bits
 from wgpsim.analysis.search_static import OperandStatic, operand_statics
 from wgpsim.errors import AllocationError, LayoutError
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.alloc import Allocation, allocate, tensor_buffers
 from wgpsim.layout.shared import PartitionedSharedLayout
+from wgpsim.microbench.candidates import (
+    OPERANDS,
+    Gemm,
+    auto_partition,
+    instruction_tiles,
+    issue_rounds,
+)
+from wgpsim.microbench.gemm import build_shared
+from wgpsim.microbench.operand_plan import OperandPlan, make_plan, plan_addresses
+from wgpsim.microbench.pieces import piece_info
 
 
 @dataclass(eq=False)

@@ -146,7 +146,7 @@ def tile_bits(block_mn: Sequence[int], tile_shape: Sequence[int]) -> tuple[int, 
 # ------------------------------------------------------------------------------ shared layouts
 @dataclass(frozen=True)
 class SharedChoice:
-    """One shared-layout option of an operand: a spec `wgpsim.analysis.gemm.build_shared` reads
+    """One shared-layout option of an operand: a spec `wgpsim.microbench.gemm.build_shared` reads
     and a short label for tables."""
 
     label: str

@@ -10,8 +10,8 @@ The partition a pass touches needs the buffers' addresses, which the allocation 
 A K-contiguous A tile unswizzled, rows of 64 fp16 (128 B): the lanes of a ``ds_load_b128``
 pass read rows 128 B apart, the same banks, four bank cycles a pass:
 
->>> from wgpsim.analysis.candidates import Gemm
->>> from wgpsim.analysis.search_plan import make_plan
+>>> from wgpsim.microbench.candidates import Gemm
+>>> from wgpsim.microbench.operand_plan import make_plan
 >>> from wgpsim.hw import load_hardware
 >>> from wgpsim.layout.shared import SwizzledSharedLayout
 >>> g = Gemm((64, 64, 32), "fp16", 1, (16, 16, 32))
@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.analysis.search_plan import BUFFER_SHIFT, OperandPlan
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.rules import pass_table
+from wgpsim.microbench.operand_plan import BUFFER_SHIFT, OperandPlan
 from wgpsim.trace.instructions import INSTRUCTIONS, op_code
 
 LANES = 32

@@ -13,8 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.analysis.candidates import Gemm, auto_partition, instruction_tiles, issue_rounds
-from wgpsim.analysis.gemm import build_shared
 from wgpsim.analysis.kernel_lowering import op_trace
 from wgpsim.analysis.search_space import shared_choices
 from wgpsim.engine import simulate
@@ -25,6 +23,8 @@ from wgpsim.layout.distributed import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.gluon import to_gluon_code
 from wgpsim.layout.notation import to_text
 from wgpsim.layout.shared import PaddedSharedLayout
+from wgpsim.microbench.candidates import Gemm, auto_partition, instruction_tiles, issue_rounds
+from wgpsim.microbench.gemm import build_shared
 from wgpsim.trace.lowering import lower
 
 

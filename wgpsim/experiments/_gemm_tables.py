@@ -1,6 +1,6 @@
 """The tables of a ``gemm_candidates`` run, built from plain rows (JSON values).
 
-Each candidate's :class:`~wgpsim.analysis.gemm.CandidateAnalysis` becomes rows of every table
+Each candidate's :class:`~wgpsim.microbench.gemm.CandidateAnalysis` becomes rows of every table
 (:func:`candidate_rows`, what one sweep point returns); :func:`tables_from_rows` joins the
 candidates' rows, ranks them and builds the DataFrames; :func:`display` formats the main table.
 """
@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from wgpsim.analysis.candidates import OPERANDS
-from wgpsim.analysis.gemm import CandidateAnalysis, OperandAnalysis
 from wgpsim.engine import Result
 from wgpsim.layout.notation import to_text
 from wgpsim.measures.ranking import rank
+from wgpsim.microbench.candidates import OPERANDS
+from wgpsim.microbench.gemm import CandidateAnalysis, OperandAnalysis
 
 
 def _bases_text(bases: tuple[tuple[int, ...], ...]) -> str:

@@ -10,7 +10,7 @@ assumption (every warp issues the same instruction sequence together). Candidate
 LDS cycles, then TDM instructions, then LDS bytes.
 
 ``partitioned: auto`` derives partition_dim, num_partitions and num_groups from the ctaLayout as
-the seed does (``wgpsim.analysis.candidates.auto_partition``). Shared-layout specs, per operand:
+the seed does (``wgpsim.microbench.candidates.auto_partition``). Shared-layout specs, per operand:
 
 * ``swizzled`` or ``{swizzled: {vec: 1, per_phase: 1, max_phase: 1}}`` (order from the operand);
 * ``{padded: [[interval, padding], ...]}`` (identity for the operand's shape and order);
@@ -44,11 +44,6 @@ from typing import Any
 
 import pandas as pd
 
-from wgpsim.analysis.candidates import (
-    OPERANDS,
-    Gemm,
-)
-from wgpsim.analysis.gemm import CandidateAnalysis, CandidateSpec, analyse
 from wgpsim.analysis.search_space import tile_bits
 from wgpsim.engine import ENGINES
 from wgpsim.errors import AllocationError, ConfigError, LayoutError, TraceError, shown
@@ -77,6 +72,11 @@ from wgpsim.layout.dtypes import DTYPE_BITS
 from wgpsim.layout.notation import kind_of, parse_any
 from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout, SwizzledSharedLayout
 from wgpsim.measures.drift import drift_point
+from wgpsim.microbench.candidates import (
+    OPERANDS,
+    Gemm,
+)
+from wgpsim.microbench.gemm import CandidateAnalysis, CandidateSpec, analyse
 
 FIELDS = (
     *KIND_AND_HARDWARE,

@@ -66,8 +66,8 @@ from wgpsim.layout.shared import for_shape
 from wgpsim.measures.fit import SteadyStateFit, fit_steady_state
 from wgpsim.measures.metrics import conflict_rate
 from wgpsim.measures.ports import peak_bytes_per_cycle
+from wgpsim.microbench.kernels import layout_microbenchmark
 from wgpsim.trace.instructions import INSTRUCTIONS, LANES
-from wgpsim.trace.kernels import layout_microbenchmark
 from wgpsim.trace.trace import Trace
 
 FIELDS = (

@@ -9,7 +9,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from wgpsim.analysis.gemm import CandidateSpec, analyse
+from wgpsim.microbench.gemm import CandidateSpec, analyse
 from wgpsim.plots.candidates import ownership_figure, pieces_figure
 
 #: Candidates of the ranking drawn.
@@ -17,7 +17,7 @@ DRAWN = 3
 
 
 def candidate_analysis(candidate: Any, problem: Any, hw: Any, name: str) -> Any:
-    """The ``wgpsim.analysis.gemm`` analysis of a search candidate (what the figures draw)."""
+    """The ``wgpsim.microbench.gemm`` analysis of a search candidate (what the figures draw)."""
     shared = tuple(o.shared for o in candidate.ops)
     spec = CandidateSpec(name, candidate.cta.warp, candidate.cta.register, shared)
     return analyse(

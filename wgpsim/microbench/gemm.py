@@ -4,8 +4,8 @@ lowering -> trace -> simulated LDS cycles of one K step.
 A candidate is a WMMA ctaLayout and a shared-layout spec per operand. ``analyse`` builds the
 shared layouts (``partitioned: auto`` derives its parameters from the ctaLayout), places A and B
 together with the partition-aware allocator, finds who reads which band in each WMMA instruction
-(``wgpsim.analysis.candidates``) and in which physical partitions those bytes lie
-(``wgpsim.analysis.pieces``), lowers each operand's ``local_load`` as Triton does, and simulates
+(``wgpsim.microbench.candidates``) and in which physical partitions those bytes lie
+(``wgpsim.microbench.pieces``), lowers each operand's ``local_load`` as Triton does, and simulates
 one K step: every warp issues A's loads then B's, then waits (the seed's lock step: the engine
 starts all warps together after a barrier and they issue the same sequence).
 
@@ -24,22 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.analysis import gemm_parts as parts
-from wgpsim.analysis.candidates import (
-    OPERANDS,
-    AutoPartition,
-    Gemm,
-    auto_partition,
-    cross_pair_bands,
-    issue_rounds,
-)
-from wgpsim.analysis.pieces import (
-    PieceInfo,
-    band_partitions,
-    cross_pair_overlap,
-    lockstep_partition_overlaps,
-    pair_mask_overlaps,
-)
 from wgpsim.engine import Result, simulate
 from wgpsim.errors import LayoutError
 from wgpsim.hw import HardwareConfig
@@ -49,6 +33,22 @@ from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
     SwizzledSharedLayout,
+)
+from wgpsim.microbench import gemm_parts as parts
+from wgpsim.microbench.candidates import (
+    OPERANDS,
+    AutoPartition,
+    Gemm,
+    auto_partition,
+    cross_pair_bands,
+    issue_rounds,
+)
+from wgpsim.microbench.pieces import (
+    PieceInfo,
+    band_partitions,
+    cross_pair_overlap,
+    lockstep_partition_overlaps,
+    pair_mask_overlaps,
 )
 from wgpsim.trace.lowering import Lowering
 from wgpsim.trace.trace import Trace
@@ -152,7 +152,7 @@ def analyse(
     ``stages``: buffers per operand (``num_stages``): each operand is one ``local_alloc`` of
     ``[stages, *shape]``, as a pipelined Gluon GEMM allocates it; the K step reads buffer 0.
     What candidates share (layouts, lowerings, pieces, allocations, operands at the same bases,
-    simulations) comes from the caches of ``wgpsim.analysis.gemm_parts``.
+    simulations) comes from the caches of ``wgpsim.microbench.gemm_parts``.
     """
     wmma, tiles = parts.cta_tiles(gemm, tuple(spec.warp), tuple(spec.register))
     pairs = tuple(hw.pair_of_warp(w) for w in range(gemm.num_warps))
@@ -253,7 +253,7 @@ def _operand(
 
 
 def clear_caches() -> None:
-    """Empty the caches ``analyse`` reads (this module's and ``wgpsim.analysis.gemm_parts``)."""
+    """Empty the caches ``analyse`` reads (this module's and ``wgpsim.microbench.gemm_parts``)."""
     for fn in (_auto, _k_step, _operand):
         fn.cache_clear()
     parts.clear()

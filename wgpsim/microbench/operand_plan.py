@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.analysis.candidates import Gemm
-from wgpsim.analysis.pieces import element_addresses
 from wgpsim.layout.shared import PartitionedSharedLayout
+from wgpsim.microbench.candidates import Gemm
+from wgpsim.microbench.pieces import element_addresses
 from wgpsim.trace.lowering import choose
 
 #: Buffer ``p`` of a plan lies at ``p << BUFFER_SHIFT`` (a sentinel, decoded per candidate).

@@ -18,8 +18,8 @@ search"):
 
 Decoded, the cached route gives what the direct one does (``tests/test_gemm_parts.py``):
 
->>> from wgpsim.analysis.candidates import Gemm
->>> from wgpsim.analysis.gemm import build_shared
+>>> from wgpsim.microbench.candidates import Gemm
+>>> from wgpsim.microbench.gemm import build_shared
 >>> from wgpsim.trace.lowering import lower
 >>> g = Gemm((128, 128, 64), "fp16", 4, (16, 16, 32))
 >>> wmma, tiles = cta_tiles(g, ((2, 1), (1, 0)), ((2, 0),))
@@ -40,14 +40,14 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.analysis.candidates import Gemm, instruction_tiles
-from wgpsim.analysis.pieces import band_pieces, element_addresses, piece_info
-from wgpsim.analysis.search_plan import BUFFER_SHIFT, OFFSET_MASK
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.alloc import Allocation, Buffer, allocate_on
 from wgpsim.layout.addresses import linear_of
 from wgpsim.layout.shared import PartitionedSharedLayout
-from wgpsim.trace.kernels import k_step_trace
+from wgpsim.microbench.candidates import Gemm, instruction_tiles
+from wgpsim.microbench.kernels import k_step_trace
+from wgpsim.microbench.operand_plan import BUFFER_SHIFT, OFFSET_MASK
+from wgpsim.microbench.pieces import band_pieces, element_addresses, piece_info
 from wgpsim.trace.lowering import Lowering, lower
 from wgpsim.trace.trace import Trace
 from wgpsim.trace.validate import DEFAULT_LDS_BYTES, validate
