@@ -61,7 +61,7 @@ def _configs() -> dict:
         )
     }
     part2 = {**raw, "block": [128, 128, 64], "stages": 2, "engine": "fast", "candidates": product}
-    from wgpsim.analysis.search_space import shared_choices
+    from wgpsim.search.space import shared_choices
 
     a_space = [c.spec for c in shared_choices(64, 2)][::2]
     b_space = [c.spec for c in shared_choices(128, 2)][::2]
@@ -120,9 +120,9 @@ def measure(repeat: int, uncached: bool) -> dict:
 
 
 def _search(repeat: int) -> dict:
-    from wgpsim.analysis.search import SearchProblem, search
     from wgpsim.hw import load_hardware
     from wgpsim.microbench.candidates import Gemm
+    from wgpsim.search.search import SearchProblem, search
 
     hw = load_hardware()
     gemm = Gemm((128, 128, 64), "fp16", 4, (16, 16, 32))

@@ -12,9 +12,9 @@ any simulation. The fast engine's compile is warmed first and not timed.
 import argparse
 import time
 
-from wgpsim.analysis.search import SearchProblem, search
 from wgpsim.hw import load_hardware
 from wgpsim.microbench.candidates import Gemm
+from wgpsim.search.search import SearchProblem, search
 
 
 def main() -> None:

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wgpsim.analysis.search import Scorer, SearchProblem, fixed_cycles, search
-from wgpsim.analysis.search_space import CtaLayout, SharedChoice, cta_layouts
 from wgpsim.hw import load_hardware
 from wgpsim.layout.shared import PaddedSharedLayout
 from wgpsim.microbench.candidates import Gemm
 from wgpsim.microbench.operand_plan import make_plan
+from wgpsim.search.search import Scorer, SearchProblem, fixed_cycles, search
+from wgpsim.search.space import CtaLayout, SharedChoice, cta_layouts
 from wgpsim.trace.lowering import lower
 
 HW = load_hardware()

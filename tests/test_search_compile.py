@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from wgpsim.analysis.search import SearchProblem, search
-from wgpsim.analysis.search_gluon import winner_code
-from wgpsim.analysis.search_space import CtaLayout
 from wgpsim.hw import load_hardware
 from wgpsim.microbench.candidates import Gemm
+from wgpsim.search.gluon_code import winner_code
+from wgpsim.search.search import SearchProblem, search
+from wgpsim.search.space import CtaLayout
 
 FIXTURES = Path(__file__).parent / "fixtures" / "search"
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from wgpsim.analysis.search import SearchProblem, search
-from wgpsim.analysis.search_space import CtaLayout, SharedChoice
 from wgpsim.hw import load_hardware
 from wgpsim.layout.notation import parse
 from wgpsim.microbench.candidates import Gemm
+from wgpsim.search.search import SearchProblem, search
+from wgpsim.search.space import CtaLayout, SharedChoice
 
 CORPUS = Path(__file__).parent / "corpus" / "fixtures"
 CASES = sorted(p.name for p in CORPUS.glob("gemm_tdm_*")) if CORPUS.exists() else []

@@ -11,10 +11,10 @@ import textwrap
 
 import pytest
 
-from wgpsim.analysis.search import SearchProblem, search
-from wgpsim.analysis.search_space import CtaLayout, SharedChoice, cta_layouts
 from wgpsim.hw import load_hardware
 from wgpsim.microbench.candidates import Gemm
+from wgpsim.search.search import SearchProblem, search
+from wgpsim.search.space import CtaLayout, SharedChoice, cta_layouts
 
 HW = load_hardware()
 PADS = ([[64, 8]], [[128, 16]])

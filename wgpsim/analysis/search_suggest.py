@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from wgpsim.analysis.kernel_lowering import op_trace
-from wgpsim.analysis.search_space import shared_choices
 from wgpsim.engine import simulate
 from wgpsim.errors import WgpsimError
 from wgpsim.hw import HardwareConfig
@@ -25,6 +24,7 @@ from wgpsim.layout.notation import to_text
 from wgpsim.layout.shared import PaddedSharedLayout
 from wgpsim.microbench.candidates import Gemm, auto_partition, instruction_tiles, issue_rounds
 from wgpsim.microbench.gemm import build_shared
+from wgpsim.search.space import shared_choices
 from wgpsim.trace.lowering import lower
 
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from wgpsim.analysis.search import SearchResult
-from wgpsim.analysis.search_gluon import winner_code
-from wgpsim.analysis.search_rank import FIELDS, against_winner
+from wgpsim.search.gluon_code import winner_code
+from wgpsim.search.rank import FIELDS, against_winner
+from wgpsim.search.search import SearchResult
 
 RESULT_COLUMNS = [
     "rank",

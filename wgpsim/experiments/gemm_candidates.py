@@ -44,7 +44,6 @@ from typing import Any
 
 import pandas as pd
 
-from wgpsim.analysis.search_space import tile_bits
 from wgpsim.engine import ENGINES
 from wgpsim.errors import AllocationError, ConfigError, LayoutError, TraceError, shown
 from wgpsim.experiments import ExperimentResult, register_kind
@@ -77,6 +76,7 @@ from wgpsim.microbench.candidates import (
     Gemm,
 )
 from wgpsim.microbench.gemm import CandidateAnalysis, CandidateSpec, analyse
+from wgpsim.search.space import tile_bits
 
 FIELDS = (
     *KIND_AND_HARDWARE,

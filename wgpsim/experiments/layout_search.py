@@ -1,7 +1,7 @@
 """Layout search (``kind: layout_search``): the best ctaLayout x shared layouts for a GEMM tile.
 
 The space, the static bounds that prune it and the scoring are in
-:mod:`wgpsim.analysis.search` (``docs/DESIGN.md``, "Layout search"). This kind validates the
+:mod:`wgpsim.search.search` (``docs/DESIGN.md``, "Layout search"). This kind validates the
 config, runs the search through the executor, and builds the tables and the printed report
 (:mod:`wgpsim.experiments._search_tables`): ``results.csv`` (the ranking's first ``top`` rows,
 equivalent candidates as one row, each with its reason), ``equivalents.csv``, ``pareto.csv``,
@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wgpsim.analysis.search import SearchProblem, SearchResult, add_drift, search
-from wgpsim.analysis.search_space import CtaLayout, SharedChoice
 from wgpsim.engine import ENGINES
 from wgpsim.errors import LayoutError, shown
 from wgpsim.experiments import ExperimentResult, register_kind
@@ -43,6 +41,8 @@ from wgpsim.experiments.executor import Execution
 from wgpsim.experiments.gemm_candidates import _candidate, _gemm, _is_bases, _shared_spec
 from wgpsim.hw.config_schema import RANGES
 from wgpsim.layout.dtypes import DTYPE_BITS
+from wgpsim.search.search import SearchProblem, SearchResult, add_drift, search
+from wgpsim.search.space import CtaLayout, SharedChoice
 
 FIELDS = (
     *KIND_AND_HARDWARE,

@@ -32,12 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.analysis.search_candidate import Candidate, SearchProblem
-from wgpsim.analysis.search_rank import CRITERIA, Group, group_rows, simplicity
-from wgpsim.analysis.search_score import Counts, Scorer, score_cta
 from wgpsim.engine import simulate
 from wgpsim.errors import LayoutError
 from wgpsim.hw import HardwareConfig
+from wgpsim.search.candidate import Candidate, SearchProblem
+from wgpsim.search.rank import CRITERIA, Group, group_rows, simplicity
+from wgpsim.search.score import Counts, Scorer, score_cta
 from wgpsim.trace.trace import TraceBuilder
 
 
@@ -77,7 +77,7 @@ def _point(c: Candidate) -> tuple[str, int, list[tuple[str, int]], str]:
 class SearchResult:
     """The search's candidates (``candidates``: every one kept, simulated or not), its counts,
     and ``ranking``: the simulated candidates as rows of equivalent ones, best first
-    (``wgpsim.analysis.search_rank``)."""
+    (``wgpsim.search.rank``)."""
 
     problem: SearchProblem
     candidates: list[Candidate]

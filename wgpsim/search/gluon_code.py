@@ -1,7 +1,7 @@
 """What a kernel author pastes for a search winner: ``#ttg`` text and Gluon code.
 
 >>> from wgpsim.microbench.candidates import Gemm
->>> from wgpsim.analysis.search import SearchProblem
+>>> from wgpsim.search.search import SearchProblem
 >>> code = layouts_code(Gemm((128, 128, 64), "fp16", 4, (16, 16, 32)),
 ...     ((2, 4), (1, 0)), ((0, 1), (0, 2), (2, 0)), None, None)
 >>> print(code.splitlines()[0])

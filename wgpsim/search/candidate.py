@@ -17,16 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.analysis.search_space import (
+from wgpsim.hw.alloc import Allocation
+from wgpsim.microbench.candidates import OPERANDS, Gemm
+from wgpsim.search.space import (
     CtaLayout,
     SharedChoice,
     cta_layouts,
     shared_choices,
     tile_bits,
 )
-from wgpsim.analysis.search_static import OperandStatic
-from wgpsim.hw.alloc import Allocation
-from wgpsim.microbench.candidates import OPERANDS, Gemm
+from wgpsim.search.static import OperandStatic
 from wgpsim.trace.trace import Trace, TraceBuilder
 
 

@@ -6,8 +6,8 @@ A candidate's lower bound is ``max(busiest pair's bank cycles, busiest partition
 cycles)``: the AMD blog's coarse ctaLayout with both operands partitioned needs 128 cycles:
 
 >>> from wgpsim.microbench.candidates import Gemm
->>> from wgpsim.analysis.search_candidate import SearchProblem
->>> from wgpsim.analysis.search_space import CtaLayout, SharedChoice
+>>> from wgpsim.search.candidate import SearchProblem
+>>> from wgpsim.search.space import CtaLayout, SharedChoice
 >>> from wgpsim.hw import load_hardware
 >>> auto = {"partitioned": "auto", "partition_layout": {"padded": [[64, 8]]}}
 >>> b = {"partitioned": "auto", "partition_layout": {"padded": [[128, 16]]}}
@@ -27,9 +27,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from wgpsim.analysis.search_candidate import Candidate, SearchProblem
-from wgpsim.analysis.search_space import CtaLayout, SharedChoice, tile_bits
-from wgpsim.analysis.search_static import OperandStatic, operand_statics
 from wgpsim.errors import AllocationError, LayoutError
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.alloc import Allocation, allocate, tensor_buffers
@@ -44,6 +41,9 @@ from wgpsim.microbench.candidates import (
 from wgpsim.microbench.gemm import build_shared
 from wgpsim.microbench.operand_plan import OperandPlan, make_plan, plan_addresses
 from wgpsim.microbench.pieces import piece_info
+from wgpsim.search.candidate import Candidate, SearchProblem
+from wgpsim.search.space import CtaLayout, SharedChoice, tile_bits
+from wgpsim.search.static import OperandStatic, operand_statics
 
 
 @dataclass(eq=False)
