@@ -1,4 +1,4 @@
-"""wgpsim.analysis.{candidates, pieces, ranking, gemm}: tiles per instruction, co-location,
+"""wgpsim.microbench.{candidates, pieces, gemm}, wgpsim.measures.ranking: tiles per instruction, co-location,
 auto partitioning (seed Part II), pieces / TDM / cachelines, element addresses, ranking."""
 
 import numpy as np

@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wgpsim.analysis.asm_forms import at_width
-from wgpsim.analysis.kernel_loop import loop_program, loop_trace, ttgir_program
-from wgpsim.analysis.kernel_lowering import allocate_kernel, lower_op
 from wgpsim.cli import main
 from wgpsim.frontend.amdgcn_loops import loops
 from wgpsim.frontend.sources import read_kernel
+from wgpsim.kernel.asm_forms import at_width
+from wgpsim.kernel.loop.program import loop_program, loop_trace, ttgir_program
+from wgpsim.kernel.lowering import allocate_kernel, lower_op
 
 HERE = Path(__file__).resolve().parent / "fixtures" / "async_copy"
 CASES = sorted(p for p in HERE.iterdir() if p.is_dir() and p.name != "__pycache__")

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wgpsim.analysis.kernel_figures import TOTALS
 from wgpsim.cli import main
+from wgpsim.kernel.figures import TOTALS
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "kernels"
 STD, PART = str(EXAMPLES / "gemm_tdm_standard"), str(EXAMPLES / "gemm_tdm_partitioned")
@@ -117,8 +117,8 @@ def test_two_cache_roots_are_matched_by_kernel_name(tmp_path, capsys):
 
 @given(st.text(max_size=40))
 def test_any_fail_on_text_is_a_threshold_or_one_line_error(text):
-    from wgpsim.analysis.diff_thresholds import parse_threshold
     from wgpsim.errors import ConfigError
+    from wgpsim.kernel.diff_thresholds import parse_threshold
 
     try:
         t = parse_threshold(text)
@@ -139,7 +139,7 @@ def test_any_fail_on_text_is_a_threshold_or_one_line_error(text):
 )
 def test_written_thresholds_read_as_the_grammar_says(metric, op, sign, n, pct, old, new):
     """docs/CI.md: METRIC OP NUMBER[%]; the change is new - old, or 100 * (new - old) / old."""
-    from wgpsim.analysis.diff_thresholds import parse_threshold
+    from wgpsim.kernel.diff_thresholds import parse_threshold
 
     t = parse_threshold(f"{metric}{op}{sign}{n}{'%' if pct else ''}")
     value = -n if sign == "-" else n

@@ -25,10 +25,10 @@ import corpus
 import pytest
 from corpus import ttgir_text
 
-from wgpsim.analysis.kernel_lowering import allocate_kernel
 from wgpsim.errors import WgpsimError
 from wgpsim.frontend.ttgir import read_ttgir
 from wgpsim.hw.alloc import allocate, tensor_buffers
+from wgpsim.kernel.lowering import allocate_kernel
 from wgpsim.layout.dtypes import dtype_bytes
 from wgpsim.layout.notation import parse, to_text
 from wgpsim.layout.views import SharedView

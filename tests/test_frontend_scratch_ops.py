@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from wgpsim.analysis.kernel_report import kernel_report
 from wgpsim.frontend.model import SCRATCH_LDS_OPS
 from wgpsim.frontend.ttgir import read_ttgir_file
+from wgpsim.kernel.report import kernel_report
 
 CORPUS = Path(__file__).parent / "corpus" / "fixtures"
 

@@ -6,10 +6,10 @@ land where Triton's allocation put them."""
 import re
 from pathlib import Path
 
-from wgpsim.analysis.kernel_report import kernel_report
 from wgpsim.frontend import read_ttgir
 from wgpsim.frontend.sources import read_kernel
 from wgpsim.frontend.ssa_scopes import original_name, unshadow
+from wgpsim.kernel.report import kernel_report
 
 FIXTURES = Path(__file__).resolve().parent / "corpus_others" / "fixtures"
 PERSISTENT = FIXTURES / "tutorial_descriptor_persistent_matmul"

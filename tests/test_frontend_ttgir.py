@@ -168,7 +168,7 @@ def test_a_name_reused_in_a_sibling_loop_does_not_keep_a_buffer_alive():
     the second. The second's uses do not extend K's live range into the second band, so the
     second band's K/V take the first band's offsets, as Triton placed them (0 and 18400; before,
     18400 and 36800 and 55200 B in all against ``ttg.shared`` 36800)."""
-    from wgpsim.analysis.kernel_lowering import allocate_kernel
+    from wgpsim.kernel.lowering import allocate_kernel
 
     d = Path(__file__).resolve().parents[1] / "tests/corpus_others/fixtures"
     d = d / "heldout_attn_causal_descriptor"

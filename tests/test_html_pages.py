@@ -7,9 +7,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from wgpsim.analysis.kernel_figures import kernel_figures
 from wgpsim.html.kernel_page import kernel_page
 from wgpsim.html.page import table
+from wgpsim.kernel.figures import kernel_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "kernels"

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from wgpsim.analysis.kernel_lowering import allocate_kernel
 from wgpsim.frontend.ssa_scopes import original_name
 from wgpsim.frontend.ttgir import read_ttgir_file
 from wgpsim.hw.scratch import cvt_needs_shared_memory, scratch_bytes
+from wgpsim.kernel.lowering import allocate_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRATCH = sorted(p for p in (ROOT / "tests" / "fixtures" / "scratch").iterdir() if p.is_dir())

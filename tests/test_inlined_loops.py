@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from wgpsim.analysis.kernel_loop import loop_program, pick_body
 from wgpsim.frontend.amdgcn_loops import loops
 from wgpsim.frontend.sources import read_kernel
+from wgpsim.kernel.loop.program import loop_program, pick_body
 
 HERE = Path(__file__).resolve().parent
 CASES = sorted(p for p in (HERE / "fixtures" / "inlined").iterdir() if p.is_dir() and
@@ -84,7 +84,7 @@ def test_a_library_reduce_is_attributed_to_its_callers_line():
 def test_the_report_compares_a_helper_line_with_its_inlined_instructions(case):
     """Per source line, wgpsim's instructions (prologue, loop and epilogue ops of the helper's
     line together) equal the assembly's under that line, whichever call site inlined them."""
-    from wgpsim.analysis.kernel_report import kernel_report
+    from wgpsim.kernel.report import kernel_report
 
     asm = kernel_report(case).extras["assembly"]
     assert asm["lines"] and asm["matching_lines"] == len(asm["lines"])

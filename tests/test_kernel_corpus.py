@@ -10,7 +10,7 @@ import pytest
 
 corpus = pytest.importorskip("corpus")
 
-from wgpsim.analysis.kernel_report import kernel_report  # noqa: E402
+from wgpsim.kernel.report import kernel_report  # noqa: E402
 
 CASES = corpus.cases() if hasattr(corpus, "cases") else {}
 ACCESS_OPS = ("ttg.local_load", "amdg.local_load_packed_transposed", "ttg.local_store",

@@ -12,13 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wgpsim.analysis.kernel_loop import (
-    loop_program,
-    loop_trace,
-    tdm_timed,
-    ttgir_program,
-    wmma_cost,
-)
 from wgpsim.engine import simulate
 from wgpsim.errors import TraceError
 from wgpsim.experiments.config import load_config
@@ -26,6 +19,13 @@ from wgpsim.experiments.lds_bandwidth import parse_config, prepare
 from wgpsim.frontend.amdgcn_loops import loops, straight
 from wgpsim.frontend.sources import read_kernel
 from wgpsim.hw import load_hardware
+from wgpsim.kernel.loop.program import (
+    loop_program,
+    loop_trace,
+    tdm_timed,
+    ttgir_program,
+    wmma_cost,
+)
 from wgpsim.trace.instructions import OPS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -322,8 +322,8 @@ def test_an_assembly_without_a_kernel_is_one_line(text):
 
 def test_s_nop_waits_its_count_plus_one():
     """The ISA: ``s_nop N`` inserts N + 1 wait states; the other hints cost nothing."""
-    from wgpsim.analysis.kernel_loop import _cost
     from wgpsim.frontend.amdgcn_loops import straight as body_of
+    from wgpsim.kernel.loop.program import _cost
 
     hw = load_hardware()
     body = body_of("k:\n  s_nop 0x3\n  s_nop 0\n  s_wait_alu depctr_va_vdst(0)\n  s_endpgm")

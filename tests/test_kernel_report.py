@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from wgpsim.analysis.kernel_report import kernel_report
 from wgpsim.cli import main
 from wgpsim.frontend.amdgcn import COUNTED
 from wgpsim.frontend.amdgcn_loops import stream
 from wgpsim.frontend.model import SCRATCH_LDS_OPS
 from wgpsim.frontend.ttgir import read_ttgir_file
+from wgpsim.kernel.report import kernel_report
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "kernels"
 DUMPS = sorted(p for p in EXAMPLES.iterdir() if p.is_dir())

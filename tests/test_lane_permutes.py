@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from wgpsim.analysis.kernel_loop import loop_program
-from wgpsim.analysis.kernel_report import kernel_report
 from wgpsim.frontend.sources import read_kernel
+from wgpsim.kernel.loop.program import loop_program
+from wgpsim.kernel.report import kernel_report
 
 TESTS = Path(__file__).resolve().parent
 CASES = sorted(

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from wgpsim.analysis.kernel_loop import _ttgir_loop, loop_program
 from wgpsim.frontend.amdgcn_loops import loops
 from wgpsim.frontend.sources import read_kernel
+from wgpsim.kernel.loop.program import _ttgir_loop, loop_program
 
 FIXTURE = Path(__file__).resolve().parent / "corpus_others" / "fixtures" / "tutorial_grouped_gemm"
 

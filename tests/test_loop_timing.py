@@ -10,10 +10,10 @@ import numbers
 import numpy as np
 import pytest
 
-from wgpsim.analysis.chrome_trace import chrome_trace
-from wgpsim.analysis.loop_timing import time_loop
 from wgpsim.errors import TraceError
 from wgpsim.hw import load_hardware
+from wgpsim.kernel.loop.chrome_trace import chrome_trace
+from wgpsim.kernel.loop.timing import time_loop
 from wgpsim.trace.trace import TraceBuilder
 
 HW = load_hardware()

@@ -1,4 +1,4 @@
-"""The lanes-to-banks pictures' passes (`wgpsim.analysis.op_passes`) against the timing
+"""The lanes-to-banks pictures' passes (`wgpsim.kernel.op_passes`) against the timing
 model's own pass table (`wgpsim.measures.banks.bank_table`, `wgpsim.hw.rules.pass_table`), op
 by op over the shipped compiles (real Triton 3.9.0 gfx1250 compiles): the same passes, lanes,
 bank cycles and partitions for every warp, so a red column in the report is a conflict the
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from wgpsim.analysis.kernel_lowering import op_trace
-from wgpsim.analysis.kernel_report import kernel_report
-from wgpsim.analysis.op_passes import distinct_patterns, op_passes
 from wgpsim.hw.config import load_hardware
+from wgpsim.kernel.lowering import op_trace
+from wgpsim.kernel.op_passes import distinct_patterns, op_passes
+from wgpsim.kernel.report import kernel_report
 from wgpsim.measures.banks import bank_table
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "kernels"

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wgpsim.analysis.kernel_report import kernel_report
 from wgpsim.frontend.ttgir import read_ttgir_file
+from wgpsim.kernel.report import kernel_report
 
 VIEWS = sorted(p for p in (Path(__file__).parent / "fixtures" / "views").iterdir() if p.is_dir())
 _LOAD = re.compile(r"^\s*(ds_load\w*) v\[?[\d:]+\]?, (v\d+)(?: offset:(\d+))?", re.M)

@@ -207,7 +207,7 @@ LOWERED_COMPILES = (
 def test_kernel_totals_equal_the_assembly(name):
     """Every scratch op with scratch is lowered, and the kernel's ds_* totals per warp are the
     assembly's."""
-    from wgpsim.analysis.kernel_report import kernel_report
+    from wgpsim.kernel.report import kernel_report
 
     rep = kernel_report(Path(__file__).parent / "fixtures" / "scratch" / name)
     kinds = ("ttg.convert_layout", "tt.reduce", "atomic")
@@ -224,8 +224,8 @@ ATOMICS = sorted((FIXTURES / "atomic_cases").glob("*.ttgir"))
 def test_atomic_addresses_match_triton(path):
     """An atomic whose result is used, read from its module by the kernel model and lowered by
     `wgpsim kernel`'s route: Triton's barrier, store (only the owning threads), barrier, load."""
-    from wgpsim.analysis.kernel_lowering import allocate_kernel, lower_op
     from wgpsim.frontend.ttgir import read_ttgir_file
+    from wgpsim.kernel.lowering import allocate_kernel, lower_op
 
     kernel = read_ttgir_file(path)
     op = next(o for o in kernel.ops if "atomic" in o.op)

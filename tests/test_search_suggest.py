@@ -3,11 +3,11 @@ its conflicts, checked here by lowering and simulating the suggested layout agai
 
 from pathlib import Path
 
-from wgpsim.analysis.kernel_lowering import op_trace
-from wgpsim.analysis.kernel_report import kernel_report
 from wgpsim.engine import simulate
 from wgpsim.hw import load_hardware
 from wgpsim.hw.alloc import allocate_on, tensor_buffers
+from wgpsim.kernel.lowering import op_trace
+from wgpsim.kernel.report import kernel_report
 from wgpsim.layout.notation import parse
 from wgpsim.trace.lowering import lower
 

@@ -1,4 +1,4 @@
-"""What a tensor_load_to_lds writes, per warp (`wgpsim.analysis.tdm_writes`), on the corpus's
+"""What a tensor_load_to_lds writes, per warp (`wgpsim.kernel.tdm_writes`), on the corpus's
 TDM GEMMs compiled by Triton 3.9.0 for gfx1250: as many instructions per warp as the assembly
 holds on the copy's line, every byte of the block written once, and a partitioned
 destination's warps each inside one partition piece (TDMUtility.cpp's rule)."""
@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wgpsim.analysis.kernel_lowering import allocate_kernel, shared_view
-from wgpsim.analysis.tdm_writes import GRANULE_BYTES, block_rows, partitioned_distribution
 from wgpsim.frontend.amdgcn import counts_by_line
 from wgpsim.frontend.sources import read_kernel
 from wgpsim.hw import load_hardware
+from wgpsim.kernel.lowering import allocate_kernel, shared_view
+from wgpsim.kernel.tdm_writes import GRANULE_BYTES, block_rows, partitioned_distribution
 
 ROOT = Path(__file__).resolve().parents[1]
 TDM = sorted(

@@ -80,8 +80,8 @@ def _error(exc: BaseException) -> str:
 @cache
 def check_kernel(name: str) -> dict[str, Check]:
     """The five checks of kernel ``name`` (see the module docstring)."""
-    from wgpsim.analysis.kernel_report import kernel_report
     from wgpsim.frontend.sources import read_kernel
+    from wgpsim.kernel.report import kernel_report
 
     exp = expected(name)
     path = FIXTURES / name / "kernel.ttgir"
@@ -160,8 +160,8 @@ def _lds_rows(program) -> int:
 
 def _loops(model, exp) -> tuple[Check, Check]:
     """The ``ds`` check and the ``clean`` check (the loop programs and the timing run here)."""
-    from wgpsim.analysis.kernel_loop import loop_program, loop_trace
-    from wgpsim.analysis.loop_timing import time_kernel_loop
+    from wgpsim.kernel.loop.program import loop_program, loop_trace
+    from wgpsim.kernel.loop.timing import time_kernel_loop
 
     loops = exp["assembly"]["loops"]
     targets = [(lp["label"], sum(lp["ds"].values())) for lp in loops] or [

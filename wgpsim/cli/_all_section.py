@@ -1,6 +1,6 @@
 """``wgpsim kernel CACHE_ROOT --all``: every kernel of a cache root as one table, worst first.
 
-The rows of `wgpsim.analysis.kernel_table` (a kernel that cannot be read is a row with its
+The rows of `wgpsim.kernel.table` (a kernel that cannot be read is a row with its
 reason), printed as a table, or ``--json`` / ``--csv FILE``, ``--html FILE`` (an index linking
 to a section per kernel); a progress bar on stderr for more than a few kernels.
 """
@@ -43,8 +43,8 @@ def collect(paths: list[tuple[str, Path]], hw, engine: str, loop: bool = True):
 
 def handle_all(args: argparse.Namespace, hw) -> int:
     """The ``--all`` table of ``args.path`` (a cache root, or one kernel)."""
-    from wgpsim.analysis.kernel_table import kernel_table
     from wgpsim.cli._kernel_set import entries, holds_kernel
+    from wgpsim.kernel.table import kernel_table
 
     single = {"--plot": args.plot, "--timeline": args.timeline, "--timeline-png": args.timeline_png}
     given = [flag for flag, value in single.items() if value is not None]
@@ -88,7 +88,7 @@ def _relative(folder: str, root: Path) -> str:
 
 def cell(key: str, value: Any) -> str:
     """A table cell: figures as ``wgpsim kernel`` prints them, shares in percent."""
-    from wgpsim.analysis.loop_timing import number_text
+    from wgpsim.kernel.loop.timing import number_text
 
     if value is None:
         return "-"

@@ -52,7 +52,7 @@ def figures_or_reason(
 ):
     """`KernelFigures` of the kernel ``name`` at ``where``, or the one-line reason it cannot
     be read."""
-    from wgpsim.analysis.kernel_figures import kernel_figures
+    from wgpsim.kernel.figures import kernel_figures
 
     try:
         return kernel_figures(where, hw, engine=engine, name=name, loop=loop, suggest=suggest)

@@ -3,7 +3,7 @@
 ``--loop-timing`` prints it; ``--timeline out.json`` (a Chrome trace Perfetto opens, proton's
 shape), ``--timeline-png out.png`` and ``--iterations N`` imply it; ``--loop LABEL`` picks the
 loop (default: the one with the most ``ds_*``). The section leads with the sentence of
-``wgpsim.analysis.loop_timing`` and holds the per-warp, per-op and what-if tables.
+``wgpsim.kernel.loop.timing`` and holds the per-warp, per-op and what-if tables.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ def wants_loop(args: argparse.Namespace) -> bool:
 
 def loop_section(kernel, args: argparse.Namespace, hw) -> tuple[dict[str, Any], Any, list[str]]:
     """Time the loop; write the files asked for. Returns (JSON payload, LoopTiming, written)."""
-    from wgpsim.analysis.chrome_trace import loop_chrome_trace
-    from wgpsim.analysis.kernel_figures import main_loop
     from wgpsim.cli._common import atomic_write
+    from wgpsim.kernel.figures import main_loop
+    from wgpsim.kernel.loop.chrome_trace import loop_chrome_trace
 
     if args.iterations is not None and not 1 <= args.iterations <= 1000:
         raise ConfigError(f"--iterations {args.iterations}: valid 1..1000")
@@ -67,8 +67,8 @@ def loop_section(kernel, args: argparse.Namespace, hw) -> tuple[dict[str, Any], 
 
 def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
     """The section's lines (tables through ``wgpsim.cli._common.text_table``)."""
-    from wgpsim.analysis.loop_timing import WARP_COLUMNS
-    from wgpsim.analysis.loop_timing import number_text as _f
+    from wgpsim.kernel.loop.timing import WARP_COLUMNS
+    from wgpsim.kernel.loop.timing import number_text as _f
 
     steady = f"steady state from iteration {lt.steady_from}" if lt.steady_from else "all iterations"
     lines = [
@@ -120,8 +120,8 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
 def _unmatched_rows(unmatched: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     """One loop-table row per (mnemonic, source line) of unmatched ``ds_*``: timed as one VALU
     cycle of issue, so no LDS figures (their reasons are in the notes)."""
-    from wgpsim.analysis.kernel_loop import unmatched_label
-    from wgpsim.analysis.loop_matching import Unmatched
+    from wgpsim.kernel.loop.matching import Unmatched
+    from wgpsim.kernel.loop.program import unmatched_label
 
     counts: dict[str, int] = {}
     for u in unmatched:

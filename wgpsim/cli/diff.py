@@ -60,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from wgpsim.analysis.diff_thresholds import parse_threshold
+    from wgpsim.kernel.diff_thresholds import parse_threshold
 
     thresholds = [parse_threshold(t) for t in args.fail_on]
     hw = hardware_from_args(args)
@@ -106,8 +106,8 @@ def handle(args: argparse.Namespace) -> int:
 
 def compare(args: argparse.Namespace, hw):
     """(diffs, kernels only in one root as (name, "old"/"new"), unreadable as (where, why))."""
-    from wgpsim.analysis.kernel_diff import diff_figures, match_by_name
     from wgpsim.cli._kernel_set import entries, figures_or_reason, holds_kernel, progress
+    from wgpsim.kernel.diff import diff_figures, match_by_name
 
     for path in (args.old, args.new):
         if not path.exists():
@@ -145,7 +145,7 @@ def compare(args: argparse.Namespace, hw):
 
 def format_diff(d, width: int = 10_000) -> list[str]:
     """The comparison as the terminal shows it: totals, ops, buffers, loop."""
-    from wgpsim.analysis.kernel_diff import change_text, figure_text, percent_text
+    from wgpsim.kernel.diff import change_text, figure_text, percent_text
 
     lines = [f"diff {d.name}: {d.old.path} -> {d.new.path}"]
     trows = [

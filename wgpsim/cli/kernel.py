@@ -67,8 +67,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from wgpsim.analysis.kernel_report import kernel_report
     from wgpsim.frontend.sources import read_kernel
+    from wgpsim.kernel.report import kernel_report
 
     args.engine = engine_of(args)
     if args.all:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wgpsim.analysis.kernel_diff import change_text, percent_text
 from wgpsim.html.kernel_page import kernel_sections
 from wgpsim.html.page import Raw, document, esc, section, table, write_page
+from wgpsim.kernel.diff import change_text, percent_text
 
 __all__ = ["diff_page", "write_diff_page"]
 

@@ -23,7 +23,7 @@ def _link(anchor: str, text: str) -> Raw:
 
 
 def index_page(root, rows: list[dict[str, Any]], figures: dict[str, Any], hw=None) -> str:
-    """The page: ``rows`` of `wgpsim.analysis.kernel_table`; ``figures`` by the rows' folder
+    """The page: ``rows`` of `wgpsim.kernel.table`; ``figures`` by the rows' folder
     (`KernelFigures`, or a reason string)."""
     table_rows, classes, parts = [], [], []
     for i, r in enumerate(rows):

@@ -1,14 +1,14 @@
 """One kernel's HTML report (``wgpsim kernel PATH --html FILE``), and its sections for the
 ``--all`` index and the ``diff`` page.
 
-`kernel_sections` holds, for a `wgpsim.analysis.kernel_figures.KernelFigures`: the summary;
+`kernel_sections` holds, for a `wgpsim.kernel.figures.KernelFigures`: the summary;
 the kernel's Python source lines with their LDS ops (the file the locations name, when it can
 be read); the ops, and per op the lanes-to-banks map of every pass of warp 0 (each distinct
 pattern drawn once, conflicted banks red) and which partitions each SIMD pair touches; the
 buffers and the LDS map over the partitions; the loop's timeline, tables and what-ifs when the
 loop was timed.
 
->>> from wgpsim.analysis.kernel_figures import kernel_figures
+>>> from wgpsim.kernel.figures import kernel_figures
 >>> page = kernel_page(kernel_figures("examples/kernels/lds_bandwidth_plain", loop=False))
 >>> [s in page for s in ('id="k-source"', 'id="k-ops"', 'id="k-buffers"', 'id="k-loop"',
 ...                     'id="k-passes"')]
@@ -116,7 +116,7 @@ def _op_rows(fig) -> tuple[list, list]:
 
 
 def _op_details(fig, low, op, hw, anchor: str) -> str:
-    from wgpsim.analysis.op_passes import distinct_patterns, op_passes
+    from wgpsim.kernel.op_passes import distinct_patterns, op_passes
 
     passes = op_passes(low, hw)
     title = f"#{op['index']} {op['loc']} {op['op'].split('.', 1)[-1]} {op['name'] or ''}"
@@ -289,7 +289,7 @@ def kernel_page(fig, hw=None) -> str:
 
 def write_kernel_page(path, report, loop=None, hw=None) -> Path:
     """Write ``wgpsim kernel``'s page: its report and (payload, LoopTiming, ...) when timed."""
-    from wgpsim.analysis.kernel_figures import KernelFigures
+    from wgpsim.kernel.figures import KernelFigures
 
     payload, lt = (loop[0], loop[1]) if loop is not None else (None, None)
     fig = KernelFigures(report, payload, lt, path=report.extras.get("source"))

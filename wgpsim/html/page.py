@@ -31,7 +31,7 @@ def esc(value: Any) -> str:
 
 def number(value: Any) -> str:
     """A figure as the terminal prints it (whole numbers bare, else one decimal)."""
-    from wgpsim.analysis.loop_timing import number_text
+    from wgpsim.kernel.loop.timing import number_text
 
     if isinstance(value, float):
         return number_text(value)

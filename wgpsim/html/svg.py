@@ -52,7 +52,7 @@ def _runs(banks: tuple[int, ...]) -> list[tuple[int, int]]:
 
 
 def bank_pass_svg(p, nbanks: int) -> Raw:
-    """One pass (`wgpsim.analysis.op_passes.PassView`): a row per active lane, a column per
+    """One pass (`wgpsim.kernel.op_passes.PassView`): a row per active lane, a column per
     bank; a lane's cells are the banks its bytes fall in; a bank serving more than one dword
     (a conflict) is a red column; a run of them is headed by its dword count (``×2``)."""
     cw, rh, left, top = 7, 7, 34, 16

@@ -110,7 +110,7 @@ class Drift:
 @dataclass(frozen=True)
 class Costs:
     """Issue cycles of the work between LDS instructions that a compiled kernel's loop runs
-    (``wgpsim.analysis.kernel_loop``): how long a warp spends on one instruction of each class
+    (``wgpsim.kernel.loop.program``): how long a warp spends on one instruction of each class
     before its next one issues. ``wmma_xdl_2pass`` / ``_4pass`` / ``wmma_valu_4pass`` are
     LLVM's GFX1250 classes (``WriteXDL2PassWMMA`` ...), chosen per mnemonic as its ``InstRW``
     patterns do."""

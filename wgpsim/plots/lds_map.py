@@ -6,7 +6,7 @@ on an axis cut at every partition boundary; each piece is split into the bytes r
 only, pair B only, both (the co-location the AMD blog's Part II removes), or neither (written
 only, or by an op that is not modelled).
 
->>> from wgpsim.analysis.kernel_report import kernel_report
+>>> from wgpsim.kernel.report import kernel_report
 >>> fig = lds_map_figure(kernel_report("examples/kernels/lds_bandwidth_partitioned"))
 >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
 ['%smem[p0]', '%smem[p1]']
@@ -24,7 +24,7 @@ from wgpsim.trace.instructions import INSTRUCTIONS
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from wgpsim.analysis.kernel_report import KernelReport
+    from wgpsim.kernel.report import KernelReport
 
 COLORS = {"A": "#4C72B0", "B": "#DD8452", "both": "#C44E52", "none": "#BBBBBB"}
 

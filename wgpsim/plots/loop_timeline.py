@@ -1,11 +1,11 @@
 """A timed loop's timeline: what each warp does in every cycle, and the ports' passes beneath.
 
-One row per warp, coloured by its state (``wgpsim.analysis.loop_timing``): work, LDS issue
+One row per warp, coloured by its state (``wgpsim.kernel.loop.timing``): work, LDS issue
 stall, ``wait_ds``, barrier behind LDS work (all three exposed LDS), other barrier cycles; one
 row per port with every granted pass. The window is the first steady iterations by default.
 
 >>> import numpy as np
->>> from wgpsim.analysis.loop_timing import time_loop
+>>> from wgpsim.kernel.loop.timing import time_loop
 >>> from wgpsim.trace.trace import TraceBuilder
 >>> b = TraceBuilder(1)
 >>> b.load(0, "ds_load_b64", 8 * np.arange(32)); b.wait_ds(0, 0); b.delay(0, 50)
@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from wgpsim.analysis.loop_timing import AT_BARRIER, BEHIND_LDS, ISSUE, WAIT, WORK  # noqa: E402
+from wgpsim.kernel.loop.timing import AT_BARRIER, BEHIND_LDS, ISSUE, WAIT, WORK  # noqa: E402
 
 STATES = (
     (WORK, "work", "tab:gray"),

@@ -1,6 +1,6 @@
 """Two compiles of one kernel compared: ``wgpsim diff``'s analysis.
 
-From two `wgpsim.analysis.kernel_figures.KernelFigures` (old, new), a `KernelDiff` holds, old ->
+From two `wgpsim.kernel.figures.KernelFigures` (old, new), a `KernelDiff` holds, old ->
 new with the change:
 
 - per op, matched by source line and op (the k-th ``local_load`` at ``kernels.py:75`` of the old
@@ -11,12 +11,12 @@ new with the change:
 - per buffer, matched by name: bytes, offsets, partitions;
 - per loop: cycles per iteration, exposed and hidden LDS cycles, port-busy cycles, each what-if;
 - the kernel's totals (`KernelFigures.totals`), which the ``--fail-on`` thresholds read
-  (`wgpsim.analysis.diff_thresholds`).
+  (`wgpsim.kernel.diff_thresholds`).
 
 Standard vs partitioned TDM GEMM (the shipped compiles): the partition stalls of the lock-step
 ops go from 486 cycles to 0, and the LDS grows by 28704 bytes:
 
->>> from wgpsim.analysis.kernel_figures import kernel_figures
+>>> from wgpsim.kernel.figures import kernel_figures
 >>> d = diff_figures(kernel_figures("examples/kernels/gemm_tdm_standard", loop=False),
 ...                  kernel_figures("examples/kernels/gemm_tdm_partitioned", loop=False))
 >>> d.totals["partition_stalls"], d.totals["lds_bytes"]["change"]
@@ -31,8 +31,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from wgpsim.analysis.diff_thresholds import Threshold, relative_change
-from wgpsim.analysis.kernel_figures import TOTALS, KernelFigures
+from wgpsim.kernel.diff_thresholds import Threshold, relative_change
+from wgpsim.kernel.figures import TOTALS, KernelFigures
 
 __all__ = [
     "KernelDiff",
@@ -239,7 +239,7 @@ def match_by_name(old: list[tuple[str, Any]], new: list[tuple[str, Any]]):
 
 def figure_text(v: Any) -> str:
     """A figure as the terminal prints it (`number_text`; None a dash)."""
-    from wgpsim.analysis.loop_timing import number_text
+    from wgpsim.kernel.loop.timing import number_text
 
     if v is None:
         return "-"

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.analysis.kernel_lowering import op_trace
 from wgpsim.engine import simulate
 from wgpsim.errors import WgpsimError
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.alloc import allocate_on, tensor_buffers
+from wgpsim.kernel.lowering import op_trace
 from wgpsim.layout.distributed import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.gluon import to_gluon_code
 from wgpsim.layout.notation import to_text

@@ -6,7 +6,7 @@ and bank-conflict cycles in them), the instruction totals, and where the full ta
 (``wgpsim kernel PATH`` prints them; ``wgpsim.cli.kernel.format_report(report)`` returns them).
 ``repr(report)`` is the header alone, in angle brackets.
 
->>> from wgpsim.analysis.kernel_report import KernelReport
+>>> from wgpsim.kernel.report import KernelReport
 >>> op = {"index": 0, "loc": "my_gemm.py:18", "op": "ttg.local_load", "name": "%a_74",
 ...       "instructions": {"ds_load_b128": 16}, "lds_cycles": 188,
 ...       "partition_stall_cycles": 126, "bank_conflict_cycles": 0}

@@ -3,7 +3,7 @@ the TTGIR's LDS ops, and the per-warp traces of N iterations.
 
 `loop_program(kernel, asm)` reads the loop body of the assembly (`wgpsim.frontend.amdgcn_loops`)
 into `Step`\\ s, one per trace row: every ``ds_*`` becomes an LDS row whose lane addresses come
-from the layouts (the op's `wgpsim.analysis.kernel_lowering.lower_op`), the waits and barriers
+from the layouts (the op's `wgpsim.kernel.lowering.lower_op`), the waits and barriers
 become ``wait_ds`` / ``barrier`` rows, a clock read a ``clock`` row, and the other work ``delay``
 rows of the issue cycles in ``costs:`` of `configs/mi450.yaml` (a ``v_wmma_*`` one row each,
 runs of VALU/SALU/memory instructions one row per run). Instructions that cost nothing (hints
@@ -48,7 +48,12 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.analysis.kernel_lowering import (
+from wgpsim.errors import TraceError, WgpsimError
+from wgpsim.frontend.amdgcn_loops import AsmBody, AsmInstr, loops, straight
+from wgpsim.frontend.model import Kernel, LdsOp
+from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.kernel.loop.matching import Assigner, Unmatched, by_line, ops_at
+from wgpsim.kernel.lowering import (
     ASYNC_COPY,
     KernelAllocation,
     OpLowering,
@@ -59,12 +64,7 @@ from wgpsim.analysis.kernel_lowering import (
     shared_view,
     writes_with_ds,
 )
-from wgpsim.analysis.loop_matching import Assigner, Unmatched, by_line, ops_at
-from wgpsim.analysis.tdm_writes import block_rows
-from wgpsim.errors import TraceError, WgpsimError
-from wgpsim.frontend.amdgcn_loops import AsmBody, AsmInstr, loops, straight
-from wgpsim.frontend.model import Kernel, LdsOp
-from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.kernel.tdm_writes import block_rows
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.trace import Trace, TraceBuilder
 
@@ -710,7 +710,7 @@ def tdm_timed() -> bool:
 
 
 class _TdmRows:
-    """The granules each TDM copy op writes, per stage (`wgpsim.analysis.tdm_writes`)."""
+    """The granules each TDM copy op writes, per stage (`wgpsim.kernel.tdm_writes`)."""
 
     def __init__(self, kernel: Kernel, alloc: KernelAllocation, notes: list[str]):
         self.kernel, self.alloc, self.notes = kernel, alloc, notes

@@ -1,9 +1,9 @@
 """One compile's figures: its op-by-op report, its main loop timed, and the kernel's totals.
 
 ``wgpsim kernel --all``, ``wgpsim diff`` and the HTML report all start from a
-`KernelFigures`: the `wgpsim.analysis.kernel_report.KernelReport`, the loop timing of
+`KernelFigures`: the `wgpsim.kernel.report.KernelReport`, the loop timing of
 ``wgpsim kernel --loop-timing`` (`main_loop`: the loop with the most ``ds_*``, every warp,
-`wgpsim.analysis.loop_timing`) and `KernelFigures.totals`, the kernel-level figures a
+`wgpsim.kernel.loop.timing`) and `KernelFigures.totals`, the kernel-level figures a
 threshold or a table row reads:
 
 - ``instructions``: LDS instructions per warp over every op (the assembly's static count);
@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wgpsim.analysis.kernel_report import KernelReport, kernel_report
 from wgpsim.errors import WgpsimError
 from wgpsim.frontend.model import Kernel
 from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.kernel.report import KernelReport, kernel_report
 
 __all__ = ["TOTALS", "KernelFigures", "kernel_figures", "main_loop"]
 
@@ -60,8 +60,8 @@ def main_loop(
 ) -> tuple[dict[str, Any], Any]:
     """Time ``kernel``'s loop ``loop`` (default: the most ``ds_*``) over ``iterations``:
     (the JSON payload of ``--loop-timing``, the `LoopTiming`)."""
-    from wgpsim.analysis.kernel_loop import loop_program, loop_trace
-    from wgpsim.analysis.loop_timing import time_kernel_loop
+    from wgpsim.kernel.loop.program import loop_program, loop_trace
+    from wgpsim.kernel.loop.timing import time_kernel_loop
 
     program = loop_program(kernel, loop=loop, hw=hw)
     klt = loop_trace(program, iterations, hw)

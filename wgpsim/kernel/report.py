@@ -1,7 +1,7 @@
 """The LDS report of a compiled kernel, op by op: ``wgpsim kernel``'s analysis.
 
 For every LDS op of the kernel model (`wgpsim.frontend`), keyed by its Python source line: the
-instructions and their count per warp (`wgpsim.analysis.kernel_lowering`), the transposed-load
+instructions and their count per warp (`wgpsim.kernel.lowering`), the transposed-load
 eligibility and its reason, bank conflicts in rocprof-compute's terms (`wgpsim.measures.metrics`:
 ``SQ_LDS_BANK_CONFLICT``, ``SQ_LDS_IDX_ACTIVE``, the Bank Conflict Rate), the physical partitions
 each SIMD pair touches and whether the pairs are co-located (in some instruction, warps of
@@ -32,7 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wgpsim.analysis.kernel_lowering import (
+from wgpsim.errors import WgpsimError
+from wgpsim.frontend.amdgcn import COUNTED
+from wgpsim.frontend.amdgcn_loops import stream
+from wgpsim.frontend.model import Kernel, LdsOp
+from wgpsim.hw.alloc_stages import footprint
+from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.kernel.loop.matching import by_line, ops_at
+from wgpsim.kernel.lowering import (
     KernelAllocation,
     OpLowering,
     allocate_kernel,
@@ -41,13 +48,6 @@ from wgpsim.analysis.kernel_lowering import (
     op_trace,
     pair_partitions,
 )
-from wgpsim.analysis.loop_matching import by_line, ops_at
-from wgpsim.errors import WgpsimError
-from wgpsim.frontend.amdgcn import COUNTED
-from wgpsim.frontend.amdgcn_loops import stream
-from wgpsim.frontend.model import Kernel, LdsOp
-from wgpsim.hw.alloc_stages import footprint
-from wgpsim.hw.config import HardwareConfig, load_hardware
 from wgpsim.measures.metrics import lds_metrics
 from wgpsim.microbench.pieces import piece_info
 
@@ -89,12 +89,12 @@ class KernelReport:
     model: Kernel | None = field(default=None, repr=False)
 
     def __str__(self) -> str:  # print(report): the short text, not the fields
-        from wgpsim.analysis.report_summary import summary
+        from wgpsim.kernel.summary import summary
 
         return summary(self)
 
     def __repr__(self) -> str:
-        from wgpsim.analysis.report_summary import header
+        from wgpsim.kernel.summary import header
 
         return f"<KernelReport {header(self)}>"
 
@@ -262,10 +262,10 @@ def _against_assembly(kernel: Kernel, ops: list[dict[str, Any]]) -> dict[str, An
 
 
 def _suggestion(kernel: Kernel, low: OpLowering, hw: HardwareConfig, engine: str, seen: dict):
-    """A layout without the op's conflicts (``wgpsim.analysis.search_suggest``), or None;
+    """A layout without the op's conflicts (``wgpsim.kernel.suggest``), or None;
     computed once per distinct (shared layout, register layout, shape, element, allocation), as
     ``seen`` keeps them (a loop's prologue and body loads share one)."""
-    from wgpsim.analysis.search_suggest import suggest_layout
+    from wgpsim.kernel.suggest import suggest_layout
 
     md = kernel.buffer(low.op.buffer).memdesc
     key = (md.encoding, low.op.tensor.encoding, tuple(low.op.memdesc.shape), md.elem_bits, md.shape)

@@ -3,8 +3,8 @@ is (docs/DESIGN.md, "The loop, from the assembly").
 
 A ``ds_*`` under ``.loc FILE:LINE`` belongs to an op of that line (`Assigner.take`); several
 ops on one line are served in program order, each up to the instructions of that mnemonic it
-issues. What an op issues is its lowering (`wgpsim.analysis.kernel_lowering.lower_op`) in the
-form the assembly holds on the op's line (`wgpsim.analysis.asm_forms.fit_to_assembly`: the
+issues. What an op issues is its lowering (`wgpsim.kernel.lowering.lower_op`) in the
+form the assembly holds on the op's line (`wgpsim.kernel.asm_forms.fit_to_assembly`: the
 assembly decides the instructions, the layouts the addresses). Within an op, the assembly's
 instructions are matched to the accesses by their immediate offsets (`match_offsets`). The
 matching is generic over `LdsOp`\\ s: any op with a lowering (load, store, async copy's
@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.analysis.asm_forms import fit_to_assembly
-from wgpsim.analysis.kernel_lowering import OpLowering, lower_op
 from wgpsim.frontend.amdgcn_loops import AsmInstr
 from wgpsim.frontend.model import LdsOp
+from wgpsim.kernel.asm_forms import fit_to_assembly
+from wgpsim.kernel.lowering import OpLowering, lower_op
 from wgpsim.trace.instructions import INSTRUCTIONS
 
 __all__ = ["Assigner", "Unmatched", "by_line", "fit_op", "line_of", "match_offsets", "ops_at"]

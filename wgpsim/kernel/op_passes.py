@@ -1,6 +1,6 @@
 """An op's passes as a picture needs them: which lane hits which bank, and the conflicts.
 
-`op_passes` takes an op's lowering (`wgpsim.analysis.kernel_lowering.OpLowering`), builds the
+`op_passes` takes an op's lowering (`wgpsim.kernel.lowering.OpLowering`), builds the
 lock-step trace the report times (`op_trace`), and splits one warp's instructions into their
 passes (`wgpsim.hw.rules.lane_groups`): for each pass, the active lanes, the banks each lane's
 bytes fall in, the distinct dwords per bank (more than one is a bank conflict: the pass takes
@@ -97,7 +97,7 @@ def trace_passes(trace, warp: int, hw: HardwareConfig) -> list[PassView]:
 
 def op_passes(low, hw: HardwareConfig, warp: int = 0) -> list[PassView]:
     """The passes of warp ``warp`` of a modelled op (`OpLowering`); none when not modelled."""
-    from wgpsim.analysis.kernel_lowering import op_trace
+    from wgpsim.kernel.lowering import op_trace
 
     if low.lowering is None or not low.modelled:
         return []

@@ -1,6 +1,6 @@
 """Every kernel of a cache as one table, worst first: ``wgpsim kernel CACHE_ROOT --all``.
 
-A row per kernel (`kernel_row`) from its `wgpsim.analysis.kernel_figures.KernelFigures`:
+A row per kernel (`kernel_row`) from its `wgpsim.kernel.figures.KernelFigures`:
 name, folder, target, warps, wgpsim's LDS bytes and Triton's (``ttg.shared``), the LDS
 instructions per iteration of its main loop (``ds_*`` per warp), the exposed LDS cycles per
 iteration and their share of the iteration, the bank-conflict and partition-stall cycles of its
@@ -9,7 +9,7 @@ op (the most LDS cycles in lock step) with its source line. A kernel that cannot
 row with its one-line ``error``. `kernel_table` sorts worst first: the most exposed LDS cycles
 per iteration, then the most lock-step LDS cycles; unreadable kernels last.
 
->>> from wgpsim.analysis.kernel_figures import kernel_figures
+>>> from wgpsim.kernel.figures import kernel_figures
 >>> rows = kernel_table([
 ...     ("plain", "examples/kernels/lds_bandwidth_plain",
 ...      kernel_figures("examples/kernels/lds_bandwidth_plain", loop=False)),
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wgpsim.analysis.kernel_figures import KernelFigures
+from wgpsim.kernel.figures import KernelFigures
 
 __all__ = ["COLUMNS", "kernel_row", "kernel_table"]
 

@@ -93,7 +93,7 @@ def chrome_trace(
 
 
 def loop_chrome_trace(lt, *, kernel: str = "kernel", cta: int = 0) -> dict[str, Any]:
-    """``chrome_trace`` of a ``wgpsim.analysis.loop_timing.LoopTiming`` (its trace, per-row
+    """``chrome_trace`` of a ``wgpsim.kernel.loop.timing.LoopTiming`` (its trace, per-row
     cycles, labels and iterations)."""
     return chrome_trace(
         lt.trace, lt.op_times, lt.label, kernel=kernel, cta=cta, iteration=lt.iteration

@@ -1,7 +1,7 @@
 """``--fail-on``: the thresholds a ``wgpsim diff`` checks, in a small grammar.
 
 A threshold is ``METRIC OP NUMBER[%]``: a kernel-level figure of
-`wgpsim.analysis.kernel_figures.TOTALS` (``exposed``, ``lds_bytes``, ``partition_stalls``,
+`wgpsim.kernel.figures.TOTALS` (``exposed``, ``lds_bytes``, ``partition_stalls``,
 ...), ``>`` or ``<``, a signed number, and ``%`` for a change relative to the old value
 (without it, the change in the figure's own unit). A kernel *regresses* under it when its
 change (new - old, or 100 * (new - old) / old) is beyond the number in that direction:
@@ -29,8 +29,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from wgpsim.analysis.kernel_figures import TOTALS
 from wgpsim.errors import ConfigError, closest
+from wgpsim.kernel.figures import TOTALS
 
 __all__ = ["Threshold", "parse_threshold", "relative_change"]
 

@@ -53,10 +53,10 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.analysis.loop_whatif import TRANSFORMS, WHAT_IFS, kept_rows
 from wgpsim.engine import simulate
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.kernel.loop.whatif import TRANSFORMS, WHAT_IFS, kept_rows
 from wgpsim.trace.instructions import BARRIER, NUM_LDS_OPS, TDM, WAIT_DS, WAIT_TENSOR
 from wgpsim.trace.trace import Trace
 
@@ -203,7 +203,7 @@ def time_loop(
 
 
 def time_kernel_loop(loop, hw: HardwareConfig | None = None, **kw) -> LoopTiming:
-    """``time_loop`` on a ``wgpsim.analysis.kernel_loop.KernelLoopTrace``: an LDS row is
+    """``time_loop`` on a ``wgpsim.kernel.loop.program.KernelLoopTrace``: an LDS row is
     labelled by its TTGIR op and source line (``kernel_loop.op_label``: one row per op, so a
     GEMM's A and B stores are two rows), any other row by its mnemonic."""
     labels, mnemonic = loop.label, loop.mnemonic
