@@ -77,8 +77,8 @@ def _configs() -> dict:
 
 
 def _sweep(raw: dict):
-    from wgpsim.experiments.config import ConfigSource
     from wgpsim.experiments.gemm_candidates import candidate_point, parse_config
+    from wgpsim.sweeps.config import ConfigSource
 
     source = ConfigSource(CONFIG.name, CONFIG.parent)
     cfg = parse_config(raw, source)

@@ -22,10 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import wgpsim.experiments.executor as executor
+import wgpsim.sweeps.executor as executor
 from wgpsim.cli import main
 from wgpsim.errors import ConfigError
-from wgpsim.experiments.executor import Checkpoint, run_points
+from wgpsim.sweeps.executor import Checkpoint, run_points
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "lds_bandwidth.yaml"
 

@@ -8,7 +8,7 @@ Each candidate is a shared layout for the seed's microbenchmark tensor ``[warps,
 vec/perPhase/maxPhase, padded intervals, partitioned numPartitions/numGroups/partitionDim
 over swizzled inner layouts; 2, 4 and 8 warps), evaluated as ``wgpsim run`` evaluates one sweep
 point of ``configs/lds_bandwidth.yaml``: layout -> addresses -> allocator -> trace -> the fast
-engine, at one burst length. The same points go through ``wgpsim.experiments.executor`` with
+engine, at one burst length. The same points go through ``wgpsim.sweeps.executor`` with
 1 worker (in this process), 2 local worker processes, and a local Dask cluster of 2 worker
 processes on loopback; the script checks that the three give the same rows, then prints the
 wall times, throughput, speedup and parallel efficiency (T1 / (2 x T2)). Each executor runs
@@ -29,10 +29,10 @@ from functools import partial
 from pathlib import Path
 
 from wgpsim.errors import AllocationError, LayoutError, TraceError
-from wgpsim.experiments.config import load_config
-from wgpsim.experiments.executor import run_points
 from wgpsim.experiments.lds_bandwidth import LdsBandwidthConfig, measure, parse_config, prepare
 from wgpsim.layout.notation import parse
+from wgpsim.sweeps.config import load_config
+from wgpsim.sweeps.executor import run_points
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "lds_bandwidth.yaml"
 DISTRIBUTED = (

@@ -91,7 +91,7 @@ def test_run_help_names_the_scheduler_variable() -> None:
     import io
 
     from wgpsim.cli import main
-    from wgpsim.experiments.executor import SCHEDULER_ENV
+    from wgpsim.sweeps.executor import SCHEDULER_ENV
 
     with contextlib.redirect_stdout(io.StringIO()) as out, pytest.raises(SystemExit):
         main(["run", "--help"])

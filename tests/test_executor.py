@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import wgpsim.experiments.executor as executor
 import wgpsim.experiments.lds_bandwidth as lds_bandwidth
+import wgpsim.sweeps.executor as executor
 from wgpsim.errors import ConfigError
 from wgpsim.experiments import run_experiment
-from wgpsim.experiments.executor import Checkpoint, Execution, point_key, run_points
+from wgpsim.sweeps.executor import Checkpoint, Execution, point_key, run_points
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "lds_bandwidth.yaml"

@@ -6,7 +6,7 @@ import pytest
 
 from wgpsim.errors import ConfigError
 from wgpsim.experiments import ExperimentResult, kinds, register_kind, run_experiment
-from wgpsim.experiments.config import (
+from wgpsim.sweeps.config import (
     ConfigSource,
     Field,
     apply_overrides,

@@ -261,7 +261,7 @@ def test_candidates_resume_from_the_checkpoint(tmp_path):
 
 
 def test_pool_gives_the_same_tables_as_in_process(tmp_path, monkeypatch):
-    import wgpsim.experiments.executor as executor
+    import wgpsim.sweeps.executor as executor
 
     path = _small(tmp_path)
     here = run_experiment(path, workers=1)

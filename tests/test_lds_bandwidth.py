@@ -13,10 +13,10 @@ import yaml
 
 from wgpsim.errors import ConfigError
 from wgpsim.experiments import run_experiment
-from wgpsim.experiments.config import load_config
 from wgpsim.experiments.lds_bandwidth import parse_config, prepare
 from wgpsim.hw import load_hardware
 from wgpsim.measures.ports import usable_ports
+from wgpsim.sweeps.config import load_config
 from wgpsim.trace.instructions import INSTRUCTIONS
 
 ROOT = Path(__file__).resolve().parents[1]

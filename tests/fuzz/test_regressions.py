@@ -10,7 +10,7 @@ from cli_runner import run_cli
 
 from wgpsim.errors import ConfigError
 from wgpsim.experiments import run_experiment
-from wgpsim.experiments.executor import SCHEDULER_ENV, run_points
+from wgpsim.sweeps.executor import SCHEDULER_ENV, run_points
 
 ROOT = Path(__file__).resolve().parents[2]
 LDS = ROOT / "configs" / "lds_bandwidth.yaml"
@@ -250,7 +250,7 @@ def test_a_failing_run_keeps_the_checkpoint(tmp_path):
 
 
 def test_two_runs_into_one_out_are_refused(tmp_path):
-    from wgpsim.experiments.executor import Checkpoint
+    from wgpsim.sweeps.executor import Checkpoint
 
     out = tmp_path / "out"
     holder = Checkpoint(out / "checkpoint.jsonl", lock=True)

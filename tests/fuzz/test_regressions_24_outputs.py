@@ -44,7 +44,7 @@ def _full_disk(*args, **kwargs):
     ids=["run", "search"],
 )
 def test_a_failed_rerun_leaves_the_previous_results(tmp_path, monkeypatch, argv, rerun):
-    import wgpsim.experiments as experiments
+    import wgpsim.sweeps.kinds as experiments
 
     out = tmp_path / "out"
     assert run_cli(*argv, "--out", out).code == 0
@@ -56,7 +56,7 @@ def test_a_failed_rerun_leaves_the_previous_results(tmp_path, monkeypatch, argv,
 
 
 def test_a_failed_first_run_leaves_nothing(tmp_path, monkeypatch):
-    import wgpsim.experiments as experiments
+    import wgpsim.sweeps.kinds as experiments
 
     monkeypatch.setattr(experiments, "_save_figure", _full_disk)
     run_cli("run", LDS, *SMALL, "--out", tmp_path / "out").assert_one_line("No space left")
@@ -141,7 +141,7 @@ class _Swallowed:
 
 
 def test_an_interrupt_python_swallows_still_ends_with_130(tmp_path, monkeypatch):
-    import wgpsim.experiments as experiments
+    import wgpsim.sweeps.kinds as experiments
 
     drawn = experiments._save_figure
 
@@ -195,7 +195,7 @@ def test_sigterm_during_a_figure_write_leaves_no_temporary_file(kit, monkeypatch
 
 
 def test_a_run_refused_by_the_lock_leaves_the_holders_stage_alone(tmp_path):
-    from wgpsim.experiments.executor import Checkpoint
+    from wgpsim.sweeps.executor import Checkpoint
 
     out = tmp_path / "out"
     holder = Checkpoint(out / ".wgpsim-partial" / "checkpoint.jsonl", lock=True,

@@ -21,7 +21,7 @@ Each finished sweep point is appended to the stage's ``checkpoint.jsonl`` (begun
 interrupted (Ctrl-C, a kill) keeps that checkpoint. ``--resume`` computes only the points
 missing from it, and the tables are the same as an uninterrupted run's.
 Where the points run (``--workers`` or the config's ``execution: {workers: N}``, ``--scheduler``
-or ``$WGPSIM_SCHEDULER``) is described in ``wgpsim.experiments.executor``; the results do not
+or ``$WGPSIM_SCHEDULER``) is described in ``wgpsim.sweeps.executor``; the results do not
 depend on it. A scheduler is never read from a config file: connecting to one trusts it, since
 what it returns is unpickled in this process.
 """
@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # the handler imports the experiments: `wgpsim --help` stays 
     from wgpsim.experiments import ExperimentResult
 
 SCHEDULER_ENV = "WGPSIM_SCHEDULER"
-"""``wgpsim.experiments.executor.SCHEDULER_ENV``, named here for the help text without
+"""``wgpsim.sweeps.executor.SCHEDULER_ENV``, named here for the help text without
 importing the experiments (tests/test_cli_startup.py checks that the two agree)."""
 
 CHECKPOINT = "checkpoint.jsonl"
@@ -202,7 +202,7 @@ def _staged_checkpoint(out: Path, resume: bool) -> Any:
     """The checkpoint of a run into ``out``: in ``out``'s stage (``wgpsim.files``), begun as
     a copy of the last finished run's, under ``out``'s lock; the stage is emptied of what an
     interrupted run left there, its checkpoint kept, once the lock is held."""
-    from wgpsim.experiments.executor import Checkpoint
+    from wgpsim.sweeps.executor import Checkpoint
 
     checkpoint = Checkpoint(
         out / STAGE / CHECKPOINT,

@@ -25,7 +25,7 @@ from wgpsim.cli.run import add_execution_args, execute, show
 from wgpsim.errors import ConfigError
 
 if TYPE_CHECKING:  # imported by the handler: `wgpsim --help` stays fast
-    from wgpsim.experiments.config import Override
+    from wgpsim.sweeps.config import Override
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -87,7 +87,7 @@ FLAGS = {
 
 def flag_overrides(args: argparse.Namespace) -> list[Override]:
     """The config fields the flags set, each an :class:`Override` naming its flag."""
-    from wgpsim.experiments.config import Override
+    from wgpsim.sweeps.config import Override
 
     if args.config is None and (args.block is None or args.warps is None):
         raise ConfigError("wgpsim search: give a CONFIG file, or --block and --warps")

@@ -7,13 +7,13 @@ is imported (discovered) the first time an experiment runs, so adding a kind is 
     def run(raw, source, *, hw_path=None, progress=None, execution=None) -> ExperimentResult: ...
 
 The runner gets the raw mapping (``kind`` included, ``--set`` overrides applied, the
-``execution`` section taken out) and its :class:`~wgpsim.experiments.config.ConfigSource`,
-validates it with the helpers of :mod:`wgpsim.experiments.config` before any heavy work, and
+``execution`` section taken out) and its :class:`~wgpsim.sweeps.config.ConfigSource`,
+validates it with the helpers of :mod:`wgpsim.sweeps.config` before any heavy work, and
 returns an :class:`ExperimentResult`. ``progress`` is a tqdm-like wrapper ``progress(iterable,
 total=..., desc=...)`` or None.
 
-Sweeps run through one executor (:mod:`wgpsim.experiments.executor`): a runner that takes
-``execution`` (an :class:`~wgpsim.experiments.executor.Execution`: workers, Dask scheduler,
+Sweeps run through one executor (:mod:`wgpsim.sweeps.executor`): a runner that takes
+``execution`` (an :class:`~wgpsim.sweeps.executor.Execution`: workers, Dask scheduler,
 checkpoint, progress) runs each sweep with one call, ``execution.map(fn, points, desc=...)``,
 where ``fn`` is a module-level function of one point (bind the config with
 ``functools.partial``) returning a row dict. Every config may hold an ``execution`` section,
@@ -38,13 +38,12 @@ import importlib.util
 import inspect
 import pkgutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from wgpsim.columns import Columns
 from wgpsim.errors import ConfigError, shown
-from wgpsim.experiments.config import (
+from wgpsim.sweeps.config import (
     ConfigSource,
     Field,
     apply_overrides,
@@ -53,16 +52,10 @@ from wgpsim.experiments.config import (
     flatten,
     load_config,
 )
-from wgpsim.experiments.executor import SCHEDULER_ENV, Checkpoint, Execution
-from wgpsim.extras import require
-from wgpsim.files import atomic_write, is_safe_stem
+from wgpsim.sweeps.executor import SCHEDULER_ENV, Checkpoint, Execution
+from wgpsim.sweeps.kinds import KINDS as _KINDS
+from wgpsim.sweeps.kinds import ExperimentResult, Runner, register_kind
 
-if TYPE_CHECKING:  # imported by the experiments that build tables; `wgpsim --help` stays light
-    import pandas as pd
-
-Runner = Callable[..., "ExperimentResult"]
-
-_KINDS: dict[str, Runner] = {}
 _NOT_KINDS = {"config", "executor"}
 
 EXECUTION_FIELDS = (
@@ -74,128 +67,6 @@ EXECUTION_FIELDS = (
         valid=(1, 1024),
     ),
 )
-
-
-@dataclass(frozen=True)
-class ExperimentResult:
-    """What an experiment produced.
-
-    ``tables`` maps a name to a DataFrame (the first is the main one, :attr:`table`); a kind
-    may give :class:`~wgpsim.columns.Columns` instead (``lds_bandwidth`` does: ``wgpsim run``
-    then prints and writes them without importing pandas), which :func:`run_experiment`
-    turns into DataFrames (:meth:`frames`) unless asked not to (``frames=False``, the CLI);
-    ``summary`` holds what tables do not, as the kind's frozen dataclass (e.g.
-    ``LdsBandwidthSummary``: the parsed config, fits, peaks), read by attribute; ``overrides``
-    lists the changes to the config files the run used (``--set`` items, ``hardware_overrides``,
-    ``--hw``), which figure titles show (:meth:`title`); ``notes`` are warnings about the
-    results (a poor fit) that the CLI prints; ``report``, if the kind gives one, is its whole
-    result in words, which ``wgpsim run`` (and the kind's own verb) prints in place of the
-    display table (``layout_search``: the ranking, references, Pareto front, winner's code); ``display`` is the
-    main table formatted for people (strings, headers as the seed writes them), if the kind
-    gives one (a DataFrame or Columns, as the tables). ``figures`` maps a file stem to a ``matplotlib.figure.Figure`` or a callable
-    returning one (built only when written): experiments sit below ``wgpsim.plots``, so the
-    figures are attached above them, with :meth:`with_figures` (``wgpsim run`` does it).
-    """
-
-    kind: str
-    name: str
-    tables: dict[str, pd.DataFrame | Columns]
-    summary: Any = None
-    display: pd.DataFrame | Columns | None = None
-    figures: dict[str, Any] = field(default_factory=dict)
-    overrides: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    report: str | None = None
-
-    @property
-    def table(self) -> pd.DataFrame | Columns:
-        """The main table (the first of :attr:`tables`)."""
-        return next(iter(self.tables.values()))
-
-    def frames(self) -> ExperimentResult:
-        """This result with every table (and ``display``) a DataFrame: what the Python API
-        returns (pandas is imported only if a table is :class:`~wgpsim.columns.Columns`)."""
-        if not any(isinstance(t, Columns) for t in (*self.tables.values(), self.display)):
-            return self
-        tables = {n: _frame(t) for n, t in self.tables.items()}
-        return replace(self, tables=tables, display=_frame(self.display))
-
-    def title(self, text: str) -> str:
-        """``text`` with the run's name and the overrides it used, for figure and table titles.
-
-        >>> ExperimentResult("k", "lds", {}, overrides=("warps=8",)).title("Bandwidth")
-        'Bandwidth (lds; warps=8)'
-        """
-        details = "; ".join((self.name, *self.overrides))
-        joint = "\n" if len(text) + len(details) > 75 else " "
-        return f"{text}{joint}({details})"
-
-    def with_figures(self, figures: Mapping[str, Any]) -> ExperimentResult:
-        """A copy with ``figures`` added (name -> Figure or callable returning one)."""
-        return replace(self, figures={**self.figures, **figures})
-
-    def records(self, name: str | None = None) -> list[dict[str, Any]]:
-        """The main table (or the table ``name``) as a list of plain dicts (what ``--json``
-        prints)."""
-        table = self.table if name is None else self.tables[name]
-        if isinstance(table, Columns):
-            return table.rows()
-        return [
-            {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
-            for row in table.to_dict(orient="records")
-        ]
-
-    def write(self, out_dir: str | Path, parquet: bool = False) -> list[Path]:
-        """Write every table as CSV (and Parquet) and every figure as PNG into ``out_dir``.
-
-        Each file is written atomically (``wgpsim.files.atomic_write``): an interrupted run leaves
-        no half-written file.
-        """
-        unsafe = [n for n in (*self.tables, *self.figures) if not is_safe_stem(str(n))]
-        if unsafe:  # before any file is written (a kind names files after its candidates)
-            raise ConfigError(
-                f"{self.kind}: {shown(unsafe[0])} cannot name a file (use letters, digits and "
-                "_.+- only)"
-            )
-        if parquet:
-            require("pyarrow", "parquet", "writing Parquet tables")
-        out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name, table in self.tables.items():
-            written.append(out_dir / f"{name}.csv")
-            if isinstance(table, Columns):
-                atomic_write(written[-1], table.write_csv)
-            else:
-                atomic_write(written[-1], lambda p, df=table: df.to_csv(p, index=False))
-            if parquet:
-                written.append(out_dir / f"{name}.parquet")
-                df = _frame(table)
-                atomic_write(written[-1], lambda p, df=df: df.to_parquet(p, index=False))
-        for name, make in self.figures.items():
-            written.append(out_dir / f"{name}.png")
-            atomic_write(written[-1], lambda p, make=make: _save_figure(make, p))
-        return written
-
-
-def _frame(table: Any) -> Any:
-    """``table`` as a DataFrame if it is :class:`~wgpsim.columns.Columns` (else itself)."""
-    return table.to_frame() if isinstance(table, Columns) else table
-
-
-def _save_figure(make: Callable[[], Any], path: Path) -> None:
-    fig = make() if callable(make) else make
-    fig.savefig(path, format=path.suffix.lstrip(".") or "png", dpi=120, bbox_inches="tight")
-
-
-def register_kind(name: str) -> Callable[[Runner], Runner]:
-    """Decorator: make ``runner`` the experiment for ``kind: name``."""
-
-    def decorate(runner: Runner) -> Runner:
-        _KINDS[name] = runner
-        return runner
-
-    return decorate
 
 
 def _discover() -> None:
@@ -228,10 +99,10 @@ def run_experiment(
     ``hw_path`` replaces the config's ``hardware`` file. Every config error is raised (as
     :class:`~wgpsim.errors.ConfigError`) before the experiment does any work. ``workers`` and
     ``scheduler`` choose where the sweep's points run (``workers`` overrides the config's
-    ``execution`` section; see :mod:`wgpsim.experiments.executor`); ``checkpoint`` is a JSON
+    ``execution`` section; see :mod:`wgpsim.sweeps.executor`); ``checkpoint`` is a JSON
     Lines file that records each finished point, and ``resume`` reuses the points already in it.
     Given as a path, the checkpoint is locked for the run and kept to this run's lines when it
-    succeeds; given as a :class:`~wgpsim.experiments.executor.Checkpoint`, its owner (the CLI,
+    succeeds; given as a :class:`~wgpsim.sweeps.executor.Checkpoint`, its owner (the CLI,
     which writes the tables first) calls ``finish`` and ``close``. ``kind``, if given, is the
     only kind the caller runs (``wgpsim search``: ``layout_search``). The tables are
     DataFrames; with ``frames=False`` they stay as the kind built them (``wgpsim run``, which

@@ -46,8 +46,6 @@ import pandas as pd
 
 from wgpsim.engine import ENGINES
 from wgpsim.errors import AllocationError, ConfigError, LayoutError, TraceError, shown
-from wgpsim.experiments import ExperimentResult, register_kind
-from wgpsim.experiments._drift import DriftSection, drift_tables, parse_drift
 from wgpsim.experiments._gemm_tables import (
     candidate_rows,
     display,
@@ -55,16 +53,6 @@ from wgpsim.experiments._gemm_tables import (
     tables,
     tables_from_rows,
 )
-from wgpsim.experiments.config import (
-    KIND_AND_HARDWARE,
-    SEED_RANGE,
-    ConfigSource,
-    Field,
-    check_fields,
-    check_names,
-    load_hardware_for,
-)
-from wgpsim.experiments.executor import Execution, fingerprint
 from wgpsim.hw import HardwareConfig
 from wgpsim.layout.distributed import AMDWMMALayout
 from wgpsim.layout.dtypes import DTYPE_BITS
@@ -77,6 +65,18 @@ from wgpsim.microbench.candidates import (
 )
 from wgpsim.microbench.gemm import CandidateAnalysis, CandidateSpec, analyse
 from wgpsim.search.space import tile_bits
+from wgpsim.sweeps.config import (
+    KIND_AND_HARDWARE,
+    SEED_RANGE,
+    ConfigSource,
+    Field,
+    check_fields,
+    check_names,
+    load_hardware_for,
+)
+from wgpsim.sweeps.drift_section import DriftSection, drift_tables, parse_drift
+from wgpsim.sweeps.executor import Execution, fingerprint
+from wgpsim.sweeps.kinds import ExperimentResult, register_kind
 
 FIELDS = (
     *KIND_AND_HARDWARE,
@@ -385,7 +385,7 @@ def run(
     """Validate, analyse every candidate, tabulate and rank.
 
     One point per candidate (:func:`candidate_point`) runs through ``execution`` (default:
-    every core, in-process when the list is small; :mod:`wgpsim.experiments.executor`), so a
+    every core, in-process when the list is small; :mod:`wgpsim.sweeps.executor`), so a
     long list runs in parallel and resumes from a checkpoint.
     """
     cfg = parse_config(raw, source, hw_path=hw_path)

@@ -28,21 +28,21 @@ from typing import Any
 
 from wgpsim.engine import ENGINES
 from wgpsim.errors import LayoutError, shown
-from wgpsim.experiments import ExperimentResult, register_kind
 from wgpsim.experiments._search_tables import report, tables
-from wgpsim.experiments.config import (
+from wgpsim.experiments.gemm_candidates import _candidate, _gemm, _is_bases, _shared_spec
+from wgpsim.hw.config_schema import RANGES
+from wgpsim.layout.dtypes import DTYPE_BITS
+from wgpsim.search.search import SearchProblem, SearchResult, add_drift, search
+from wgpsim.search.space import CtaLayout, SharedChoice
+from wgpsim.sweeps.config import (
     KIND_AND_HARDWARE,
     ConfigSource,
     Field,
     check_fields,
     load_hardware_for,
 )
-from wgpsim.experiments.executor import Execution
-from wgpsim.experiments.gemm_candidates import _candidate, _gemm, _is_bases, _shared_spec
-from wgpsim.hw.config_schema import RANGES
-from wgpsim.layout.dtypes import DTYPE_BITS
-from wgpsim.search.search import SearchProblem, SearchResult, add_drift, search
-from wgpsim.search.space import CtaLayout, SharedChoice
+from wgpsim.sweeps.executor import Execution
+from wgpsim.sweeps.kinds import ExperimentResult, register_kind
 
 FIELDS = (
     *KIND_AND_HARDWARE,

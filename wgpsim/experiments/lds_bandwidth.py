@@ -44,19 +44,6 @@ import numpy as np
 from wgpsim.columns import Columns
 from wgpsim.engine import ENGINES, simulate
 from wgpsim.errors import AllocationError, ConfigError, LayoutError, TraceError
-from wgpsim.experiments import ExperimentResult, register_kind
-from wgpsim.experiments._drift import DriftSection, parse_drift, run_drift
-from wgpsim.experiments.config import (
-    KIND_AND_HARDWARE,
-    SEED_RANGE,
-    ConfigSource,
-    Field,
-    check_fields,
-    check_names,
-    load_hardware_for,
-    unknown_message,
-)
-from wgpsim.experiments.executor import Execution, fingerprint
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.alloc import Allocation, allocate_on, tensor_buffers
 from wgpsim.layout.addresses import local_load_encodings
@@ -67,6 +54,19 @@ from wgpsim.measures.fit import SteadyStateFit, fit_steady_state
 from wgpsim.measures.metrics import conflict_rate
 from wgpsim.measures.ports import peak_bytes_per_cycle
 from wgpsim.microbench.kernels import layout_microbenchmark
+from wgpsim.sweeps.config import (
+    KIND_AND_HARDWARE,
+    SEED_RANGE,
+    ConfigSource,
+    Field,
+    check_fields,
+    check_names,
+    load_hardware_for,
+    unknown_message,
+)
+from wgpsim.sweeps.drift_section import DriftSection, parse_drift, run_drift
+from wgpsim.sweeps.executor import Execution, fingerprint
+from wgpsim.sweeps.kinds import ExperimentResult, register_kind
 from wgpsim.trace.instructions import INSTRUCTIONS, LANES
 from wgpsim.trace.trace import Trace
 
@@ -445,7 +445,7 @@ def run(
 
     The sweep's points, ``(layout, burst)``, and the drift section's ``(layout, jitter,
     seed)`` run through ``execution`` (default: every core, in-process when the sweep is small;
-    see :mod:`wgpsim.experiments.executor`).
+    see :mod:`wgpsim.sweeps.executor`).
     """
     cfg = parse_config(raw, source, hw_path=hw_path)
     first = check_cases(cfg, source)

@@ -145,7 +145,7 @@ def fixed_cycles(hw: HardwareConfig) -> int:
 
 class InProcess:
     """The ``execution`` :func:`search` uses when it is given none: every point here, one
-    after the other. A sweep passes its `wgpsim.experiments.executor.Execution` instead (a
+    after the other. A sweep passes its `wgpsim.sweeps.executor.Execution` instead (a
     pool, Dask, a progress bar), which has the same ``map``; this layer does not import it
     (analysis is below experiments).
 

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from wgpsim.experiments.config import ConfigSource, Field, check_fields
-from wgpsim.experiments.executor import Execution
 from wgpsim.extras import require
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.config_schema import RANGES
 from wgpsim.measures.drift import DEFAULT_CONFIDENCE, drift_point, summarize_runs
+from wgpsim.sweeps.config import ConfigSource, Field, check_fields
+from wgpsim.sweeps.executor import Execution
 from wgpsim.trace.trace import Trace
 
 if TYPE_CHECKING:  # built only for a drift section: `wgpsim run` imports no pandas
