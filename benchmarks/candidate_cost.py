@@ -77,7 +77,7 @@ def _configs() -> dict:
 
 
 def _sweep(raw: dict):
-    from wgpsim.experiments.gemm_candidates import candidate_point, parse_config
+    from wgpsim.microbench.gemm_candidates import candidate_point, parse_config
     from wgpsim.sweeps.config import ConfigSource
 
     source = ConfigSource(CONFIG.name, CONFIG.parent)

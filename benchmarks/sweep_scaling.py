@@ -29,8 +29,8 @@ from functools import partial
 from pathlib import Path
 
 from wgpsim.errors import AllocationError, LayoutError, TraceError
-from wgpsim.experiments.lds_bandwidth import LdsBandwidthConfig, measure, parse_config, prepare
 from wgpsim.layout.notation import parse
+from wgpsim.microbench.bandwidth import LdsBandwidthConfig, measure, parse_config, prepare
 from wgpsim.sweeps.config import load_config
 from wgpsim.sweeps.executor import run_points
 

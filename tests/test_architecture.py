@@ -26,17 +26,20 @@ LEAVES = frozenset(
 )
 """Leaf modules beside the floors: any package may import them; they import no floor."""
 
-_FLOORS = ("layout", "frontend", "trace", "hw", "engine", "measures", "sweeps", "experiments")
+_FLOORS = ("layout", "frontend", "trace", "hw", "engine", "measures", "sweeps")
+"""The shared floors, in order: each may import the ones before it."""
 
 _JOBS = frozenset({"microbench", "search", "kernel", "calibration"})
 """The packages of the jobs a user comes for (docs/DESIGN.md, "The map")."""
 
 
 def _below(floor: str) -> frozenset[str]:
-    """The floors under ``floor`` in the order layout -> frontend -> trace -> ... -> experiments,
+    """The floors under ``floor`` in the order layout -> frontend -> trace -> ... -> sweeps,
     and every leaf module."""
     return frozenset(_FLOORS[: _FLOORS.index(floor)]) | LEAVES
 
+
+_ALL_FLOORS = frozenset(_FLOORS) | LEAVES
 
 ALLOWED: dict[str, frozenset[str]] = {
     # leaf modules: each imports only the leaves named here
@@ -56,18 +59,18 @@ ALLOWED: dict[str, frozenset[str]] = {
     "engine": _below("engine"),
     "measures": _below("measures"),
     "sweeps": _below("sweeps"),
-    "experiments": _below("experiments") | _JOBS,
-    # the jobs (docs/DESIGN.md, "The map"); while issue 26 moves the executor and the kinds out
-    # of experiments, a job may still import experiments
-    "calibration": _below("experiments"),
-    "microbench": _below("experiments"),
-    "search": _below("experiments") | {"microbench"},
-    "kernel": _below("experiments") | {"microbench", "search"},
+    # the jobs, over every floor; search builds on the GEMM candidates, kernel on both
+    "microbench": _ALL_FLOORS,
+    "search": _ALL_FLOORS | {"microbench"},
+    "kernel": _ALL_FLOORS | {"microbench", "search"},
+    "calibration": _ALL_FLOORS,
+    # run a YAML file by its kind: the registry imports each job's kind module
+    "experiments": _ALL_FLOORS | _JOBS,
     # the top: figures, pages, the command, and the Python entry points
-    "plots": frozenset(_FLOORS) | _JOBS | LEAVES,
-    "html": frozenset(_FLOORS) | _JOBS | LEAVES | {"plots"},
-    "cli": frozenset(_FLOORS) | _JOBS | LEAVES | {"plots", "html", "wgpsim"},
-    "wgpsim": frozenset(_FLOORS) | _JOBS | LEAVES,  # the root's lazy names (wgpsim.lower, ...)
+    "plots": _ALL_FLOORS | _JOBS | {"experiments"},
+    "html": _ALL_FLOORS | _JOBS | {"experiments", "plots"},
+    "cli": _ALL_FLOORS | _JOBS | {"experiments", "plots", "html", "wgpsim"},
+    "wgpsim": _ALL_FLOORS | {"experiments"},  # the root's lazy names (wgpsim.lower, ...)
     "__main__": frozenset({"cli"}),
 }
 """Package -> the packages it may import (besides itself)."""

@@ -223,7 +223,7 @@ def test_help_lists_the_options(capsys):
 
 
 def test_resume_computes_only_the_missing_points(capsys, tmp_path, monkeypatch):
-    import wgpsim.experiments.lds_bandwidth as lds
+    import wgpsim.microbench.bandwidth as lds
 
     out_dir = tmp_path / "out"
     code, first, err = _run(capsys, CONFIG, "--json", "--out", out_dir, *FAST, "--workers", "1")

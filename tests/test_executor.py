@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import wgpsim.experiments.lds_bandwidth as lds_bandwidth
+import wgpsim.microbench.bandwidth as lds_bandwidth
 import wgpsim.sweeps.executor as executor
 from wgpsim.errors import ConfigError
 from wgpsim.experiments import run_experiment

@@ -13,7 +13,6 @@ import pytest
 from wgpsim.engine import simulate
 from wgpsim.engine.result import ClockReads, Result
 from wgpsim.errors import LayoutError
-from wgpsim.experiments._gemm_tables import candidate_rows, tables_from_rows
 from wgpsim.hw import load_hardware
 from wgpsim.hw.alloc import allocate_on, tensor_buffers
 from wgpsim.microbench import gemm_parts
@@ -33,6 +32,7 @@ from wgpsim.microbench.gemm import (
     build_shared,
     clear_caches,
 )
+from wgpsim.microbench.gemm_tables import candidate_rows, tables_from_rows
 from wgpsim.microbench.kernels import k_step_trace
 from wgpsim.microbench.pieces import (
     band_partitions,

@@ -14,7 +14,6 @@ import pytest
 
 from wgpsim.engine import simulate
 from wgpsim.errors import TraceError
-from wgpsim.experiments.lds_bandwidth import parse_config, prepare
 from wgpsim.frontend.amdgcn_loops import loops, straight
 from wgpsim.frontend.sources import read_kernel
 from wgpsim.hw import load_hardware
@@ -25,6 +24,7 @@ from wgpsim.kernel.loop.program import (
     ttgir_program,
     wmma_cost,
 )
+from wgpsim.microbench.bandwidth import parse_config, prepare
 from wgpsim.sweeps.config import load_config
 from wgpsim.trace.instructions import OPS
 

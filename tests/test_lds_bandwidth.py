@@ -13,9 +13,9 @@ import yaml
 
 from wgpsim.errors import ConfigError
 from wgpsim.experiments import run_experiment
-from wgpsim.experiments.lds_bandwidth import parse_config, prepare
 from wgpsim.hw import load_hardware
 from wgpsim.measures.ports import usable_ports
+from wgpsim.microbench.bandwidth import parse_config, prepare
 from wgpsim.sweeps.config import load_config
 from wgpsim.trace.instructions import INSTRUCTIONS
 

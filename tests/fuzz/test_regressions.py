@@ -264,7 +264,7 @@ def test_two_runs_into_one_out_are_refused(tmp_path):
 
 
 def test_resume_works_from_any_directory(tmp_path, monkeypatch):
-    import wgpsim.experiments.lds_bandwidth as lds
+    import wgpsim.microbench.bandwidth as lds
 
     out = tmp_path / "out"
     monkeypatch.chdir(ROOT)
@@ -416,7 +416,7 @@ def test_an_unknown_flag_gets_the_verbs_usage(capsys):
 
 
 def test_search_refuses_bad_flags_before_it_searches(monkeypatch):
-    import wgpsim.experiments.layout_search as layout_search
+    import wgpsim.search.layout_search as layout_search
 
     def never(*args, **kwargs):
         raise AssertionError("the search ran on a bad config")

@@ -1,7 +1,8 @@
 """Experiments run from YAML: each ``kind`` is a function from a validated config to tables.
 
-A kind registers itself with :func:`register_kind` in its own module of this package; the module
-is imported (discovered) the first time an experiment runs, so adding a kind is adding a module::
+A kind registers itself with :func:`register_kind` in a module of its job's package, named in
+:data:`KIND_MODULES`; the module is imported the first time an experiment of its kind runs, so
+adding a kind is adding a module and its line there::
 
     @register_kind("lds_bandwidth")
     def run(raw, source, *, hw_path=None, progress=None, execution=None) -> ExperimentResult: ...
@@ -34,9 +35,7 @@ wgpsim.errors.ConfigError: <config>: field 'kind': unknown kind 'lds_bandwidht';
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import inspect
-import pkgutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -56,7 +55,12 @@ from wgpsim.sweeps.executor import SCHEDULER_ENV, Checkpoint, Execution
 from wgpsim.sweeps.kinds import KINDS as _KINDS
 from wgpsim.sweeps.kinds import ExperimentResult, Runner, register_kind
 
-_NOT_KINDS = {"config", "executor"}
+KIND_MODULES = {
+    "lds_bandwidth": "wgpsim.microbench.bandwidth",
+    "gemm_candidates": "wgpsim.microbench.gemm_candidates",
+    "layout_search": "wgpsim.search.layout_search",
+}
+"""Kind name -> the module that registers it (each job holds its own kinds)."""
 
 EXECUTION_FIELDS = (
     Field(
@@ -70,9 +74,8 @@ EXECUTION_FIELDS = (
 
 
 def _discover() -> None:
-    for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("_") and info.name not in _NOT_KINDS:
-            importlib.import_module(f"{__name__}.{info.name}")
+    for module in KIND_MODULES.values():
+        importlib.import_module(module)
 
 
 def kinds() -> list[str]:
@@ -196,11 +199,9 @@ def _execution(
 def _runner_for(kind: Any, source: ConfigSource) -> Runner:
     if kind is not None and not isinstance(kind, str):
         raise source.error("kind", f"expected a kind name (a string), got {shown(kind)}")
-    # A kind usually lives in the module of its name: import only that one (start-up time).
-    name = str(kind)
-    own_module = name.isidentifier() and name not in _NOT_KINDS and not name.startswith("_")
-    if own_module and importlib.util.find_spec(f"{__name__}.{name}") is not None:
-        importlib.import_module(f"{__name__}.{name}")
+    # Import only the module of this kind (start-up time).
+    if isinstance(kind, str) and kind in KIND_MODULES:
+        importlib.import_module(KIND_MODULES[kind])
     if kind in _KINDS:
         return _KINDS[kind]
     known = kinds()

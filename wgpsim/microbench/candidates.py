@@ -40,7 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from wgpsim.errors import LayoutError
+from wgpsim.errors import ConfigError, LayoutError
+from wgpsim.layout.bits import is_pow2
 from wgpsim.layout.distributed import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.dtypes import dtype_bytes
 
@@ -237,6 +238,22 @@ def auto_partition(
     )
 
 
+def tile_bits(block_mn: Sequence[int], tile_shape: Sequence[int]) -> tuple[int, int]:
+    """(row bits, column bits) of the instruction-tile grid of a block.
+
+    >>> tile_bits((128, 128), (16, 16))
+    (3, 3)
+    """
+    bits = []
+    for size, tile, name in zip(block_mn, tile_shape, ("M", "N"), strict=True):
+        if size % tile or not is_pow2(size // tile):
+            raise ConfigError(
+                f"block {name} {size} must be a power-of-two multiple of the instruction tile {tile}"
+            )
+        bits.append((size // tile).bit_length() - 1)
+    return (bits[0], bits[1])
+
+
 __all__ = [
     "BAND_AXIS",
     "NON_K_NAME",
@@ -247,4 +264,5 @@ __all__ = [
     "cross_pair_bands",
     "instruction_tiles",
     "issue_rounds",
+    "tile_bits",
 ]

@@ -34,6 +34,7 @@ from typing import Any
 
 from wgpsim.errors import ConfigError
 from wgpsim.layout.bits import is_pow2
+from wgpsim.microbench.candidates import tile_bits  # noqa: F401 (re-exported)
 
 
 @dataclass(frozen=True)
@@ -125,22 +126,6 @@ def _invertible(vectors: Sequence[tuple[int, int]]) -> bool:
             return False
         basis.append(v)
     return True
-
-
-def tile_bits(block_mn: Sequence[int], tile_shape: Sequence[int]) -> tuple[int, int]:
-    """(row bits, column bits) of the instruction-tile grid of a block.
-
-    >>> tile_bits((128, 128), (16, 16))
-    (3, 3)
-    """
-    bits = []
-    for size, tile, name in zip(block_mn, tile_shape, ("M", "N"), strict=True):
-        if size % tile or not is_pow2(size // tile):
-            raise ConfigError(
-                f"block {name} {size} must be a power-of-two multiple of the instruction tile {tile}"
-            )
-        bits.append((size // tile).bit_length() - 1)
-    return (bits[0], bits[1])
 
 
 # ------------------------------------------------------------------------------ shared layouts

@@ -3,7 +3,7 @@
 The space, the static bounds that prune it and the scoring are in
 :mod:`wgpsim.search.search` (``docs/DESIGN.md``, "Layout search"). This kind validates the
 config, runs the search through the executor, and builds the tables and the printed report
-(:mod:`wgpsim.experiments._search_tables`): ``results.csv`` (the ranking's first ``top`` rows,
+(:mod:`wgpsim.search.tables`): ``results.csv`` (the ranking's first ``top`` rows,
 equivalent candidates as one row, each with its reason), ``equivalents.csv``, ``pareto.csv``,
 ``winners.csv`` (``#ttg`` text and Gluon code), ``references.csv`` (the config's hand-made
 candidates against the winner) and ``counts.csv``.
@@ -28,12 +28,12 @@ from typing import Any
 
 from wgpsim.engine import ENGINES
 from wgpsim.errors import LayoutError, shown
-from wgpsim.experiments._search_tables import report, tables
-from wgpsim.experiments.gemm_candidates import _candidate, _gemm, _is_bases, _shared_spec
 from wgpsim.hw.config_schema import RANGES
 from wgpsim.layout.dtypes import DTYPE_BITS
+from wgpsim.microbench.gemm_candidates import _candidate, _gemm, _is_bases, _shared_spec
 from wgpsim.search.search import SearchProblem, SearchResult, add_drift, search
 from wgpsim.search.space import CtaLayout, SharedChoice
+from wgpsim.search.tables import report, tables
 from wgpsim.sweeps.config import (
     KIND_AND_HARDWARE,
     ConfigSource,

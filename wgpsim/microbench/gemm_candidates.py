@@ -46,13 +46,6 @@ import pandas as pd
 
 from wgpsim.engine import ENGINES
 from wgpsim.errors import AllocationError, ConfigError, LayoutError, TraceError, shown
-from wgpsim.experiments._gemm_tables import (
-    candidate_rows,
-    display,
-    infeasible_rows,
-    tables,
-    tables_from_rows,
-)
 from wgpsim.hw import HardwareConfig
 from wgpsim.layout.distributed import AMDWMMALayout
 from wgpsim.layout.dtypes import DTYPE_BITS
@@ -62,9 +55,16 @@ from wgpsim.measures.drift import drift_point
 from wgpsim.microbench.candidates import (
     OPERANDS,
     Gemm,
+    tile_bits,
 )
 from wgpsim.microbench.gemm import CandidateAnalysis, CandidateSpec, analyse
-from wgpsim.search.space import tile_bits
+from wgpsim.microbench.gemm_tables import (
+    candidate_rows,
+    display,
+    infeasible_rows,
+    tables,
+    tables_from_rows,
+)
 from wgpsim.sweeps.config import (
     KIND_AND_HARDWARE,
     SEED_RANGE,
