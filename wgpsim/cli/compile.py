@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 
 from wgpsim.cli._common import print_json
-from wgpsim.cli._compile_args import add_compile_args, compile_target, next_command
+from wgpsim.cli._kernel.compile_args import add_compile_args, compile_target, next_command
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

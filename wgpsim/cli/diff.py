@@ -106,7 +106,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def compare(args: argparse.Namespace, hw):
     """(diffs, kernels only in one root as (name, "old"/"new"), unreadable as (where, why))."""
-    from wgpsim.cli._kernel_set import entries, figures_or_reason, holds_kernel, progress
+    from wgpsim.cli._kernel.kernel_set import entries, figures_or_reason, holds_kernel, progress
     from wgpsim.kernel.diff import diff_figures, match_by_name
 
     for path in (args.old, args.new):

@@ -15,7 +15,7 @@ the partitions each SIMD pair touches, and the op's LDS cycles in lock step with
 stalls; then the buffers and wgpsim's LDS bytes beside ``ttg.shared``. A module wgpsim cannot
 read is one line naming ``file:line:column`` and exit code 2. A cache or dump root holding
 several kernels (and no ``--name`` that picks one) prints their list (name, folder, warps, LDS
-bytes, target) and exits 0 (`wgpsim.cli._kernel_source`).
+bytes, target) and exits 0 (`wgpsim.cli._kernel.kernel_source`).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from wgpsim.cli._common import (
     print_json,
     text_table,
 )
-from wgpsim.cli._compile_args import add_compile_args
-from wgpsim.cli._kernel_source import kernel_source
-from wgpsim.cli._loop_section import add_loop_args, format_loop, loop_section, wants_loop
+from wgpsim.cli._kernel.compile_args import add_compile_args
+from wgpsim.cli._kernel.kernel_source import kernel_source
+from wgpsim.cli._kernel.loop_section import add_loop_args, format_loop, loop_section, wants_loop
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -72,7 +72,7 @@ def handle(args: argparse.Namespace) -> int:
 
     args.engine = engine_of(args)
     if args.all:
-        from wgpsim.cli._all_section import handle_all
+        from wgpsim.cli._kernel.all_section import handle_all
 
         return handle_all(args, hardware_from_args(args))
     source = kernel_source(args)

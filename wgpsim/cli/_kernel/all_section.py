@@ -33,7 +33,7 @@ HEAD = {
 
 def collect(paths: list[tuple[str, Path]], hw, engine: str, loop: bool = True):
     """(name, folder, figures or reason) of each kernel, with a progress bar."""
-    from wgpsim.cli._kernel_set import figures_or_reason, progress
+    from wgpsim.cli._kernel.kernel_set import figures_or_reason, progress
 
     return [
         (name, folder, figures_or_reason(folder, name, hw, engine, loop, suggest=False))
@@ -43,7 +43,7 @@ def collect(paths: list[tuple[str, Path]], hw, engine: str, loop: bool = True):
 
 def handle_all(args: argparse.Namespace, hw) -> int:
     """The ``--all`` table of ``args.path`` (a cache root, or one kernel)."""
-    from wgpsim.cli._kernel_set import entries, holds_kernel
+    from wgpsim.cli._kernel.kernel_set import entries, holds_kernel
     from wgpsim.kernel.table import kernel_table
 
     single = {"--plot": args.plot, "--timeline": args.timeline, "--timeline-png": args.timeline_png}

@@ -20,7 +20,7 @@ __all__ = ["kernel_source", "format_listing"]
 
 def kernel_source(args: argparse.Namespace) -> tuple[Path, str | None] | None:
     """(path, name) for ``read_kernel``; ``None`` when a listing was printed instead."""
-    from wgpsim.cli._compile_args import compile_target, given_compile_flags, next_command
+    from wgpsim.cli._kernel.compile_args import compile_target, given_compile_flags, next_command
     from wgpsim.frontend.cache_index import find_kernels, holds_kernel
     from wgpsim.frontend.compile_file import is_target
 
