@@ -78,3 +78,15 @@ def test_search_without_a_tile_names_the_missing_flag(args, missing, capsys):
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and f"missing {missing}" in err[0]
     assert "wgpsim search --block 128x128x64 --warps 4" in err[0]  # an example that runs
+
+
+@pytest.mark.parametrize("path", ["configs/gemm_128x128.yaml", "configs/mi450.yaml"])
+def test_a_yaml_file_given_to_kernel_says_what_kernel_reads(path, capsys, monkeypatch):
+    """A config or the hardware file to `wgpsim kernel` was parsed as TTGIR ("expected
+    'module attributes {...} {', got '# GEMM layout ...'")."""
+    monkeypatch.chdir(ROOT)
+    assert main(["kernel", path]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "module attributes" not in err[0]
+    assert f"{path}: a YAML file, not a compiled kernel" in err[0]
+    assert "wgpsim run CONFIG" in err[0] and "--hw" in err[0]
