@@ -68,10 +68,14 @@ def lds_accesses(module: str, num_threads: int) -> list[tuple[str, np.ndarray | 
     """Every LDS load, store, atomic and barrier in program order: (``llvm.load <type>`` /
     ``llvm.store <type>`` / ``llvm.atomicrmw <kind> <type>`` / an intrinsic's name, int64 byte
     address per thread), and
-    (``barrier``, None) for each ``rocdl.s.barrier``."""
+    (``barrier``, None) for each ``rocdl.s.barrier``. A store in the block a known
+    ``llvm.cond_br`` condition guards (Triton's predicated ``storeShared``) has address -1 in the
+    threads whose condition is false."""
     tid = np.arange(num_threads, dtype=np.int64)
     env: dict[str, object] = {}
     loads = []
+    guards: dict[str, np.ndarray] = {}  # block label -> the condition of entering it
+    guard = None  # the condition of the current block, when known
 
     def val(ref: str):
         if ref not in env or env[ref] is None:
@@ -82,10 +86,18 @@ def lds_accesses(module: str, num_threads: int) -> list[tuple[str, np.ndarray | 
         line = re.sub(r" loc\(.*\)$", "", line)
         m = _ASSIGN.match(line)
         if not m:
+            label = re.match(r"^\s*(\^\w+):", line)
+            branch = re.match(r"^\s*llvm\.cond_br (%[\w]+), (\^\w+)", line)
+            if label:
+                guard = guards.get(label.group(1))
+            elif branch and env.get(branch.group(1)) is not None:
+                guards[branch.group(2)] = np.broadcast_to(env[branch.group(1)], tid.shape)
             st = _STORE.match(line)
             if st and st.group(3) == "3":
-                where = np.broadcast_to(_value(env, st.group(1)), tid.shape)
-                loads.append((f"llvm.store {st.group(2)}", where.copy()))
+                where = np.broadcast_to(_value(env, st.group(1)), tid.shape).copy()
+                if guard is not None:
+                    where[guard == 0] = -1
+                loads.append((f"llvm.store {st.group(2)}", where))
             elif line.strip().startswith("rocdl.s.barrier"):
                 loads.append(("barrier", None))
             continue
@@ -94,7 +106,10 @@ def lds_accesses(module: str, num_threads: int) -> list[tuple[str, np.ndarray | 
         try:
             if op == "llvm.mlir.constant":
                 c = re.match(r"\((-?\d+) : i\d+\)", rest.strip())
+                flag = re.match(r"\((true|false)\)", rest.strip())
                 env[res] = np.int64(int(c.group(1))) if c else None
+                if flag:
+                    env[res] = np.int64(flag.group(1) == "true")
             elif op == "llvm.mlir.addressof":
                 env[res] = np.int64(0)
             elif op in ("llvm.mlir.undef", "llvm.mlir.poison", "llvm.mlir.zero"):

@@ -126,6 +126,24 @@ def test_unknown_function_and_triton_errors_are_one_line(source):
     assert done.returncode == 2 and len(errors) == 1 and "Traceback" not in done.stderr
 
 
+@pytest.mark.triton
+def test_triton_errors_say_why_in_their_one_line(source):
+    """A type Triton does not know names it and the valid ones (Triton raised KeyError: 'f16');
+    a CompilationError gives its reason, not only its first line 'at 1:8:'."""
+    pytest.importorskip("triton")
+    out = ["--out", source.parent / "c"]
+    bad = ["--signature", "a_ptr=*f16,b_ptr=*fp16,c_ptr=*fp32", *FLAGS[2:]]
+    done = _wgpsim("compile", f"{source}:small_dot", *bad, *out)
+    errors = [ln for ln in done.stderr.splitlines() if ln.startswith("wgpsim: error:")]
+    assert done.returncode == 2 and len(errors) == 1, done.stderr
+    assert "unknown type '*f16' for a_ptr" in errors[0] and "*fp16" in errors[0]
+    odd = ["--signature", FLAGS[1], "--constexpr", "BM=48", "--constexpr", "BN=64"]
+    done = _wgpsim("compile", f"{source}:small_dot", *odd, *out)
+    errors = [ln for ln in done.stderr.splitlines() if ln.startswith("wgpsim: error:")]
+    assert done.returncode == 2 and len(errors) == 1, done.stderr
+    assert "arange's range must be a power of 2" in errors[0]
+
+
 def test_without_the_triton_extra_one_line_names_it(source, monkeypatch, capsys):
     real = importlib.util.find_spec
     monkeypatch.setattr(

@@ -149,3 +149,13 @@ def test_written_thresholds_read_as_the_grammar_says(metric, op, sign, n, pct, o
     else:
         growth = 100 * (new - old) / old if pct else new - old
     assert t.crossed(old, new) == (growth > value if op == ">" else growth < value)
+
+
+def test_two_different_kernels_are_named_both_in_the_heading(capsys):
+    """`wgpsim diff` of a matmul and another kernel says so; the heading named only the new one."""
+    matmul = str(EXAMPLES / "matmul")
+    assert main(["diff", matmul, STD, "--no-loop"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("diff matmul -> gemm_tdm (two different kernels): ")
+    assert main(["diff", STD, PART, "--no-loop"]) == 0
+    assert capsys.readouterr().out.startswith("diff gemm_tdm: ")  # one kernel: its name once

@@ -67,3 +67,26 @@ def test_the_configs_own_usage_line_runs(tmp_path, capsys, monkeypatch):
     assert main(argv + [a for s in sets for a in ("--set", s)]) == 0
     rows = {r["layout"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["plain"]["steady_bytes_per_cycle"] == pytest.approx(128.0)
+
+
+@pytest.mark.parametrize(
+    ("args", "missing"),
+    [(["--block", "128x128x64"], "--warps"), (["--warps", "4"], "--block"), ([], "--block")],
+)
+def test_search_without_a_tile_names_the_missing_flag(args, missing, capsys):
+    assert main(["search", *args]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and f"missing {missing}" in err[0]
+    assert "wgpsim search --block 128x128x64 --warps 4" in err[0]  # an example that runs
+
+
+@pytest.mark.parametrize("path", ["configs/gemm_128x128.yaml", "configs/mi450.yaml"])
+def test_a_yaml_file_given_to_kernel_says_what_kernel_reads(path, capsys, monkeypatch):
+    """A config or the hardware file to `wgpsim kernel` was parsed as TTGIR ("expected
+    'module attributes {...} {', got '# GEMM layout ...'")."""
+    monkeypatch.chdir(ROOT)
+    assert main(["kernel", path]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "module attributes" not in err[0]
+    assert f"{path}: a YAML file, not a compiled kernel" in err[0]
+    assert "wgpsim run CONFIG" in err[0] and "--hw" in err[0]

@@ -22,12 +22,14 @@ import pytest
 from corpus.ttgir_text import aliases, resolve, split_top, tensor
 
 from wgpsim.trace.lowering import PLAIN_LOADS, PLAIN_STORES
-from wgpsim.trace.scratch_lowering import BARRIER, lower_convert
+from wgpsim.trace.scratch_lowering import BARRIER, lower_convert, thread_layout
 from wgpsim.trace.scratch_reduce import lower_reduce
+from wgpsim.trace.scratch_scan import lower_scan, scan_scratch
 
 FIXTURES = Path(__file__).parent / "fixtures" / "scratch_lowering"
 CASES = sorted((FIXTURES / "cases").glob("*.ttgir"))
 REDUCES = sorted((FIXTURES / "reduce_cases").glob("*.ttgir"))
+SCANS = sorted((FIXTURES / "scan_cases").glob("*.ttgir"))
 BITS = {"f16": 16, "bf16": 16, "i8": 8, "i32": 32, "f32": 32, "i64": 64}
 _CONVERT = re.compile(
     r"ttg\.convert_layout %\w+ : tensor<([\dx]+)x(\w+), (.*)> -> tensor<[\dx]+x\w+, (.*)>$", re.M
@@ -98,18 +100,30 @@ def _reduce_of(text: str) -> tuple[str, str, tuple[int, ...], list[int], int]:
     return ins[0].encoding, result, ins[0].shape, bits, axis
 
 
+def _scan_of(text: str) -> tuple[str, tuple[int, ...], list[int], int, bool]:
+    """src encoding, shape, element bits of each operand, axis and reverse of the module's
+    tt.scan."""
+    sig = re.search(r"\}\) : \((.*)\) -> \(?(.*?)\)?$", text, re.M)
+    ins = [tensor(t) for t in split_top(sig.group(1))]
+    m = re.search(r"axis = (\d+) : i32, reverse = (\w+)", text)
+    return ins[0].encoding, ins[0].shape, [BITS[t.elem] for t in ins], int(m[1]), m[2] == "true"
+
+
 def _lowering_of(path: Path):
-    """wgpsim's lowering of the fixture module's one convert_layout or tt.reduce."""
+    """wgpsim's lowering of the fixture module's one convert_layout, tt.reduce or tt.scan."""
     text = path.read_text()
     if path.parent.name == "cases":
         return lower_convert(*_convert_of(text))
+    if path.parent.name == "scan_cases":
+        src, shape, bits, axis, reverse = _scan_of(text)
+        return lower_scan(src, shape, bits, axis, reverse=reverse)
     return lower_reduce(*_reduce_of(text))
 
 
-@pytest.mark.parametrize("path", CASES + REDUCES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CASES + REDUCES + SCANS, ids=lambda p: p.stem)
 def test_addresses_match_triton(path):
     """Every store and load step writes/reads Triton's rows of lane addresses, per warp, with
-    Triton's barriers between the steps."""
+    Triton's barriers between the steps (-1: a lane that skips a predicated store)."""
     fixture = json.loads((FIXTURES / f"{path.stem}.json").read_text())
     low = _lowering_of(path)
     theirs = _triton_steps(fixture["accesses"])
@@ -123,6 +137,38 @@ def test_addresses_match_triton(path):
         for w in range(step.num_warps):
             rows = sorted(tuple(a[32 * w : 32 * w + 32]) for _, a in their)
             assert rows == sorted(tuple(r) for r in step.addresses[w].tolist()), f"warp {w}"
+
+
+@pytest.mark.parametrize("path", SCANS, ids=lambda p: p.stem)
+def test_scan_counts_equal_the_assembly(path):
+    """A scan's ds_* per warp are its compiled assembly's (LLVM dropped the loads nobody uses,
+    merged consecutive ones into b128/b96 and paired the rest), beside its ds_bpermute_b32 lane
+    shuffles, which are not scratch traffic."""
+    fixture = json.loads((FIXTURES / f"{path.stem}.json").read_text())
+    want = {k: n for k, n in fixture["assembly_counts"].items() if k != "ds_bpermute_b32"}
+    low = _lowering_of(path)
+    assert low.counts == want
+    assert low.barriers == [a[0] for a in fixture["accesses"]].count(BARRIER) == 1
+    src, shape, bits, axis, reverse = _scan_of(path.read_text())
+    scratch = scan_scratch(thread_layout(src, shape), axis, reverse)
+    assert scratch.elems * sum(b // 8 for b in bits) == fixture["ttg_shared"]
+
+
+def test_scan_fixtures_cover_layouts():
+    """The scan fixtures hold 1-D and 2-D scans along both axes, 4 and 8 warps, fp32 and i32,
+    forward and reverse, one and two operands, one and several axis blocks per thread."""
+    got = [_scan_of(p.read_text()) for p in SCANS]
+    assert {len(s) for _, s, *_ in got} == {1, 2} and {a for *_, a, _ in got} == {0, 1}
+    assert {len(b) for _, _, b, *_ in got} == {1, 2} and {r for *_, r in got} == {False, True}
+    assert {"w8" in p.stem for p in SCANS} == {True, False} and len(SCANS) == 8
+
+
+def test_a_scan_within_warps_has_no_scratch_steps():
+    """A scan whose axis stays in each warp (rows of a 4-warp layout along dim 1) needs no
+    scratch; along dim 0 the warps exchange their totals."""
+    src = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    assert lower_scan(src, (64, 128), 32, 1).steps == ()
+    assert lower_scan(src, (64, 128), 32, 0).steps
 
 
 def test_reduce_fixtures_cover_both_conversions():
@@ -217,13 +263,44 @@ def test_kernel_totals_equal_the_assembly(name):
     assert rep.instruction_totals() == rep.extras["assembly"]["totals"]
 
 
+#: Compiles of tests/fixtures/scratch with a tt.scan across warps, and those whose ds_* LLVM
+#: pairs as `wgpsim.trace.lowering_asm` does (in the other two, loads more than 255 elements
+#: apart get new base registers and LLVM pairs one of them differently: stride64 or not).
+SCAN_COMPILES = (
+    "cumsum_axis0_fp16",
+    "cumsum_axis0_fp32",
+    "cumsum_axis1_fp32_w8",
+    "scan_pair_axis0_fp32",
+    "scan_pair_axis1_fp32_w8",
+)
+SCAN_EXACT = ("cumsum_axis0_fp16", "cumsum_axis1_fp32_w8", "scan_pair_axis1_fp32_w8")
+
+
+@pytest.mark.parametrize("name", SCAN_COMPILES)
+def test_scan_kernel_totals(name):
+    """`wgpsim kernel` lowers the scan, and its ds_* per warp are the assembly's but for the
+    ds_bpermute_b32 lane shuffles: as many instructions, and the same ones where LLVM pairs
+    as wgpsim does."""
+    from wgpsim.kernel.report import kernel_report
+
+    rep = kernel_report(Path(__file__).parent / "fixtures" / "scratch" / name)
+    assert all(op["modelled"] for op in rep.ops if op["op"] == "tt.scan")
+    asm = dict(rep.extras["assembly"]["totals"])
+    asm.pop("ds_bpermute_b32", None)
+    ours = rep.instruction_totals()
+    assert sum(ours.values()) == sum(asm.values())
+    if name in SCAN_EXACT:
+        assert ours == asm
+
+
 ATOMICS = sorted((FIXTURES / "atomic_cases").glob("*.ttgir"))
 
 
 @pytest.mark.parametrize("path", ATOMICS, ids=lambda p: p.stem)
 def test_atomic_addresses_match_triton(path):
     """An atomic whose result is used, read from its module by the kernel model and lowered by
-    `wgpsim kernel`'s route: Triton's barrier, store (only the owning threads), barrier, load."""
+    `wgpsim kernel`'s route: Triton's barrier, store (only the owning threads: Triton's
+    predicate), barrier, load."""
     from wgpsim.frontend.ttgir import read_ttgir_file
     from wgpsim.kernel.lowering import allocate_kernel, lower_op
 
@@ -242,7 +319,6 @@ def test_atomic_addresses_match_triton(path):
         for w in range(step.num_warps):
             got = step.addresses[w, 0]
             want = np.asarray(their[0][1][32 * w : 32 * w + 32])
-            active = got >= 0  # Triton's store is predicated: compare the lanes that store
-            assert (got[active] == want[active]).all()
+            assert (got == want).all()  # -1: a lane that skips Triton's predicated store
             if not step.store:
-                assert active.all()
+                assert (got >= 0).all()

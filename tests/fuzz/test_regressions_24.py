@@ -154,7 +154,7 @@ def test_a_kwidth_of_2_to_the_32_is_refused(tmp_path):
         "#ttg.dot_op<{opIdx = 0, parent = #ttg.amd_wmma<{version = 3, isTranspose = false, "
         f"ctaLayout = {{warp = [[1, 0]]}}, instrShape = [16, 16, 32]}}>, kWidth = {2**32}}}>",
         "--shape", "64x64",
-    ).assert_one_line("field 'kWidth' 4294967296 is more than the 16 K elements")  # fmt: skip
+    ).assert_one_line("field 'kWidth' 4294967296 is out of range (valid: 1..64")  # fmt: skip
 
 
 def test_a_parquet_delay_on_warp_2_to_the_31_is_refused_as_in_json_lines(tmp_path):

@@ -147,7 +147,8 @@ def format_diff(d, width: int = 10_000) -> list[str]:
     """The comparison as the terminal shows it: totals, ops, buffers, loop."""
     from wgpsim.kernel.diff import change_text, figure_text, percent_text
 
-    lines = [f"diff {d.name}: {d.old.path} -> {d.new.path}"]
+    names = d.name if d.old.name == d.name else f"{d.old.name} -> {d.name} (two different kernels)"
+    lines = [f"diff {names}: {d.old.path} -> {d.new.path}"]
     trows = [
         (k, figure_text(f["old"]), figure_text(f["new"]), figure_text(f["change"]), percent_text(f))
         for k, f in d.totals.items()

@@ -90,7 +90,11 @@ def flag_overrides(args: argparse.Namespace) -> list[Override]:
     from wgpsim.sweeps.config import Override
 
     if args.config is None and (args.block is None or args.warps is None):
-        raise ConfigError("wgpsim search: give a CONFIG file, or --block and --warps")
+        missing = " and ".join(f"--{n}" for n in ("block", "warps") if getattr(args, n) is None)
+        raise ConfigError(
+            f"wgpsim search: missing {missing}: give a CONFIG file, or both --block and --warps "
+            "(e.g. wgpsim search --block 128x128x64 --warps 4)"
+        )
     given = {name: getattr(args, name) for name in FLAGS if getattr(args, name) is not None}
     if "block" in given:
         given["block"] = _block(given["block"])

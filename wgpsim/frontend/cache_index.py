@@ -152,13 +152,15 @@ def _scan(folder: Path) -> tuple[list[str], list[Path]]:
     try:
         with os.scandir(folder) as it:
             for item in it:
+                module = item.name.endswith(MODULE_SUFFIXES) and not item.name.startswith(".")
                 try:
                     if item.is_dir():
                         children.append(Path(item.path))
-                    elif item.name.endswith(MODULE_SUFFIXES) and not item.name.startswith("."):
+                    elif module:
                         stems[item.name.split(".")[0]] = None
-                except OSError:  # a dangling link, a file gone meanwhile
-                    continue
+                except OSError:  # a symlink loop, a file gone meanwhile
+                    if module:  # listed, so that reading it names what is wrong with it
+                        stems[item.name.split(".")[0]] = None
     except OSError:  # no permission: a folder we cannot read holds nothing we can report
         return [], []
     return list(stems), sorted(children)

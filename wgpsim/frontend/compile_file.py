@@ -46,6 +46,10 @@ __all__ = [
 TIMEOUT = 900
 #: The line on which the child reports a problem the user can fix (one line, no traceback).
 _ERROR = "wgpsim-compile-error: "
+#: The argument types most kernels use, as Triton names them (its ``str_to_ty``).
+TRITON_TYPES = (
+    "*fp16, *bf16, *fp32, *fp8e4nv, i1, i8, i16, i32, i64, u32, u64, fp16, bf16, fp32, ..."
+)
 _TARGET = re.compile(r"^(?P<file>.+\.py):(?P<fn>[A-Za-z_]\w*)$")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
 _EXTRA = "compiling needs the triton extra: python -m pip install -e '.[triton]' (Triton 3.9.0)"
@@ -205,13 +209,15 @@ def _arguments(fn: Any, request: CompileRequest) -> tuple[dict[str, str], dict[s
                 unset.append(p.name)
         elif not p.is_constexpr and p.name not in signature and p.name not in constexprs:
             untyped.append(p.name)
-    problems = []
+    problems = [
+        f"unknown type {kind!r} for {name} (Triton's types: {TRITON_TYPES})"
+        for name, kind in signature.items()
+        if not _known_type(kind)
+    ]
     if untyped:
         types = ",".join(f"{n}=TYPE" for n in untyped)
-        problems.append(
-            f"no type for {', '.join(untyped)} (--signature '{types}'; "
-            "Triton's types: *fp16, *bf16, *fp32, i32, i64, fp32, ...)"
-        )
+        problems.append(f"no type for {', '.join(untyped)} (--signature '{types}'; "
+                        f"Triton's types: {TRITON_TYPES})")  # fmt: skip
     if unset:
         flags = " ".join(f"--constexpr {n}=VALUE" for n in unset)
         problems.append(f"no value for constexpr {', '.join(unset)} ({flags})")
@@ -219,6 +225,17 @@ def _arguments(fn: Any, request: CompileRequest) -> tuple[dict[str, str], dict[s
         raise ModuleError("; ".join(problems))
     order = {name: i for i, name in enumerate(fn.arg_names)}
     return dict(sorted(signature.items(), key=lambda kv: order[kv[0]])), constexprs
+
+
+def _known_type(kind: str) -> bool:
+    """Whether Triton reads ``kind`` as an argument type (``*fp16``, ``i32``; not ``*f16``)."""
+    import triton.language as tl
+
+    try:
+        tl.str_to_ty(kind, None)
+    except (KeyError, IndexError, ValueError):
+        return False
+    return True
 
 
 def _child(payload: dict[str, Any]) -> dict[str, str]:
@@ -238,9 +255,10 @@ def _child(payload: dict[str, Any]) -> dict[str, str]:
         )
     except ModuleError:
         raise
-    except Exception as err:  # Triton's own compile errors: their first line says what
-        first = (str(err).strip().splitlines() or [""])[0]
-        raise ModuleError(f"triton.compile failed: {type(err).__name__}: {first}") from None
+    except Exception as err:  # Triton's own compile errors: the first line says where,
+        lines = str(err).strip().splitlines() or [""]  # a CompilationError's last line why
+        why = lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1].strip()}"
+        raise ModuleError(f"triton.compile failed: {type(err).__name__}: {why}") from None
     folder = _entry_folder(Path(request.cache_dir), compiled.name, compiled.ttgir)
     if compiled.post_alloc is not None:
         (folder / f"{compiled.name}.post.mlir").write_text(compiled.post_alloc)

@@ -118,10 +118,12 @@ class KernelFigures:
         return self.loop["lds_exposed"] / self.loop["cycles_per_iteration"]
 
     def loop_op(self, op: dict[str, Any]) -> dict[str, Any] | None:
-        """The loop's row of report op ``op`` (labelled ``name (loc)``), or None."""
+        """The loop's row of report op ``op`` (labelled as ``kernel_loop.op_label`` does), or None."""
+        from wgpsim.kernel.loop.program import row_label
+
         if self.loop is None:
             return None
-        label = f"{op['name']} ({op['loc']})"
+        label = row_label(op["name"], op["op"], op["index"], op["loc"])
         return next((o for o in self.loop["ops"] if o["op"] == label), None)
 
 

@@ -19,8 +19,9 @@ every LDS op of a kernel becomes, per warp, with every lane's address.
   not lowered here, except the ``other`` value of an async copy (``writes_with_ds``): a store of
   the source pointers' layout into the buffer, ``lower(..., store=True)``. A scratch op
   (``ttg.convert_layout`` through LDS, ``tt.reduce`` across warps, an atomic with a used
-  result) is its store, barrier and load steps (`wgpsim.trace.scratch_lowering`,
-  `wgpsim.trace.scratch_reduce`: a `ScratchLowering` that reads like a `Lowering`).
+  result, ``tt.scan`` across warps) is its store, barrier and load steps
+  (`wgpsim.trace.scratch_lowering`, `wgpsim.trace.scratch_reduce`, `wgpsim.trace.scratch_scan`:
+  a `ScratchLowering` that reads like a `Lowering`).
 
 The buffer of the AMD blog's plain microbenchmark ([4, 8192] fp16, swizzled) takes 64 KiB at 0:
 
@@ -51,6 +52,7 @@ from wgpsim.trace.lowering import Lowering, lower
 from wgpsim.trace.lowering_packed import lower_packed_transposed
 from wgpsim.trace.scratch_lowering import ScratchLowering, lower_convert
 from wgpsim.trace.scratch_reduce import lower_atomic, lower_reduce
+from wgpsim.trace.scratch_scan import lower_scan
 from wgpsim.trace.trace import Trace, TraceBuilder
 
 __all__ = [
@@ -364,9 +366,17 @@ def _lower_atomic(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
     return lower_atomic(layout, shape, dtype, num_warps=num_warps, base=base)
 
 
+def _lower_scan(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
+    src = op.tensor
+    bits = [elem_bits(t) for t in op.attr("elem_types", (src.dtype,))]
+    reverse = bool(op.attr("reverse"))
+    return lower_scan(src.encoding, src.shape, bits, op.attr("axis"), reverse=reverse, base=base)
+
+
 SCRATCH_LOWERINGS = {
     "ttg.convert_layout": _lower_convert,
     "tt.reduce": _lower_reduce,
+    "tt.scan": _lower_scan,
     "atomic": _lower_atomic,
 }
 """Scratch ops wgpsim lowers, by op name (every atomic as ``atomic``):

@@ -33,6 +33,11 @@ WARP_SIZE = 32
 DISTRIBUTED_IN_DIMS = ("register", "lane", "warp", "block")
 #: (M, N) of the gfx1250 WMMA (version 3) instructions Triton models.
 WMMA_V3_MN = ((16, 16), (32, 16))
+MAX_K_WIDTH = 64
+"""The largest dot-operand ``kWidth`` taken: a bound against unbounded sizes (a ``kWidth`` of 2^32
+would build 2^32 register bases), not a hardware limit. Triton 3.9.0 takes kWidths above the K a
+lane holds per WMMA tile (kWidth 16 on a 16x16x4 tile converts in Gluon), so that is no bound;
+64 elements is four times the widest 128-bit load of 8-bit elements."""
 WMMA_TILE = 16  # lanes 0-15 walk one 16-wide side of every WMMA tile
 
 Bases = tuple[tuple[int, ...], ...]
@@ -410,12 +415,10 @@ class DotOperandLayout:
                 f"{what}: field 'parent' must be an amd_wmma layout, got {type(self.parent).__name__}"
             )
         require_pow2(what, "kWidth", self.k_width)
-        most = self.parent.instr_shape[2] // (WARP_SIZE // WMMA_TILE)  # K a lane holds per tile
-        if self.k_width > most:
+        if self.k_width > MAX_K_WIDTH:
             raise LayoutRangeError(
-                f"{what}: field 'kWidth' {shown(self.k_width)} is more than the {most} K "
-                f"elements a lane holds of instrShape {list(self.parent.instr_shape)} (valid: "
-                f"1..{most}, a power of two)"
+                f"{what}: field 'kWidth' {shown(self.k_width)} is out of range (valid: "
+                f"1..{MAX_K_WIDTH}, a power of two)"
             )
 
     @property

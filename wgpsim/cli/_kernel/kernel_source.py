@@ -39,6 +39,12 @@ def kernel_source(args: argparse.Namespace) -> tuple[Path, str | None] | None:
             f"'wgpsim kernel {path}:FUNCTION --signature ... --constexpr ...' "
             f"(or 'wgpsim compile {path}:FUNCTION ...'; see wgpsim compile --help)"
         )
+    if path.suffix in (".yaml", ".yml") and path.is_file():
+        raise ModuleError(
+            f"{path}: a YAML file, not a compiled kernel (an experiment config runs with "
+            "'wgpsim run CONFIG', a hardware file goes to --hw); wgpsim kernel reads *.ttgir, "
+            "a cache entry or root, *.ndjson or FILE.py:FUNCTION"
+        )
     if not path.is_dir() or holds_kernel(path):
         return path, args.name
     index = find_kernels(path)

@@ -216,9 +216,19 @@ def op_label(op: LdsOp) -> str:
     >>> op_label(k.ops[2]), op_label(k.ops[3])
     ('%a_84 async_copy_global_to_local (kernels.py:34)', '%a_86 local_load (kernels.py:34)')
     """
-    kind = op.op.split(".", 1)[-1]
-    who = f"{op.name} {kind}" if op.name else f"{kind} #{op.index}"
-    return f"{who} ({op.loc.short})" if op.loc is not None else who
+    return row_label(op.name, op.op, op.index, op.loc.short if op.loc is not None else None)
+
+
+def row_label(name: str | None, op: str, index: int, loc: str | None) -> str:
+    """The loop table's name of an op from its fields (a report op's ``name``, ``op``,
+    ``index`` and ``loc``), as :func:`op_label` names it.
+
+    >>> row_label(None, "ttg.local_store", 5, "kernels.py:114")
+    'local_store #5 (kernels.py:114)'
+    """
+    kind = op.split(".", 1)[-1]
+    who = f"{name} {kind}" if name else f"{kind} #{index}"
+    return f"{who} ({loc})" if loc is not None else who
 
 
 def unmatched_label(u: Unmatched) -> str:
