@@ -77,8 +77,9 @@ def output_width() -> int:
 
 
 def column_groups(table: Any, width: int) -> list[list[str]]:
-    """Columns of ``table`` in groups whose boxed table fits ``width`` characters, the first
-    (key) column in every group; one group when everything fits.
+    """Columns of ``table`` (a DataFrame, or a dict of column -> cells) in groups whose boxed
+    table fits ``width`` characters, the first (key) column in every group; one group when
+    everything fits.
 
     >>> import pandas as pd
     >>> t = pd.DataFrame({"layout": ["plain"], "cycles": ["323"], "LDS": ["64 KiB"]})
@@ -89,7 +90,7 @@ def column_groups(table: Any, width: int) -> list[list[str]]:
     def cost(column: str) -> int:  # cell + padding + border
         return max(len(str(column)), *(len(_cell(v)) for v in table[column])) + 3
 
-    key, *rest = list(table.columns)
+    key, *rest = list(getattr(table, "columns", table))
     groups: list[list[str]] = [[key]]
     used = 1 + cost(key)
     for column in rest:
@@ -113,11 +114,9 @@ def text_table(head: tuple[str, ...], rows: list[tuple[str, ...]], width: int) -
     >>> text_table(("layout", "cycles", "LDS"), rows, 20)[3:5]
     ['', 'layout       LDS']
     """
-    import pandas as pd
-
     if not rows:
         return ["  ".join(head)]
-    table = pd.DataFrame(rows, columns=list(head), dtype=object)
+    table = {h: [r[i] for r in rows] for i, h in enumerate(head)}  # no pandas: a report's cost
     out: list[str] = []
     for group in column_groups(table, width):
         index = [head.index(c) for c in group]
@@ -216,17 +215,18 @@ def add_engine_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--engine",
         choices=("auto", "fast", "des"),
-        help="timing engine (default: fast once numba's cache holds it, else auto, which "
-        "spares a fresh machine the first compile)",
+        help="timing engine (default: auto, which times a small report on des and spares a "
+        "fresh machine the first compile)",
     )
 
 
 def engine_of(args: argparse.Namespace) -> str:
-    """The engine asked for, else ``fast`` when numba's cache holds it (a kernel's report and
-    loop outgrow ``auto``'s des budget at once) and ``auto`` on a fresh machine (des up to
-    ``engine.auto.COLD_DES_PASSES`` instead of a 16 CPU-s compile)."""
-    if args.engine is not None:
-        return args.engine
-    from wgpsim.engine.auto import fast_cache_present
+    """The engine asked for, else ``auto``: a shipped example's report and loop (a few
+    thousand passes) cost less on des than loading even a cached fast engine (about 0.6
+    CPU-s), a large report loads ``fast`` up front (``kernel_report.engine_for``) and a fresh
+    machine gets des up to ``engine.auto.COLD_DES_PASSES`` instead of a 16 CPU-s compile.
 
-    return "fast" if fast_cache_present() else "auto"
+    >>> engine_of(argparse.Namespace(engine=None)), engine_of(argparse.Namespace(engine="des"))
+    ('auto', 'des')
+    """
+    return "auto" if args.engine is None else args.engine

@@ -20,9 +20,9 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from wgpsim.engine import _compile_notice, _fast_grant, _fast_loop, _fast_state
 from wgpsim.engine._fast_check import trace_is_valid
@@ -47,6 +47,9 @@ from wgpsim.trace.instructions import (
 )
 from wgpsim.trace.validate import is_validated, remember_valid
 from wgpsim.trace.validate import validate as check_trace
+
+if TYPE_CHECKING:  # pandas is imported where the event log is built
+    import pandas as pd
 
 
 def _drop_stale_loop_cache() -> None:
@@ -188,6 +191,8 @@ def _clocks(clocks: np.ndarray, labels: tuple[str, ...]) -> ClockReads:
 
 def _events(log: np.ndarray, trace, table, hw: HardwareConfig) -> pd.DataFrame:
     """The arbiter log with des's columns and dtypes."""
+    import pandas as pd  # only here: a run without its event log imports no pandas
+
     if len(log) == 0:
         return pd.DataFrame([], columns=list(EVENT_COLUMNS))
     cycle, pair, port, warp, row, k, status = log.T

@@ -43,6 +43,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 from wgpsim.errors import ModuleError, shown
 from wgpsim.frontend.amdgcn import _FILE, _LOC
@@ -259,7 +260,17 @@ def _instr(n: int, mnemonic: str, rest: str, where: tuple[Frame, ...]) -> AsmIns
 
 def stream(asm: str) -> list[tuple[str, AsmInstr | str, int]]:
     """The listing in order: ``("label", name, line)`` for each label and ``("instr",
-    AsmInstr, line)`` for each instruction (directives and comments skipped)."""
+    AsmInstr, line)`` for each instruction (directives and comments skipped). Read once per
+    listing (a report reads its kernel's four times): a new list of the same items each call.
+
+    >>> stream("k:\\n  s_endpgm")[0], stream("k:\\n  s_endpgm")[1][1].mnemonic
+    (('label', 'k', 1), 's_endpgm')
+    """
+    return list(_stream(asm))
+
+
+@lru_cache(maxsize=4)
+def _stream(asm: str) -> tuple[tuple[str, AsmInstr | str, int], ...]:
     files: dict[str, str] = {}
     where: tuple[Frame, ...] = ((None, None),)
     out: list[tuple[str, AsmInstr | str, int]] = []
@@ -272,7 +283,7 @@ def stream(asm: str) -> list[tuple[str, AsmInstr | str, int]]:
             out.append(("label", m.group(1), n))
         elif (m := _INSTR.match(raw)) and not raw.lstrip().startswith((".", ";")):
             out.append(("instr", _instr(n, m.group(1), m.group(2), where), n))
-    return out
+    return tuple(out)
 
 
 def _functions(asm: str) -> list[tuple[str, list[tuple[str, AsmInstr | str, int]]]]:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from wgpsim.engine import simulate
 from wgpsim.errors import WgpsimError
 from wgpsim.hw import HardwareConfig
@@ -102,7 +100,7 @@ def suggest_layout(
         stalls = int(sum(result.partition_stall_cycles.values()))
         if result.bank_conflict_cycles or stalls:
             continue
-        key = (int(np.max(result.measurements())), alloc.size)
+        key = (result.measurement(), alloc.size)
         if best is None or key < best[0]:
             best = (key, layout, low)
     if best is None:

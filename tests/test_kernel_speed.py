@@ -1,0 +1,61 @@
+"""Issue 29's kernel report path: a small report runs on des without loading numba or pandas,
+a large one loads the fast engine up front, and the choice changes no answer."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wgpsim.hw.config import load_hardware
+from wgpsim.kernel.report import engine_for, kernel_report
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "kernels"
+
+
+def _lowerings(name: str):
+    ttgir = next((EXAMPLES / name).glob("*.ttgir"))
+    return kernel_report(ttgir, engine="des", suggest=False).lowerings
+
+
+def test_engine_for_loads_fast_only_for_a_large_report(monkeypatch):
+    monkeypatch.setattr("wgpsim.engine.auto.fast_cache_present", lambda: True)
+    hw = load_hardware()
+    attention, transpose = _lowerings("attention"), _lowerings("transpose")
+    assert engine_for(attention, hw, "auto") == "fast"  # 13,568 passes of ops, x 4 > 40,000
+    assert engine_for(transpose, hw, "auto") == "auto"  # 160 passes
+    assert engine_for(attention, hw, "des") == "des"  # a named engine is kept
+    assert engine_for(transpose, hw, "fast") == "fast"
+
+
+def _wgpsim(*args: str, check_modules: bool = False) -> str:
+    code = (
+        "import sys; from wgpsim.cli import main; code = main(sys.argv[1:]); "
+        "sys.stdout.flush(); "
+        + ("print('LOADED', 'pandas' in sys.modules, 'numba' in sys.modules); " * check_modules)
+        + "sys.exit(code)"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_small_report_imports_neither_numba_nor_pandas():
+    out = _wgpsim("kernel", "examples/kernels/transpose", check_modules=True)
+    assert out.splitlines()[-1] == "LOADED False False"
+    assert "ds_load_tr" in out or "ds_load" in out  # the report itself was printed
+
+
+@pytest.mark.parametrize("flags", [(), ("--loop-timing",)], ids=["report", "loop"])
+def test_default_engine_answers_as_fast(flags):
+    """matmul: per-op timings, two layout suggestions and the loop on des by default, the same
+    text as with every simulation on the fast engine."""
+    default = _wgpsim("kernel", "examples/kernels/matmul", *flags)
+    fast = _wgpsim("kernel", "examples/kernels/matmul", *flags, "--engine", "fast")
+    assert "suggestion for" in default
+    assert default == fast
