@@ -211,22 +211,15 @@ def _cell(value: Any) -> str:
 
 
 def add_engine_arg(parser: argparse.ArgumentParser) -> None:
-    """``--engine`` of the verbs that time a kernel (``kernel``, ``diff``); see `engine_of`."""
+    """``--engine`` of the verbs that time a kernel (``kernel``, ``diff``), ``auto`` unless named:
+    a shipped example's report and loop (a few thousand passes) cost less on des than loading
+    even a cached fast engine (about 0.6 CPU-s), a large report loads ``fast`` up front
+    (``kernel.report.engine_for``) and a fresh machine gets des up to
+    ``engine.auto.COLD_DES_PASSES`` instead of a 16 CPU-s compile."""
     parser.add_argument(
         "--engine",
+        default="auto",
         choices=("auto", "fast", "des"),
         help="timing engine (default: auto, which times a small report on des and spares a "
         "fresh machine the first compile)",
     )
-
-
-def engine_of(args: argparse.Namespace) -> str:
-    """The engine asked for, else ``auto``: a shipped example's report and loop (a few
-    thousand passes) cost less on des than loading even a cached fast engine (about 0.6
-    CPU-s), a large report loads ``fast`` up front (``kernel_report.engine_for``) and a fresh
-    machine gets des up to ``engine.auto.COLD_DES_PASSES`` instead of a 16 CPU-s compile.
-
-    >>> engine_of(argparse.Namespace(engine=None)), engine_of(argparse.Namespace(engine="des"))
-    ('auto', 'des')
-    """
-    return "auto" if args.engine is None else args.engine

@@ -23,7 +23,6 @@ from pathlib import Path
 from wgpsim.cli._common import (
     add_engine_arg,
     add_hw_args,
-    engine_of,
     hardware_from_args,
     output_width,
     print_json,
@@ -131,7 +130,7 @@ def compare(args: argparse.Namespace, hw):
         if a is None or b is None:
             only.append((name, "new" if a is None else "old"))
             continue
-        engine = engine_of(args)
+        engine = args.engine
         fa = figures_or_reason(a, name, hw, engine, loop, suggest=False)
         fb = figures_or_reason(b, name, hw, engine, loop, suggest=False)
         bad = [(str(w), f) for w, f in ((a, fa), (b, fb)) if isinstance(f, str)]

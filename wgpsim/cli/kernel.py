@@ -28,7 +28,6 @@ from wgpsim.cli._common import (
     add_engine_arg,
     add_hw_args,
     atomic_write,
-    engine_of,
     hardware_from_args,
     output_width,
     print_json,
@@ -70,7 +69,6 @@ def handle(args: argparse.Namespace) -> int:
     from wgpsim.frontend.sources import read_kernel
     from wgpsim.kernel.report import kernel_report
 
-    args.engine = engine_of(args)
     if args.all:
         from wgpsim.cli._kernel.all_section import handle_all
 

@@ -58,7 +58,7 @@ def run(
 ) -> Result:
     """Simulate ``trace`` (already validated) on ``hw`` with ``des`` or ``fast`` (see above)."""
     passes = most_passes(trace, hw)
-    loaded = "wgpsim.engine.fast" in sys.modules
+    loaded = fast_loaded()
     if choose(passes, _sent[0], loaded, loaded or fast_cache_present()) == "fast":
         from wgpsim.engine import fast as engine
     else:
@@ -73,7 +73,7 @@ def validate(trace, lds_bytes: int):
     """Check ``trace`` as the engine it will most likely run on does: the fast engine's
     compiled sweep once that engine is loaded, else ``wgpsim.trace.validate`` (the same
     errors either way)."""
-    if "wgpsim.engine.fast" in sys.modules:
+    if fast_loaded():
         from wgpsim.engine.fast import validate as check
     else:
         from wgpsim.trace.validate import validate as check
@@ -90,6 +90,11 @@ def choose(passes: int, sent: int, fast_loaded: bool, fast_cached: bool = True) 
     """
     budget = DES_PASSES if fast_cached else COLD_DES_PASSES
     return "fast" if fast_loaded or sent + passes > budget else "des"
+
+
+def fast_loaded() -> bool:
+    """Whether this process has the fast engine loaded already (using it costs nothing more)."""
+    return "wgpsim.engine.fast" in sys.modules
 
 
 def fast_cache_present() -> bool:

@@ -27,7 +27,6 @@ TDM copies (``amdg.async_tdm_copy_*``) are listed with their ``tensor_load_to_ld
 from __future__ import annotations
 
 import re
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,10 +197,10 @@ def engine_for(lowerings: tuple[OpLowering, ...], hw: HardwareConfig, engine: st
     """
     if engine != "auto":
         return engine
-    from wgpsim.engine.auto import choose, fast_cache_present, most_passes
+    from wgpsim.engine.auto import choose, fast_cache_present, fast_loaded, most_passes
 
     passes = sum(most_passes(op_trace(low.lowering), hw) for low in lowerings if low.modelled)
-    cached = "wgpsim.engine.fast" in sys.modules or fast_cache_present()
+    cached = fast_loaded() or fast_cache_present()
     if choose(passes * REPORT_PASSES_PER_OP_PASS, 0, False, cached) == "fast":
         return "fast"
     return engine
