@@ -117,6 +117,15 @@ def to_gluon_code(layout: Any, shape: Any = None) -> str:
     >>> print(to_gluon_code(AMDWMMALayout(3, False, [[0, 1], [1, 0]], instr_shape=(16, 16, 32))))
     ttgl.amd.AMDWMMALayout(version=3, transposed=False, warp_bases=[[0, 1], [1, 0]], reg_bases=[], instr_shape=[16, 16, 32])
     """
+    code = _distributed_code(layout, shape)
+    code = code if code is not None else _shared_code(layout)
+    if code is None:
+        raise LayoutError(f"to_gluon_code: {type(layout).__name__} is not a layout encoding")
+    return code
+
+
+def _distributed_code(layout: Any, shape: Any) -> str | None:
+    """`to_gluon_code` of a distributed encoding (None for any other value)."""
     if isinstance(layout, BlockedLayout):
         return _kw(
             "ttgl.BlockedLayout",
@@ -156,6 +165,11 @@ def to_gluon_code(layout: Any, shape: Any = None) -> str:
         )
     if isinstance(layout, SliceLayout):
         return _kw("ttgl.SliceLayout", dim=layout.dim, parent=to_gluon_code(layout.parent, shape))
+    return None
+
+
+def _shared_code(layout: Any) -> str | None:
+    """`to_gluon_code` of a shared encoding (None for any other value)."""
     if isinstance(layout, SwizzledSharedLayout):
         return _kw(
             "ttgl.SwizzledSharedLayout",
@@ -194,7 +208,7 @@ def to_gluon_code(layout: Any, shape: Any = None) -> str:
             offset_bases=as_lists(layout.offset_bases),
             alignment=layout.alignment,
         )
-    raise LayoutError(f"to_gluon_code: {type(layout).__name__} is not a layout encoding")
+    return None
 
 
 def is_gluon(obj: Any) -> bool:
