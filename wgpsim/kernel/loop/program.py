@@ -269,7 +269,16 @@ class _Steps:
     other work (VALU, SALU, memory, hints) becomes one ``delay`` row of its issue cycles.
     """
 
-    def __init__(self, kernel, hw, alloc, notes, assigner, owned, copies):
+    def __init__(
+        self,
+        kernel: Kernel,
+        hw: HardwareConfig,
+        alloc: KernelAllocation,
+        notes: list[str],
+        assigner: Assigner,
+        owned: tuple[dict[int, tuple], dict[int, int]],
+        copies: list[LdsOp],
+    ):
         self.hw, self.notes, self.assigner, self.copies = hw, notes, assigner, copies
         self.owners, self.issued_at = owned  # per ds_* line: (op, why), its issued index
         self.tdm = TdmRows(kernel, alloc, notes)

@@ -19,6 +19,8 @@ from typing import Any
 
 from wgpsim.errors import WgpsimError
 from wgpsim.frontend.model import Kernel, LdsOp
+from wgpsim.hw.config import HardwareConfig
+from wgpsim.kernel.loop.matching import Assigner
 from wgpsim.kernel.lowering import (
     ASYNC_COPY,
     KernelAllocation,
@@ -85,7 +87,11 @@ class TdmRows:
 
 
 def staged_lowerings(
-    kernel: Kernel, assigner: Any, alloc: KernelAllocation, hw: Any, notes: list[str]
+    kernel: Kernel,
+    assigner: Assigner,
+    alloc: KernelAllocation,
+    hw: HardwareConfig,
+    notes: list[str],
 ) -> dict[int, tuple[int, tuple]]:
     """Per op that reads a multi-buffered alloc through a computed stage index or a
     loop-carried view: (first stage, its lowering for every stage). Assumption: the index
