@@ -24,7 +24,12 @@ def test_engine_for_loads_fast_only_for_a_large_report(monkeypatch):
     monkeypatch.setattr("wgpsim.engine.auto.fast_cache_present", lambda: True)
     hw = load_hardware()
     attention, transpose = _lowerings("attention"), _lowerings("transpose")
-    assert engine_for(attention, hw, "auto") == "fast"  # 13,568 passes of ops, x 4 > 40,000
+    # attention: 7,424 passes of distinct op traces (13,568 of ops), x 2: under 40,000
+    assert engine_for(attention, hw, "auto") == "auto"
+    monkeypatch.setattr("wgpsim.engine.auto.DES_PASSES", 20_000)  # every op counted: 27,136
+    assert engine_for(attention, hw, "auto") == "auto"
+    monkeypatch.setattr("wgpsim.engine.auto.DES_PASSES", 14_000)
+    assert engine_for(attention, hw, "auto") == "fast"
     assert engine_for(transpose, hw, "auto") == "auto"  # 160 passes
     assert engine_for(attention, hw, "des") == "des"  # a named engine is kept
     assert engine_for(transpose, hw, "fast") == "fast"

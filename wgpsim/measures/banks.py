@@ -92,6 +92,25 @@ def _popcount(masks: np.ndarray) -> np.ndarray:
     return np.unpackbits(octets, axis=1).sum(axis=1, dtype=np.int64)
 
 
+def bank_conflict_cycles(trace, hw: HardwareConfig | None = None) -> int:
+    """The trace's bank-conflict cycles (cycles beyond one per pass), without pandas or a run:
+    what any engine's ``Result.bank_conflict_cycles`` says of the whole trace, since a pass's
+    bank cycles depend on its lanes' addresses only (so a search can drop a conflicted
+    candidate before simulating it).
+
+    >>> from wgpsim.trace import TraceBuilder
+    >>> from wgpsim.hw import load_hardware
+    >>> b = TraceBuilder(1)
+    >>> b.load(0, "ds_load_b32", 256 * np.arange(32))   # every lane in bank 0
+    >>> bank_conflict_cycles(b.build(), load_hardware())
+    31
+    """
+    hw = load_hardware() if hw is None else hw
+    lds_rows = np.flatnonzero(trace.op < NUM_LDS_OPS)
+    table = pass_table(trace.op[lds_rows], trace.addr[lds_rows], hw, trace.arg[lds_rows])
+    return int(table.bank_cycles.sum()) - len(table)
+
+
 def bank_summary(trace, hw: HardwareConfig | None = None) -> pd.Series:
     """Totals over the trace, with rocprof's Conflicts/Access = BC / (IDX - BC)."""
     import pandas as pd
