@@ -64,3 +64,25 @@ def test_default_engine_answers_as_fast(flags):
     fast = _wgpsim("kernel", "examples/kernels/matmul", *flags, "--engine", "fast")
     assert "suggestion for" in default
     assert default == fast
+
+
+def test_loop_engine_loads_fast_only_for_a_large_loop(monkeypatch):
+    """attention's loop: 24,576 passes, run 3 times (> 40,000): fast up front; matmul's 3,072:
+    des (auto); a named engine is kept."""
+    from wgpsim.frontend.sources import read_kernel
+    from wgpsim.kernel.figures import loop_engine
+    from wgpsim.kernel.loop.program import loop_program, loop_trace
+
+    monkeypatch.setattr("wgpsim.engine.auto.fast_cache_present", lambda: True)
+    hw = load_hardware()
+
+    def trace(name):
+        return loop_trace(loop_program(read_kernel(EXAMPLES / name), hw=hw), None, hw).trace
+
+    attention, matmul = trace("attention"), trace("matmul")
+    assert loop_engine(attention, hw, "auto") == "fast"
+    assert loop_engine(matmul, hw, "auto") == "auto"
+    assert loop_engine(attention, hw, "des") == "des"
+    monkeypatch.setattr("wgpsim.engine.auto.fast_cache_present", lambda: False)
+    monkeypatch.setattr("wgpsim.engine.auto.fast_loaded", lambda: False)
+    assert loop_engine(attention, hw, "auto") == "auto"  # a fresh machine compiles nothing
