@@ -5,8 +5,8 @@ search's shared layouts for that operand (same shape, order and destination layo
 ``partitioned: auto`` ones derived from the op's WMMA ctaLayout), each placed alone by the
 allocator (with the buffer's stages; the load reads stage 0), lowered and simulated in lock step like the report's own op; return the fastest that
 has neither bank conflicts nor partition stalls, fewest LDS bytes on ties, or None. A candidate
-with bank conflicts is dropped before its run (`measures.banks.bank_conflict_cycles`: the count
-a run would report, from the lanes' addresses alone), so only conflict-free ones are simulated.
+with bank conflicts is dropped before its run (`measures.banks.has_bank_conflicts`: whether a run
+would report any, from the lanes' addresses alone), so only conflict-free ones are simulated.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from wgpsim.layout.distributed import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.gluon import to_gluon_code
 from wgpsim.layout.notation import to_text
 from wgpsim.layout.shared import PaddedSharedLayout
-from wgpsim.measures.banks import bank_conflict_cycles
+from wgpsim.measures.banks import has_bank_conflicts
 from wgpsim.microbench.candidates import Gemm, auto_partition, instruction_tiles, issue_rounds
 from wgpsim.microbench.gemm import build_shared
 from wgpsim.search.space import shared_choices
@@ -98,7 +98,7 @@ def suggest_layout(
             bases = alloc.offsets_of("X")
             low = lower(layout, dst, shape, elem_bits, bases=bases if len(bases) > 1 else bases[0])
             trace = op_trace(low)
-            if bank_conflict_cycles(trace, hw):  # rejected below anyway: no run needed
+            if has_bank_conflicts(trace, hw):  # rejected below anyway: no run needed
                 continue
             result = simulate(trace, hw, engine=engine)
         except WgpsimError:
