@@ -221,3 +221,31 @@ def test_wait_tensor_is_exposed_and_charged_to_the_copy():
     ops = lt.ops.set_index("op")
     assert ops.loc["copy", "exposed"] == 2 + LAT and ops.loc["copy", "instructions"] == 2
     assert lt.what_if("no_lds") == 20
+
+
+@pytest.mark.parametrize("name", ["matmul", "matmul_fp8"])
+def test_ideal_banks_of_a_conflict_free_loop_reuses_its_run(name, monkeypatch):
+    """matmul's loop has no bank conflicts: ``ideal_banks`` reuses the loop's own run; its
+    figure equals a real run on the ideal banks. matmul_fp8's has some: it is simulated."""
+    from importlib import import_module
+    from pathlib import Path
+
+    from wgpsim.engine import simulate
+    from wgpsim.frontend.sources import read_kernel
+    from wgpsim.kernel.loop.program import loop_program
+    from wgpsim.kernel.loop.traces import loop_trace
+    from wgpsim.kernel.loop.timing import _cycles_per_iteration, time_kernel_loop
+    from wgpsim.kernel.loop.whatif import ideal_banks
+
+    runs = []
+    timing = import_module("wgpsim.kernel.loop.timing")
+    monkeypatch.setattr(timing, "simulate", lambda *a, **k: runs.append(a[0]) or simulate(*a, **k))
+    folder = Path(__file__).resolve().parents[1] / "examples" / "kernels" / name
+    klt = loop_trace(loop_program(read_kernel(folder), hw=HW), None, HW)
+    lt = time_kernel_loop(klt, HW, engine="des")
+    conflicted = lt.result.bank_conflict_cycles > 0
+    assert len(runs) == (4 if conflicted else 3) and conflicted == (name == "matmul_fp8")
+    t2, hw2 = ideal_banks(klt.trace, HW)
+    again = simulate(t2, hw2, engine="fast", record_ops=True)
+    cpi = _cycles_per_iteration(again.ops(t2), klt.iteration, lt.iterations, lt.steady_from)
+    assert lt.what_ifs["ideal_banks"] == float(cpi.max())

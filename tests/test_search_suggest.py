@@ -62,3 +62,26 @@ def _expected(d: Path) -> dict:
     import json
 
     return json.loads((d / "expected.json").read_text())
+
+
+def test_candidates_dropped_unrun_are_the_ones_a_run_finds_bank_conflicted(monkeypatch):
+    """The suggestion drops a candidate with bank conflicts before simulating it: the static
+    count it uses equals the fast engine's (a separate, compiled statement of the bank rule) on
+    every candidate of the attention example's three searches (37, most of them conflicted)."""
+    import wgpsim.kernel.suggest as suggest
+    from wgpsim.measures.banks import bank_conflict_cycles
+
+    seen = []
+
+    def checked(trace, hw):
+        conflicted = has_bank_conflicts(trace, hw)
+        static = bank_conflict_cycles(trace, hw)
+        assert static == simulate(trace, hw, engine="fast").bank_conflict_cycles
+        assert conflicted == (static > 0)
+        seen.append(static)
+        return conflicted
+
+    has_bank_conflicts = suggest.has_bank_conflicts
+    monkeypatch.setattr(suggest, "has_bank_conflicts", checked)
+    kernel_report(KERNELS / "attention", HW, engine="des")
+    assert len(seen) >= 30 and sum(c > 0 for c in seen) >= 25 and 0 in seen

@@ -32,7 +32,7 @@ from wgpsim.frontend.model import Kernel
 from wgpsim.hw.config import HardwareConfig, load_hardware
 from wgpsim.kernel.report import KernelReport, kernel_report
 
-__all__ = ["TOTALS", "KernelFigures", "kernel_figures", "main_loop"]
+__all__ = ["TOTALS", "KernelFigures", "kernel_figures", "loop_engine", "main_loop"]
 
 TOTALS = (
     "instructions",
@@ -66,11 +66,35 @@ def main_loop(
 
     program = loop_program(kernel, loop=loop, hw=hw)
     klt = loop_trace(program, iterations, hw)
-    lt = time_kernel_loop(klt, hw, engine=engine)
+    lt = time_kernel_loop(klt, hw, engine=loop_engine(klt.trace, hw, engine))
     payload = {"loop": program.label, "source": program.source, **lt.to_dict()}
     payload["unmatched"] = [u.to_dict() for u in program.unmatched]
     payload["notes"] = [*program.notes, *map(str, program.unmatched), *lt.notes]
     return payload, lt
+
+
+LOOP_RUNS = 3
+"""Runs of a loop's trace's passes when it is timed: the loop itself, ``ideal_banks`` and
+``separate_partitions`` (``no_lds`` has no LDS row)."""
+
+
+def loop_engine(trace, hw: HardwareConfig, engine: str) -> str:
+    """``auto`` decided once for a loop's runs: ``fast`` when they add up to more than
+    ``auto``'s des budget (the attention example: 3 x 24,576 passes), so des is not paid for a
+    first run before the fast engine loads anyway; else ``engine`` (a named engine is kept).
+
+    >>> from wgpsim.trace import TraceBuilder
+    >>> loop_engine(TraceBuilder(1).build(), load_hardware(), "auto")
+    'auto'
+    """
+    if engine != "auto":
+        return engine
+    from wgpsim.engine.auto import choose, fast_cache_present, fast_loaded, most_passes
+
+    cached = fast_loaded() or fast_cache_present()
+    if choose(LOOP_RUNS * most_passes(trace, hw), 0, False, cached) == "fast":
+        return "fast"
+    return engine
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,9 @@ For a dot-operand load from LDS with bank conflicts or partition stalls, try the
 search's shared layouts for that operand (same shape, order and destination layout; the
 ``partitioned: auto`` ones derived from the op's WMMA ctaLayout), each placed alone by the
 allocator (with the buffer's stages; the load reads stage 0), lowered and simulated in lock step like the report's own op; return the fastest that
-has neither bank conflicts nor partition stalls, fewest LDS bytes on ties, or None.
+has neither bank conflicts nor partition stalls, fewest LDS bytes on ties, or None. A candidate
+with bank conflicts is dropped before its run (`measures.banks.has_bank_conflicts`: whether a run
+would report any, from the lanes' addresses alone), so only conflict-free ones are simulated.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from wgpsim.layout.gluon import to_gluon_code
 from wgpsim.layout.notation import to_text
 from wgpsim.layout.shared import PaddedSharedLayout
 from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
+from wgpsim.measures.banks import has_bank_conflicts
 from wgpsim.microbench.candidates import Gemm, auto_partition, instruction_tiles, issue_rounds
 from wgpsim.microbench.gemm import build_shared
 from wgpsim.search.space import shared_choices
@@ -94,7 +97,10 @@ def suggest_layout(
             alloc = allocate_on(hw, tensor_buffers("X", layout, full, elem_bits // 8))
             bases = alloc.offsets_of("X")
             low = lower(layout, dst, shape, elem_bits, bases=bases if len(bases) > 1 else bases[0])
-            result = simulate(op_trace(low), hw, engine=engine)
+            trace = op_trace(low)
+            if has_bank_conflicts(trace, hw):  # rejected below anyway: no run needed
+                continue
+            result = simulate(trace, hw, engine=engine)
         except WgpsimError:
             continue
         stalls = int(sum(result.partition_stall_cycles.values()))

@@ -92,6 +92,45 @@ def _popcount(masks: np.ndarray) -> np.ndarray:
     return np.unpackbits(octets, axis=1).sum(axis=1, dtype=np.int64)
 
 
+def bank_conflict_cycles(trace, hw: HardwareConfig | None = None) -> int:
+    """The trace's bank-conflict cycles (cycles beyond one per pass), without pandas or a run:
+    what any engine's ``Result.bank_conflict_cycles`` says of the whole trace, since a pass's
+    bank cycles depend on its lanes' addresses only.
+
+    >>> from wgpsim.trace import TraceBuilder
+    >>> from wgpsim.hw import load_hardware
+    >>> b = TraceBuilder(1)
+    >>> b.load(0, "ds_load_b32", 256 * np.arange(32))   # every lane in bank 0
+    >>> bank_conflict_cycles(b.build(), load_hardware())
+    31
+    """
+    hw = load_hardware() if hw is None else hw
+    return _conflict_cycles(trace, np.flatnonzero(trace.op < NUM_LDS_OPS), hw)
+
+
+def has_bank_conflicts(trace, hw: HardwareConfig | None = None) -> bool:
+    """Whether ``bank_conflict_cycles(trace, hw) > 0``, reading the first eighth of the LDS
+    rows first (one warp of a lock-step op trace; a conflicted layout usually shows there), so
+    a search drops a conflicted candidate before simulating it at an eighth of the cost.
+
+    >>> from wgpsim.trace import TraceBuilder
+    >>> from wgpsim.hw import load_hardware
+    >>> b = TraceBuilder(1)
+    >>> b.load(0, "ds_load_b128", 16 * np.arange(32))
+    >>> has_bank_conflicts(b.build(), load_hardware())
+    False
+    """
+    hw = load_hardware() if hw is None else hw
+    rows = np.flatnonzero(trace.op < NUM_LDS_OPS)
+    first = (len(rows) + 7) // 8
+    return any(_conflict_cycles(trace, part, hw) for part in (rows[:first], rows[first:]))
+
+
+def _conflict_cycles(trace, rows: np.ndarray, hw: HardwareConfig) -> int:
+    table = pass_table(trace.op[rows], trace.addr[rows], hw, trace.arg[rows])
+    return int(table.bank_cycles.sum()) - len(table)
+
+
 def bank_summary(trace, hw: HardwareConfig | None = None) -> pd.Series:
     """Totals over the trace, with rocprof's Conflicts/Access = BC / (IDX - BC)."""
     import pandas as pd

@@ -38,20 +38,23 @@ def wants_loop(args: argparse.Namespace) -> bool:
     )
 
 
-def loop_section(kernel, args: argparse.Namespace, hw) -> tuple[dict[str, Any], Any, list[str]]:
-    """Time the loop; write the files asked for. Returns (JSON payload, LoopTiming, written)."""
-    from wgpsim.cli._common import atomic_write
+def time_loop_of(kernel, args: argparse.Namespace, hw) -> tuple[dict[str, Any], Any]:
+    """Time the loop the arguments name: (JSON payload, LoopTiming)."""
     from wgpsim.kernel.figures import main_loop
-    from wgpsim.kernel.loop.chrome_trace import loop_chrome_trace
 
     if args.iterations is not None and not 1 <= args.iterations <= 1000:
         raise ConfigError(f"--iterations {args.iterations}: valid 1..1000")
     loop_arg = args.loop
     if loop_arg is not None and loop_arg.isdigit():
         loop_arg = int(loop_arg)
-    payload, lt = main_loop(
-        kernel, hw, engine=args.engine, loop=loop_arg, iterations=args.iterations
-    )
+    return main_loop(kernel, hw, engine=args.engine, loop=loop_arg, iterations=args.iterations)
+
+
+def write_loop_files(kernel, args: argparse.Namespace, lt) -> list[str]:
+    """Write the loop's timeline files asked for (``--timeline``, ``--timeline-png``)."""
+    from wgpsim.cli._common import atomic_write
+    from wgpsim.kernel.loop.chrome_trace import loop_chrome_trace
+
     written = []
     if args.timeline is not None:
         doc = loop_chrome_trace(lt, kernel=kernel.name)
@@ -62,7 +65,7 @@ def loop_section(kernel, args: argparse.Namespace, hw) -> tuple[dict[str, Any], 
         from wgpsim.plots.ownership import save
 
         written.append(str(save(loop_timeline_figure(lt), args.timeline_png)))
-    return payload, lt, written
+    return written
 
 
 def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:

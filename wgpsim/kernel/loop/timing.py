@@ -56,7 +56,7 @@ import numpy as np
 from wgpsim.engine import simulate
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware
-from wgpsim.kernel.loop.whatif import TRANSFORMS, WHAT_IFS, kept_rows
+from wgpsim.kernel.loop.whatif import TRANSFORMS, WHAT_IFS, kept_rows, same_run
 from wgpsim.trace.instructions import BARRIER, NUM_LDS_OPS, TDM, WAIT_DS, WAIT_TENSOR
 from wgpsim.trace.trace import Trace
 
@@ -181,7 +181,9 @@ def time_loop(
     ifs = {}
     for name in what_ifs:
         t2, hw2 = TRANSFORMS[name](trace, hw)
-        r2 = simulate(t2, hw2, engine=engine, seed=seed, record_ops=True)
+        r2 = same_run(name, result, t2, hw2)
+        if r2 is None:
+            r2 = simulate(t2, hw2, engine=engine, seed=seed, record_ops=True)
         keep = kept_rows(name, trace)
         cpi = _cycles_per_iteration(r2.ops(t2), iteration[keep], n, steady)
         ifs[name] = float(cpi.max(initial=0.0))

@@ -92,6 +92,23 @@ TRANSFORMS = {
 }
 
 
+def same_run(name: str, result, trace: Trace, hw: HardwareConfig):
+    """``result`` (the loop's own run) when the what-if ``name`` on ``trace``, ``hw`` (its
+    transform's output) is provably that run again, else None: ``ideal_banks`` of a loop
+    without bank conflicts, when its ideal banks give none either (a pass takes 1 bank cycle
+    under both banks, and the engines read the banks only through a pass's bank cycles), as
+    for the matmul example's loop.
+
+    >>> same_run("no_lds", None, None, None) is None
+    True
+    """
+    if name != "ideal_banks" or result.bank_conflict_cycles:
+        return None
+    from wgpsim.measures.banks import has_bank_conflicts
+
+    return None if has_bank_conflicts(trace, hw) else result
+
+
 def kept_rows(name: str, trace: Trace) -> np.ndarray:
     """The rows of ``trace`` that the what-if ``name`` keeps, in order (to carry provenance)."""
     return np.flatnonzero(_kept(trace)) if name == "no_lds" else np.arange(len(trace))
