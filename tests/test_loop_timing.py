@@ -233,8 +233,8 @@ def test_ideal_banks_of_a_conflict_free_loop_reuses_its_run(name, monkeypatch):
     from wgpsim.engine import simulate
     from wgpsim.frontend.sources import read_kernel
     from wgpsim.kernel.loop.program import loop_program
-    from wgpsim.kernel.loop.traces import loop_trace
     from wgpsim.kernel.loop.timing import _cycles_per_iteration, time_kernel_loop
+    from wgpsim.kernel.loop.traces import loop_trace
     from wgpsim.kernel.loop.whatif import ideal_banks
 
     runs = []
