@@ -38,6 +38,10 @@ VARIANTS = {
     "dscnt_2": HW.with_overrides(**{"timing.dscnt_max": 2, "timing.lds_latency": 9}),
     "banks_128": HW.with_overrides(**{"banks.count": 128}),
     "store_banks_32": HW.with_overrides(**{"banks.store_count": 32}),
+    "one_partition": HW.with_overrides(  # a chip without partitions: the LDS in one
+        **{"partitions.size": LDS_BYTES, "partitions.count": 1, "partitions.lds": [0]},
+        **{"partitions.l0": []},
+    ),
     "round_robin": HW.with_overrides(**{"arbiter.grant_policy": "round_robin"}),
     "fixed_priority": HW.with_overrides(**{"arbiter.grant_policy": "fixed_priority"}),
     "lowest_pair": HW.with_overrides(**{"arbiter.tie_break": "lowest_pair"}),

@@ -48,6 +48,16 @@ def test_every_instruction_has_a_lane_grouping(hw):
     assert triton.lane_masks("ds_load_b64") == hw.lane_masks("ds_load_b64")
 
 
+def test_a_file_without_partitions(hw):
+    """partitions.count 1 with the whole LDS in one partition (gfx950: 160 KiB) and no L0;
+    lds_bytes must still be len(lds) * size."""
+    one = {"partitions.count": 1, "partitions.lds": [0], "partitions.l0": []}
+    flat = hw.with_overrides(**one, **{"partitions.size": 163840, "partitions.lds_bytes": 163840})
+    assert (flat.partitions.count, flat.partitions.lds_bytes) == (1, 163840)
+    with pytest.raises(ConfigError, match="'partitions.lds_bytes' must be len"):
+        hw.with_overrides(**one, **{"partitions.size": 163840, "partitions.lds_bytes": 327680})
+
+
 def test_store_count_is_optional_and_round_trips(hw):
     assert hw.banks.store_count is None and hw.to_dict()["banks"]["store_count"] is None
     split = hw.with_overrides(**{"banks.store_count": 32})

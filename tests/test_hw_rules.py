@@ -87,6 +87,22 @@ def test_stores_go_through_store_count_banks():
     ]
 
 
+def test_one_partition_has_no_partition_conflicts():
+    """A hardware file without partitions (partitions.count 1, the whole LDS in one): two
+    heads in the one partition are both granted, one per port; with one port the second
+    waits for it without a partition stall. Every address lies in partition 0."""
+    one = {"partitions.size": 327680, "partitions.count": 1}
+    hw = HW.with_overrides(**one, **{"partitions.lds": [0], "partitions.l0": []})
+    assert partition_of(np.array([0, 65536, 327679]), hw).tolist() == [0, 0, 0]
+    heads = (Head(0, issued=5, partitions=0b1), Head(1, issued=5, partitions=0b1))
+    assert grant(heads, ArbiterState.idle(hw), hw).granted == ((0, 0), (1, 1))
+    one_port = hw.with_overrides(**{"ports.names": ["L"]})
+    decision = grant(heads, ArbiterState.idle(one_port), one_port)
+    assert (len(decision.granted), decision.stalled) == (1, ())
+    held = ArbiterState((0b1, 0), (False, True), 0)  # pair 0's pass holds partition 0
+    assert grant((Head(1, 5, 0b1),), held, hw).granted == ((1, 1),)
+
+
 def test_seed_microbenchmark_load_is_two_conflict_free_passes():
     passes = split_passes("ds_load_b128", 16 * LANES, HW)
     assert [(p.lanes, p.bytes, p.partitions, p.bank_cycles) for p in passes] == [

@@ -375,7 +375,9 @@ def grant(heads: tuple[Head, ...], state: ArbiterState, hw: HardwareConfig) -> D
 
     The policy (``arbiter.grant_policy``, ``POLICIES``) orders the heads; in that order a head
     is granted the lowest free port unless it shares a partition with a pass in service or a
-    head granted before it this cycle (a partition conflict: it stalls).
+    head granted before it this cycle (a partition conflict: it stalls). An LDS of one
+    partition (``partitions.count: 1``, a chip without partitions) has no partition conflict:
+    heads wait only for a free port.
 
     >>> rr = load_hardware().with_overrides(**{"arbiter.grant_policy": "round_robin"})
     >>> grant((Head(0, 6, 0b1), Head(1, 5, 0b1)), ArbiterState((0, 0), (True, True), 0), rr)
@@ -389,8 +391,9 @@ def grant(heads: tuple[Head, ...], state: ArbiterState, hw: HardwareConfig) -> D
         taken |= partitions
     free = [port for port, ok in enumerate(state.ports_free) if ok]
     granted, stalled = [], []
+    partitioned = hw.partitions.count > 1
     for head in order:
-        if head.partitions & taken:
+        if partitioned and head.partitions & taken:
             stalled.append(head.pair)
         elif free:
             granted.append((head.pair, free.pop(0)))
