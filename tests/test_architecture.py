@@ -9,6 +9,10 @@ module ``wgpsim/m.py`` is its own row (the leaf modules, the ``wgpsim.kernel`` f
 root ``wgpsim/__init__.py`` is the row ``wgpsim``.
 
 On a failure the message lists every broken rule at once, each with file and line.
+
+The sizes of "The map" are checked too: no file of the package over :data:`MAX_LINES` lines, no
+function over :data:`MAX_FUNCTION_LINES`, no folder of more than :data:`MAX_MODULES` modules;
+and a job package imports neither pandas nor matplotlib at module level.
 """
 
 from __future__ import annotations
@@ -74,6 +78,30 @@ ALLOWED: dict[str, frozenset[str]] = {
     "__main__": frozenset({"cli"}),
 }
 """Package -> the packages it may import (besides itself)."""
+
+
+MAX_LINES = 500
+"""No file of the package is longer (docs/DESIGN.md, "The map")."""
+
+MAX_FUNCTION_LINES = 80
+"""No function (or method, or nested function) is longer, from ``def`` to its last line."""
+
+MAX_MODULES = 15
+"""No folder holds more modules (``.py`` files besides ``__init__.py``; a subpackage is a folder
+of its own)."""
+
+PENDING_FILES: frozenset[str] = frozenset()
+"""Files over :data:`MAX_LINES` whose split is on another branch."""
+
+PENDING_FUNCTIONS = frozenset(
+    {
+        "wgpsim/kernel/loop/timing.py::_account",  # split on branch firsthour
+    }
+)
+"""Functions over :data:`MAX_FUNCTION_LINES` whose split is on another branch."""
+
+HEAVY = ("pandas", "matplotlib")
+"""What a job package imports only inside the functions that draw or build a table."""
 
 
 @dataclass(frozen=True)
@@ -275,3 +303,122 @@ def test_the_checker_finds_what_it_must(tmp_path):
     assert any(v.startswith("import circle: wgpsim.layout.a -> wgpsim.layout.b") for v in found)
     upward = [v for v in found if v.startswith("layout may not import experiments")]
     assert [v.split(": ")[1].split()[0] for v in upward] == ["__init__.py:2", "b.py:3"]
+
+
+def long_files(root: Path = PACKAGE, limit: int = MAX_LINES) -> list[str]:
+    """``path: N lines`` for every ``.py`` file under ``root`` longer than ``limit``."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        n = len(path.read_text().splitlines())
+        if n > limit:
+            found.append(f"{path.relative_to(root.parent)}: {n} lines (at most {limit})")
+    return found
+
+
+def long_functions(root: Path = PACKAGE, limit: int = MAX_FUNCTION_LINES) -> dict[str, int]:
+    """``path::name`` -> lines, for every function under ``root`` longer than ``limit`` (methods
+    and nested functions by their own name)."""
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                n = node.end_lineno - node.lineno + 1
+                if n > limit:
+                    found[f"{path.relative_to(root.parent)}::{node.name}"] = n
+    return found
+
+
+def crowded_folders(root: Path = PACKAGE, limit: int = MAX_MODULES) -> list[str]:
+    """``folder: N modules`` for every folder under ``root`` (itself included) with more than
+    ``limit`` modules."""
+    found = []
+    for folder in sorted({root, *(p.parent for p in root.rglob("*.py"))}):
+        n = sum(1 for p in folder.glob("*.py") if p.name != "__init__.py")
+        if n > limit:
+            found.append(f"{folder.relative_to(root.parent)}/: {n} modules (at most {limit})")
+    return found
+
+
+def heavy_imports(root: Path = PACKAGE, jobs: frozenset[str] = _JOBS) -> list[str]:
+    """``path:line imports X`` for each module-level import of :data:`HEAVY` in a job package
+    (outside functions and ``TYPE_CHECKING`` blocks)."""
+    found = []
+    for job in sorted(jobs):
+        for path in sorted((root / job).rglob("*.py")):
+            tree = ast.parse(path.read_text(), filename=str(path))
+            for node in _module_level(tree.body):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and not node.level:
+                    names = [node.module or ""]
+                else:
+                    continue
+                for name in names:
+                    if name.split(".")[0] in HEAVY:
+                        where = f"{path.relative_to(root.parent)}:{node.lineno}"
+                        found.append(f"{where} imports {name} at module level")
+    return found
+
+
+def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements that run on import: ``body`` and the blocks of its ``if``/``try``
+    (not a ``TYPE_CHECKING`` block), not the bodies of functions or classes' methods."""
+    for node in body:
+        if isinstance(node, ast.If):
+            if "TYPE_CHECKING" not in ast.unparse(node.test):
+                yield from _module_level(node.body)
+            yield from _module_level(node.orelse)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)):
+                yield from _module_level(block)
+        elif isinstance(node, ast.ClassDef):
+            yield from _module_level([n for n in node.body if not isinstance(n, ast.FunctionDef)])
+        else:
+            yield node
+
+
+def test_no_file_over_500_lines():
+    found = [f for f in long_files() if f.split(":")[0] not in PENDING_FILES]
+    assert not found, f"{len(found)} file(s) to split:\n  " + "\n  ".join(found)
+
+
+def test_no_function_over_80_lines():
+    found = [f"{k}: {n} lines" for k, n in long_functions().items() if k not in PENDING_FUNCTIONS]
+    assert not found, (
+        f"{len(found)} function(s) over {MAX_FUNCTION_LINES} lines:\n  " + "\n  ".join(found)
+    )
+
+
+def test_no_folder_over_15_modules():
+    found = crowded_folders()
+    assert not found, f"{len(found)} folder(s) to divide:\n  " + "\n  ".join(found)
+
+
+def test_jobs_import_no_pandas_or_matplotlib_at_module_level():
+    found = heavy_imports()
+    assert not found, "\n  ".join(["import these inside the functions that use them:", *found])
+
+
+def test_pending_entries_are_still_pending():
+    """An entry of PENDING_* that is no longer too long is stale: remove it."""
+    files = {f.split(":")[0] for f in long_files()}
+    stale = sorted(PENDING_FILES - files) + sorted(PENDING_FUNCTIONS - set(long_functions()))
+    assert not stale, f"no longer over the limit, remove from PENDING_*: {stale}"
+
+
+def test_the_size_checks_find_what_they_must(tmp_path):
+    """The size checks themselves, on a throwaway package: a long file, a long method, a
+    crowded folder and a module-level pandas import in a job are each named."""
+    pkg = tmp_path / "wgpsim"
+    (pkg / "search").mkdir(parents=True)
+    body = "\n".join(f"        x{i} = {i}" for i in range(81))
+    (pkg / "search" / "big.py").write_text(
+        "import pandas as pd\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    import matplotlib\n\n\nclass A:\n    def long(self):\n" + body + "\n" + "\n" * 420
+    )
+    for i in range(16):
+        (pkg / "search" / f"m{i}.py").write_text("def f():\n    import pandas\n")
+    assert long_files(pkg) == ["wgpsim/search/big.py: 509 lines (at most 500)"]
+    assert long_functions(pkg) == {"wgpsim/search/big.py::long": 82}
+    assert crowded_folders(pkg) == ["wgpsim/search/: 17 modules (at most 15)"]
+    assert heavy_imports(pkg) == ["wgpsim/search/big.py:1 imports pandas at module level"]

@@ -17,7 +17,8 @@ from wgpsim.cli import main
 from wgpsim.frontend.amdgcn_loops import loops
 from wgpsim.frontend.sources import read_kernel
 from wgpsim.kernel.asm_forms import at_width
-from wgpsim.kernel.loop.program import loop_program, loop_trace, ttgir_program
+from wgpsim.kernel.loop.program import loop_program, ttgir_program
+from wgpsim.kernel.loop.traces import loop_trace
 from wgpsim.kernel.lowering import allocate_kernel, lower_op
 
 HERE = Path(__file__).resolve().parent / "fixtures" / "async_copy"

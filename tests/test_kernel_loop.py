@@ -17,13 +17,8 @@ from wgpsim.errors import TraceError
 from wgpsim.frontend.amdgcn_loops import loops, straight
 from wgpsim.frontend.sources import read_kernel
 from wgpsim.hw import load_hardware
-from wgpsim.kernel.loop.program import (
-    loop_program,
-    loop_trace,
-    tdm_timed,
-    ttgir_program,
-    wmma_cost,
-)
+from wgpsim.kernel.loop.program import loop_program, tdm_timed, ttgir_program, wmma_cost
+from wgpsim.kernel.loop.traces import loop_trace
 from wgpsim.microbench.bandwidth import parse_config, prepare
 from wgpsim.sweeps.config import load_config
 from wgpsim.trace.instructions import OPS
@@ -323,8 +318,8 @@ def test_an_assembly_without_a_kernel_is_one_line(text):
 def test_s_nop_waits_its_count_plus_one():
     """The ISA: ``s_nop N`` inserts N + 1 wait states; the other hints cost nothing."""
     from wgpsim.frontend.amdgcn_loops import straight as body_of
-    from wgpsim.kernel.loop.program import _cost
+    from wgpsim.kernel.loop.costs import issue_cycles
 
     hw = load_hardware()
     body = body_of("k:\n  s_nop 0x3\n  s_nop 0\n  s_wait_alu depctr_va_vdst(0)\n  s_endpgm")
-    assert [_cost(i, hw) for i in body.instructions] == [4, 1, 0, hw.costs.salu]
+    assert [issue_cycles(i, hw) for i in body.instructions] == [4, 1, 0, hw.costs.salu]

@@ -13,12 +13,13 @@ from wgpsim.layout.addresses import (
     element_offsets,
     local_load_addresses,
 )
-from wgpsim.layout.distributed import AMDWMMALayout, BlockedLayout, DotOperandLayout
+from wgpsim.layout.distributed import BlockedLayout
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
     SwizzledSharedLayout,
 )
+from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 
 FP16 = 2
 DISTRIBUTED = BlockedLayout([1, 8], [1, 32], [4, 1], [1, 0])

@@ -21,10 +21,11 @@ from llvm_addresses import lds_loads
 from test_trace_lowering import ORACLE
 
 from wgpsim.layout import parse
-from wgpsim.layout.distributed import AMDWMMALayout, BlockedLayout, DotOperandLayout, SliceLayout
+from wgpsim.layout.distributed import BlockedLayout, SliceLayout
 from wgpsim.layout.notation import to_text
 from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout, SharedLinearLayout
 from wgpsim.layout.views import SharedView
+from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.trace.lowering import PLAIN_LOADS, lower
 
 pytest.importorskip("triton")

@@ -10,15 +10,10 @@ import random
 import pytest
 from forked import run_forked
 
-from wgpsim.layout.distributed import (
-    AMDWMMALayout,
-    BlockedLayout,
-    DistributedLinearLayout,
-    DotOperandLayout,
-    SliceLayout,
-)
+from wgpsim.layout.distributed import BlockedLayout, DistributedLinearLayout, SliceLayout
 from wgpsim.layout.notation import to_text
 from wgpsim.layout.shared import PartitionedSharedLayout, SharedLinearLayout, SwizzledSharedLayout
+from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 
 pytest.importorskip("triton")
 pytestmark = pytest.mark.triton

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from wgpsim.frontend.amdgcn_loops import loops
 from wgpsim.frontend.sources import read_kernel
-from wgpsim.kernel.loop.program import _ttgir_loop, loop_program
+from wgpsim.kernel.loop.matching import ttgir_loop
+from wgpsim.kernel.loop.program import loop_program
 
 FIXTURE = Path(__file__).resolve().parent / "corpus_others" / "fixtures" / "tutorial_grouped_gemm"
 
@@ -19,7 +20,7 @@ def test_the_tile_loop_matches_inner_loop_remainder_and_unlined_epilogue():
     kernel = read_kernel(FIXTURE / "kernel.ttgir")
     bodies = {b.label: b for b in loops(kernel.assembly)}
     outer, inner = bodies[".LBB0_5"], bodies[".LBB0_9"]
-    inner_loop = _ttgir_loop(kernel, inner)[0]
+    inner_loop = ttgir_loop(kernel, inner)[0]
     assert inner_loop is not None and outer.lines[0] < inner.lines[0] < outer.lines[1]
     prog = loop_program(kernel, kernel.assembly, loop=".LBB0_5")
     assert prog.unmatched == ()

@@ -5,7 +5,7 @@ its probe's assembly must get the assembly's instruction counts per warp (after 
 and Triton's LLVM-dialect counts. The fixtures (``tests/fixtures/scratch_lowering``, rebuilt by
 its ``regenerate.py``): one-op modules lowered by Triton to the LLVM dialect, whose address
 arithmetic was evaluated for every thread; each store and load step of
-``wgpsim.trace.scratch_lowering`` must read and write the rows of addresses Triton's does, per
+``wgpsim.trace.scratch.lowering`` must read and write the rows of addresses Triton's does, per
 warp, with the same barriers between the steps.
 """
 
@@ -22,9 +22,9 @@ import pytest
 from corpus.ttgir_text import aliases, resolve, split_top, tensor
 
 from wgpsim.trace.lowering import PLAIN_LOADS, PLAIN_STORES
-from wgpsim.trace.scratch_lowering import BARRIER, lower_convert, thread_layout
-from wgpsim.trace.scratch_reduce import lower_reduce
-from wgpsim.trace.scratch_scan import lower_scan, scan_scratch
+from wgpsim.trace.scratch.lowering import BARRIER, lower_convert, thread_layout
+from wgpsim.trace.scratch.reduce import lower_reduce
+from wgpsim.trace.scratch.scan import lower_scan, scan_scratch
 
 FIXTURES = Path(__file__).parent / "fixtures" / "scratch_lowering"
 CASES = sorted((FIXTURES / "cases").glob("*.ttgir"))

@@ -160,8 +160,9 @@ def _lds_rows(program) -> int:
 
 def _loops(model, exp) -> tuple[Check, Check]:
     """The ``ds`` check and the ``clean`` check (the loop programs and the timing run here)."""
-    from wgpsim.kernel.loop.program import loop_program, loop_trace
+    from wgpsim.kernel.loop.program import loop_program
     from wgpsim.kernel.loop.timing import time_kernel_loop
+    from wgpsim.kernel.loop.traces import loop_trace
 
     loops = exp["assembly"]["loops"]
     targets = [(lp["label"], sum(lp["ds"].values())) for lp in loops] or [

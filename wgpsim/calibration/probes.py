@@ -51,8 +51,9 @@ from typing import Any
 
 from wgpsim.errors import ModuleError, did_you_mean, shown
 from wgpsim.inputs import json_value, read_text
-from wgpsim.layout.distributed import AMDWMMALayout, BlockedLayout, DotOperandLayout
+from wgpsim.layout.distributed import BlockedLayout
 from wgpsim.layout.shared import PartitionedSharedLayout, SharedLinearLayout, SwizzledSharedLayout
+from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.packaged import hardware_fact
 
 __all__ = [

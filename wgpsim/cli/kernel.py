@@ -116,69 +116,81 @@ def format_report(report, width: int = 10_000) -> str:
     """The report as the terminal shows it: a header, the ops, the buffers, what is not
     modelled, and the worst ops. A table wider than ``width`` is printed as several tables of
     the columns that fit, each repeating the first (key) column; prose lines wrap at ``width``."""
-    lines = []
     shared = report.ttg_shared
     flag = ""
     if report.lds_bytes_match is False:
         flag = f"  << differs from ttg.shared by {report.lds_bytes - shared:+d} B"
-    lines.append(
+    lines = [
         f"kernel {report.kernel}: {report.warps} warps, LDS {_cell(report.lds_bytes)} B "
         f"(wgpsim) vs ttg.shared {_cell(shared)} B{flag}; offsets from the "
         f"{report.extras['offsets_from']}"
-    )
+    ]
     head = ("#", "line", "op", "name", "shape", "src -> dst", "instructions/warp", "tr",
             "bank", "rate%", "partitions A|B", "coloc", "cycles", "stall")  # fmt: skip
-    rows = []
-    for op in report.ops:
-        pairs = "|".join("-".join(map(str, p)) for p in op["pair_partitions"].values()) or "-"
-        rate = op["bank_conflict_rate"]
-        rows.append(
-            (
-                str(op["index"]),
-                _cell(op["loc"]),
-                op["op"].split(".", 1)[1],
-                _cell(op["name"]),
-                _cell(op["shape"]),
-                f"{_cell(op['src'])} -> {_cell(op['dst'])}",
-                ", ".join(f"{n} x {k}" for k, n in op["instructions"].items()) or "-",
-                _cell(op["eligibility"]),
-                _cell(op["bank_conflict_cycles"]),
-                "-" if rate is None else f"{rate:.1f}",
-                pairs,
-                {None: "-", True: "yes", False: "no"}[op["co_located"]],
-                _cell(op["lds_cycles"]),
-                _cell(op["partition_stall_cycles"]),
-            )
-        )
-    lines += text_table(head, rows, width)
-    for op in report.ops:
-        sug = op.get("suggestion")
-        if sug and sug["layout"] is None:
-            lines.append(f"suggestion for #{op['index']} {_cell(op['loc'])}: {sug['reason']}")
-        elif sug:
-            lines.append(
-                f"suggestion for #{op['index']} {_cell(op['loc'])} ({op['bank_conflict_cycles']} "
-                f"bank-conflict, {op['partition_stall_cycles']} partition-stall cycles, "
-                f"{op['lds_cycles']} cycles): {sug['layout']} -> {sug['lds_cycles']} cycles, "
-                f"no conflicts (simulated; Gluon: {sug['gluon']})"
-            )
+    lines += text_table(head, [_op_row(op) for op in report.ops], width)
+    lines += [line for op in report.ops for line in _suggestion(op)]
     lines.append("")
     bhead = ("buffer", "shape", "encoding", "offsets", "bytes", "partitions", "live")
-    brows = [
-        (
-            b["name"],
-            _cell(b["shape"]),
-            _cell(b["encoding"]),
-            ",".join(map(str, b["offsets"])) or "-",
-            _cell(b["bytes"]),
-            ",".join(map(str, b["partitions"])) or "-",
-            f"[{b['live'][0]}, {b['live'][1]})",
-        )
-        for b in report.buffers
+    lines += text_table(bhead, [_buffer_row(b) for b in report.buffers], width)
+    lines += _summary(report)
+    return "\n".join(_wrap(line, width) for line in lines)
+
+
+def _op_row(op: dict) -> tuple[str, ...]:
+    """One op's row of the report's table."""
+    pairs = "|".join("-".join(map(str, p)) for p in op["pair_partitions"].values()) or "-"
+    rate = op["bank_conflict_rate"]
+    return (
+        str(op["index"]),
+        _cell(op["loc"]),
+        op["op"].split(".", 1)[1],
+        _cell(op["name"]),
+        _cell(op["shape"]),
+        f"{_cell(op['src'])} -> {_cell(op['dst'])}",
+        ", ".join(f"{n} x {k}" for k, n in op["instructions"].items()) or "-",
+        _cell(op["eligibility"]),
+        _cell(op["bank_conflict_cycles"]),
+        "-" if rate is None else f"{rate:.1f}",
+        pairs,
+        {None: "-", True: "yes", False: "no"}[op["co_located"]],
+        _cell(op["lds_cycles"]),
+        _cell(op["partition_stall_cycles"]),
+    )
+
+
+def _suggestion(op: dict) -> list[str]:
+    """The line of an op's suggested layout (or why there is none), if it has one."""
+    sug = op.get("suggestion")
+    if not sug:
+        return []
+    if sug["layout"] is None:
+        return [f"suggestion for #{op['index']} {_cell(op['loc'])}: {sug['reason']}"]
+    return [
+        f"suggestion for #{op['index']} {_cell(op['loc'])} ({op['bank_conflict_cycles']} "
+        f"bank-conflict, {op['partition_stall_cycles']} partition-stall cycles, "
+        f"{op['lds_cycles']} cycles): {sug['layout']} -> {sug['lds_cycles']} cycles, "
+        f"no conflicts (simulated; Gluon: {sug['gluon']})"
     ]
-    lines += text_table(bhead, brows, width)
+
+
+def _buffer_row(b: dict) -> tuple[str, ...]:
+    """One buffer's row of the buffers table."""
+    return (
+        b["name"],
+        _cell(b["shape"]),
+        _cell(b["encoding"]),
+        ",".join(map(str, b["offsets"])) or "-",
+        _cell(b["bytes"]),
+        ",".join(map(str, b["partitions"])) or "-",
+        f"[{b['live'][0]}, {b['live'][1]})",
+    )
+
+
+def _summary(report) -> list[str]:
+    """The lines under the tables: instruction totals, the worst ops, the assembly check and
+    what is not modelled."""
     totals = ", ".join(f"{n} x {k}" for k, n in report.instruction_totals().items())
-    lines.append(f"\ninstructions per warp, all ops: {totals or 'none'}")
+    lines = [f"\ninstructions per warp, all ops: {totals or 'none'}"]
     worst = report.worst_ops(3)
     if worst:
         lines.append(
@@ -203,9 +215,10 @@ def format_report(report, width: int = 10_000) -> str:
             text += f" (differs at {r['loc']}: assembly {r['assembly'] or 'none'})"
         same = report.instruction_totals() == asm["totals"]
         lines.append(text + ("; totals equal" if same else "; totals differ"))
-    for n in report.not_modelled:
-        lines.append(f"not modelled: {n['op']} at {_cell(n['loc'])}: {n['reason']}")
-    return "\n".join(_wrap(line, width) for line in lines)
+    lines += [
+        f"not modelled: {n['op']} at {_cell(n['loc'])}: {n['reason']}" for n in report.not_modelled
+    ]
+    return lines
 
 
 def _wrap(line: str, width: int) -> str:

@@ -202,7 +202,7 @@ def _staged_checkpoint(out: Path, resume: bool) -> Any:
     """The checkpoint of a run into ``out``: in ``out``'s stage (``wgpsim.files``), begun as
     a copy of the last finished run's, under ``out``'s lock; the stage is emptied of what an
     interrupted run left there, its checkpoint kept, once the lock is held."""
-    from wgpsim.sweeps.executor import Checkpoint
+    from wgpsim.sweeps.checkpoint import Checkpoint
 
     checkpoint = Checkpoint(
         out / STAGE / CHECKPOINT,

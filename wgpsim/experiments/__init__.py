@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from wgpsim.errors import ConfigError, shown
+from wgpsim.sweeps.checkpoint import Checkpoint
 from wgpsim.sweeps.config import (
     ConfigSource,
     Field,
@@ -51,7 +52,7 @@ from wgpsim.sweeps.config import (
     flatten,
     load_config,
 )
-from wgpsim.sweeps.executor import SCHEDULER_ENV, Checkpoint, Execution
+from wgpsim.sweeps.executor import SCHEDULER_ENV, Execution
 from wgpsim.sweeps.kinds import KINDS as _KINDS
 from wgpsim.sweeps.kinds import ExperimentResult, Runner, register_kind
 
@@ -105,7 +106,7 @@ def run_experiment(
     ``execution`` section; see :mod:`wgpsim.sweeps.executor`); ``checkpoint`` is a JSON
     Lines file that records each finished point, and ``resume`` reuses the points already in it.
     Given as a path, the checkpoint is locked for the run and kept to this run's lines when it
-    succeeds; given as a :class:`~wgpsim.sweeps.executor.Checkpoint`, its owner (the CLI,
+    succeeds; given as a :class:`~wgpsim.sweeps.checkpoint.Checkpoint`, its owner (the CLI,
     which writes the tables first) calls ``finish`` and ``close``. ``kind``, if given, is the
     only kind the caller runs (``wgpsim search``: ``layout_search``). The tables are
     DataFrames; with ``frames=False`` they stay as the kind built them (``wgpsim run``, which

@@ -11,7 +11,7 @@ function for gfx1250 on the CPU (the triton extra; `wgpsim.frontend.compile`) an
     rep.ops[0]["instructions"], rep.lds_bytes, rep.ttg_shared
 
 ``loop(...)`` takes the same kernels and returns the traces of its main loop as the assembly
-runs it (`wgpsim.kernel.loop.program.KernelLoopTrace`: every warp, N iterations, per-row
+runs it (`wgpsim.kernel.loop.traces.KernelLoopTrace`: every warp, N iterations, per-row
 provenance), which ``wgpsim kernel PATH --timeline`` times::
 
     lt = loop("tests/corpus/fixtures/gemm_tdm_partitioned_fp16/kernel.ttgir", iterations=4)
@@ -28,7 +28,8 @@ from typing import Any
 from wgpsim.frontend.compile import Compiled, compile_for_gfx1250, from_compiled
 from wgpsim.frontend.model import Kernel
 from wgpsim.frontend.sources import read_kernel
-from wgpsim.kernel.loop.program import KernelLoopTrace, loop_program, loop_trace
+from wgpsim.kernel.loop.program import loop_program
+from wgpsim.kernel.loop.traces import KernelLoopTrace, loop_trace
 from wgpsim.kernel.report import KernelReport, kernel_report
 
 __all__ = ["compile_for_gfx1250", "loop", "report"]
@@ -66,7 +67,7 @@ def loop(
     """The traces of ``kernel``'s loop ``which`` (a label or index; default: the loop with the
     most ``ds_*``, or the whole kernel if it has none), from ``asm`` or the kernel's own
     assembly (without any, from the TTGIR by rule), over ``iterations`` (default: the constant
-    trip count, else `wgpsim.kernel.loop.program.DEFAULT_ITERATIONS`)."""
+    trip count, else `wgpsim.kernel.loop.traces.DEFAULT_ITERATIONS`)."""
     model = _model(kernel, signature, constexprs, num_warps=num_warps, **options)
     program = loop_program(model, asm, loop=which, hw=hw)
     return loop_trace(program, iterations, hw)

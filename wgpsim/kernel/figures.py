@@ -60,8 +60,9 @@ def main_loop(
 ) -> tuple[dict[str, Any], Any]:
     """Time ``kernel``'s loop ``loop`` (default: the most ``ds_*``) over ``iterations``:
     (the JSON payload of ``--loop-timing``, the `LoopTiming`)."""
-    from wgpsim.kernel.loop.program import loop_program, loop_trace
+    from wgpsim.kernel.loop.program import loop_program
     from wgpsim.kernel.loop.timing import time_kernel_loop
+    from wgpsim.kernel.loop.traces import loop_trace
 
     program = loop_program(kernel, loop=loop, hw=hw)
     klt = loop_trace(program, iterations, hw)

@@ -20,7 +20,7 @@ every LDS op of a kernel becomes, per warp, with every lane's address.
   the source pointers' layout into the buffer, ``lower(..., store=True)``. A scratch op
   (``ttg.convert_layout`` through LDS, ``tt.reduce`` across warps, an atomic with a used
   result, ``tt.scan`` across warps) is its store, barrier and load steps
-  (`wgpsim.trace.scratch_lowering`, `wgpsim.trace.scratch_reduce`, `wgpsim.trace.scratch_scan`:
+  (`wgpsim.trace.scratch.lowering`, `wgpsim.trace.scratch.reduce`, `wgpsim.trace.scratch.scan`:
   a `ScratchLowering` that reads like a `Lowering`).
 
 The buffer of the AMD blog's plain microbenchmark ([4, 8192] fp16, swizzled) takes 64 KiB at 0:
@@ -50,9 +50,9 @@ from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.lowering import Lowering, lower
 from wgpsim.trace.lowering_packed import lower_packed_transposed
-from wgpsim.trace.scratch_lowering import ScratchLowering, lower_convert
-from wgpsim.trace.scratch_reduce import lower_atomic, lower_reduce
-from wgpsim.trace.scratch_scan import lower_scan
+from wgpsim.trace.scratch.lowering import ScratchLowering, lower_convert
+from wgpsim.trace.scratch.reduce import lower_atomic, lower_reduce
+from wgpsim.trace.scratch.scan import lower_scan
 from wgpsim.trace.trace import Trace, TraceBuilder
 
 __all__ = [
@@ -315,7 +315,7 @@ def lower_op(
 
 
 def _lower_scratch(kernel: Kernel, op: LdsOp, alloc: KernelAllocation) -> OpLowering:
-    """A scratch op's store, barrier and load steps (`wgpsim.trace.scratch_lowering`), at its
+    """A scratch op's store, barrier and load steps (`wgpsim.trace.scratch.lowering`), at its
     scratch buffer's offset; ops wgpsim does not lower yet say so."""
     given = {b.name for b in kernel.buffers}
     if op.buffer is None or op.buffer not in given or alloc.sizes.get(op.buffer) == ():

@@ -16,10 +16,10 @@ from wgpsim.errors import WgpsimError
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.alloc import allocate_on, tensor_buffers
 from wgpsim.kernel.lowering import op_trace
-from wgpsim.layout.distributed import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.gluon import to_gluon_code
 from wgpsim.layout.notation import to_text
 from wgpsim.layout.shared import PaddedSharedLayout
+from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.microbench.candidates import Gemm, auto_partition, instruction_tiles, issue_rounds
 from wgpsim.microbench.gemm import build_shared
 from wgpsim.search.space import shared_choices

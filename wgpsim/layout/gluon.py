@@ -21,19 +21,14 @@ import importlib.util
 from typing import Any
 
 from wgpsim.errors import LayoutError
-from wgpsim.layout.distributed import (
-    AMDWMMALayout,
-    BlockedLayout,
-    DistributedLinearLayout,
-    DotOperandLayout,
-    SliceLayout,
-)
+from wgpsim.layout.distributed import BlockedLayout, DistributedLinearLayout, SliceLayout, as_lists
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
     SharedLinearLayout,
     SwizzledSharedLayout,
 )
+from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 
 TARGET = "gfx1250"
 
@@ -122,6 +117,15 @@ def to_gluon_code(layout: Any, shape: Any = None) -> str:
     >>> print(to_gluon_code(AMDWMMALayout(3, False, [[0, 1], [1, 0]], instr_shape=(16, 16, 32))))
     ttgl.amd.AMDWMMALayout(version=3, transposed=False, warp_bases=[[0, 1], [1, 0]], reg_bases=[], instr_shape=[16, 16, 32])
     """
+    code = _distributed_code(layout, shape)
+    code = code if code is not None else _shared_code(layout)
+    if code is None:
+        raise LayoutError(f"to_gluon_code: {type(layout).__name__} is not a layout encoding")
+    return code
+
+
+def _distributed_code(layout: Any, shape: Any) -> str | None:
+    """`to_gluon_code` of a distributed encoding (None for any other value)."""
     if isinstance(layout, BlockedLayout):
         return _kw(
             "ttgl.BlockedLayout",
@@ -135,9 +139,9 @@ def to_gluon_code(layout: Any, shape: Any = None) -> str:
             raise LayoutError("to_gluon_code: a linear layout needs its tensor shape (shape=...)")
         return _kw(
             "ttgl.DistributedLinearLayout",
-            reg_bases=_lists(layout.register),
-            lane_bases=_lists(layout.lane),
-            warp_bases=_lists(layout.warp),
+            reg_bases=as_lists(layout.register),
+            lane_bases=as_lists(layout.lane),
+            warp_bases=as_lists(layout.warp),
             block_bases=[],
             shape=[int(v) for v in shape],
         )
@@ -147,8 +151,8 @@ def to_gluon_code(layout: Any, shape: Any = None) -> str:
             "ttgl.amd.AMDWMMALayout",
             version=layout.version,
             transposed=layout.transposed,
-            warp_bases=_lists(layout.warp_bases),
-            reg_bases=_lists(layout.reg_bases),
+            warp_bases=as_lists(layout.warp_bases),
+            reg_bases=as_lists(layout.reg_bases),
             instr_shape=list(layout.instr_shape),
             **extra,
         )
@@ -161,6 +165,11 @@ def to_gluon_code(layout: Any, shape: Any = None) -> str:
         )
     if isinstance(layout, SliceLayout):
         return _kw("ttgl.SliceLayout", dim=layout.dim, parent=to_gluon_code(layout.parent, shape))
+    return None
+
+
+def _shared_code(layout: Any) -> str | None:
+    """`to_gluon_code` of a shared encoding (None for any other value)."""
     if isinstance(layout, SwizzledSharedLayout):
         return _kw(
             "ttgl.SwizzledSharedLayout",
@@ -181,7 +190,7 @@ def to_gluon_code(layout: Any, shape: Any = None) -> str:
         return _kw(
             "ttgl.PaddedSharedLayout",
             interval_padding_pairs=pairs,
-            offset_bases=_lists(layout.offset_bases),
+            offset_bases=as_lists(layout.offset_bases),
             cga_layout=[],
             shape=list(layout.shape),
         )
@@ -196,10 +205,10 @@ def to_gluon_code(layout: Any, shape: Any = None) -> str:
     if isinstance(layout, SharedLinearLayout):
         return _kw(
             "ttgl.SharedLinearLayout",
-            offset_bases=_lists(layout.offset_bases),
+            offset_bases=as_lists(layout.offset_bases),
             alignment=layout.alignment,
         )
-    raise LayoutError(f"to_gluon_code: {type(layout).__name__} is not a layout encoding")
+    return None
 
 
 def is_gluon(obj: Any) -> bool:
@@ -238,7 +247,3 @@ def gluon_linear_layout(layout: Any, shape: Any, builder: Any = None) -> Any:
         layout = to_gluon(layout)
     builder = builder or gluon_builder()
     return builder.to_linear_layout(layout._to_ir(builder), list(shape))
-
-
-def _lists(bases: Any) -> list[list[int]]:
-    return [list(b) for b in bases]

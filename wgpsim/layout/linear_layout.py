@@ -23,9 +23,6 @@ of `wgpsim.layout.ll_algebra`; each is also a one-line method here (``a * b``, `
 
 from __future__ import annotations
 
-import ast
-import json
-import keyword
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -34,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from wgpsim.errors import LayoutError
-from wgpsim.layout import gf2
+from wgpsim.layout import gf2, ll_text
 from wgpsim.layout import ll_algebra as alg
 from wgpsim.layout.bits import is_pow2, log2
 
@@ -45,15 +42,6 @@ _TABLE_MIN = 1 << 12
 Basis = tuple[int, ...]
 BasesT = tuple[tuple[str, tuple[Basis, ...]], ...]
 Value = int | np.ndarray
-
-
-def _is_kwarg(name: str) -> bool:
-    """Can ``name`` be written as ``name=`` in the repr?"""
-    return (
-        name.isidentifier()
-        and not keyword.iskeyword(name)
-        and name not in ("bases", "out_dims", "require_surjective")
-    )
 
 
 def _pairs(items: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -227,15 +215,7 @@ class LinearLayout:
         >>> LinearLayout.from_repr(repr(L)) == L
         True
         """
-        try:
-            node = ast.parse(text.strip(), mode="eval").body
-            if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == cls.__name__):
-                raise ValueError("not a LinearLayout(...) call")
-            args = [ast.literal_eval(a) for a in node.args]
-            kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
-        except (SyntaxError, ValueError) as e:
-            raise LayoutError(f"from_repr: cannot parse {text!r}: {e}") from None
-        return cls(*args, **kwargs)
+        return ll_text.from_repr(text, cls)
 
     # ---------------------------------------------------------------- queries
     @cached_property
@@ -491,12 +471,8 @@ class LinearLayout:
 
     # ---------------------------------------------------------------- printing
     def __repr__(self) -> str:
-        outs = ", ".join(f"{json.dumps(o)}: {s}" for o, s in self.out_dims)
-        if all(_is_kwarg(d) for d in self.in_dim_names):
-            ins = "".join(f"{d}={[list(b) for b in bs]}, " for d, bs in self.bases)
-            return f"LinearLayout({ins}out_dims={{{outs}}})"
-        ins = ", ".join(f"({json.dumps(d)}, {[list(b) for b in bs]})" for d, bs in self.bases)
-        return f"LinearLayout(bases=[{ins}], out_dims={{{outs}}})"
+        """Triton's basis notation, which :meth:`from_repr` reads back (`ll_text.to_repr`)."""
+        return ll_text.to_repr(self)
 
     def table(self) -> str:
         """One line per basis, Triton's toString style.
@@ -506,11 +482,4 @@ class LinearLayout:
         warp=2 -> (1, 0)
         where out dims are: [dim0 (size 4), dim1 (size 2)]
         """
-        lines = []
-        for d, bs in self.bases:
-            if not bs:
-                lines.append(f"{d} is a size 1 dimension")
-            lines += [f"{d}={1 << k} -> ({', '.join(map(str, b))})" for k, b in enumerate(bs)]
-        outs = ", ".join(f"{o} (size {s})" for o, s in self.out_dims)
-        lines.append(f"where out dims are: [{outs}]")
-        return "\n".join(lines)
+        return ll_text.to_table(self)

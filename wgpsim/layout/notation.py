@@ -28,13 +28,7 @@ from typing import Any
 
 from wgpsim.errors import LayoutError
 from wgpsim.inputs import MAX_DEPTH, MAX_INT_DIGITS
-from wgpsim.layout.distributed import (
-    AMDWMMALayout,
-    BlockedLayout,
-    DistributedLinearLayout,
-    DotOperandLayout,
-    SliceLayout,
-)
+from wgpsim.layout.distributed import BlockedLayout, DistributedLinearLayout, SliceLayout
 from wgpsim.layout.gluon import from_gluon, is_gluon
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
@@ -42,6 +36,7 @@ from wgpsim.layout.shared import (
     SharedLinearLayout,
     SwizzledSharedLayout,
 )
+from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 
 # kind -> (class, [(field, attribute name, other accepted names)]), in printing order.
 _SPECS: dict[str, tuple[type, list[tuple[str, str, tuple[str, ...]]]]] = {

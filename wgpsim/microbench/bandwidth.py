@@ -50,9 +50,9 @@ from wgpsim.layout.addresses import local_load_encodings
 from wgpsim.layout.dtypes import DTYPE_BITS, dtype_bytes
 from wgpsim.layout.notation import parse_any
 from wgpsim.layout.shared import for_shape
-from wgpsim.measures.fit import SteadyStateFit, fit_steady_state
-from wgpsim.measures.metrics import conflict_rate
+from wgpsim.measures.fit import SteadyStateFit
 from wgpsim.measures.ports import peak_bytes_per_cycle
+from wgpsim.microbench.bandwidth_tables import display, fit_notes, kib, summarize
 from wgpsim.microbench.kernels import layout_microbenchmark
 from wgpsim.sweeps.config import (
     KIND_AND_HARDWARE,
@@ -89,27 +89,6 @@ FIELDS = (
     Field("seed", int, default=0, valid=SEED_RANGE),
     Field("drift", dict, default=None, doc="{jitter_cycles, seeds, burst}: conflicts under drift"),
 )
-
-#: Columns of the main table (also the ``--json`` fields).
-TABLE_COLUMNS = (
-    "layout",
-    "cycles",
-    "lds_bytes",
-    "raw_bytes_per_cycle",
-    "steady_bytes_per_cycle",
-    "peak_bytes_per_cycle",
-    "fixed_cycles",
-    "r_squared",
-    "speedup",
-    "bank_conflict_cycles",
-    "bank_conflict_rate",
-)
-
-POOR_FIT_R_SQUARED = 0.99
-"""A fit with R² below this warns: ``cycles = fixed + bytes / rate`` does not describe the sweep
-(the plain layout at 8 warps gives R² 0.975), so the steady rate and fixed cost are rough. The
-AMD blog's layouts at 4 warps fit with R² 1.0000. (A judgement, not a hardware fact: 0.99 leaves
-room for rounding of whole cycles at short bursts.)"""
 
 
 @dataclass(frozen=True)
@@ -288,7 +267,7 @@ def check_cases(cfg: LdsBandwidthConfig, source: ConfigSource) -> dict[str, Case
                     if burst == cfg.burst_lengths[0]:
                         first[layout] = prepare(cfg, layout, burst)
                 except AllocationError as err:
-                    tensor = _kib(int(np.prod(shape)) * cfg.elem_bytes)
+                    tensor = kib(int(np.prod(shape)) * cfg.elem_bytes)
                     if burst == cfg.burst_lengths[0]:
                         raise source.error(
                             f"layouts.{layout}",
@@ -347,92 +326,6 @@ def measure_point(cfg: LdsBandwidthConfig, point: tuple[str, int]) -> dict[str, 
     return measure(cfg, prepare(cfg, layout, burst))
 
 
-def summarize(
-    cfg: LdsBandwidthConfig, sweep: Columns, peaks: dict[str, float]
-) -> tuple[Columns, dict[str, SteadyStateFit]]:
-    """The seed's table (one row per candidate at ``report_burst``) and the fits behind it."""
-    fits, rows = {}, []
-    for layout, runs in _by_layout(sweep).items():
-        nbytes = [run["bytes"] for run in runs]
-        if len(set(nbytes)) < 2:  # the fit's one precondition, as a config error
-            raise ConfigError(
-                f"bursts {', '.join(str(run['burst']) for run in runs)} all move "
-                f"{int(nbytes[0])} B with layout '{layout}', and the fit needs 2 "
-                "distinct byte counts (a distributed layout wider than the tensor repeats "
-                "elements: use longer bursts)"
-            )
-        fit = fits[layout] = fit_steady_state(nbytes, [run["cycles"] for run in runs])
-        at = next(run for run in runs if run["burst"] == cfg.report_burst)
-        rows.append(
-            {
-                "layout": layout,
-                "cycles": int(at["cycles"]),
-                "lds_bytes": int(at["lds_bytes"]),
-                "raw_bytes_per_cycle": float(at["raw_bytes_per_cycle"]),
-                "steady_bytes_per_cycle": fit.rate,
-                "peak_bytes_per_cycle": float(peaks[layout]),
-                "fixed_cycles": fit.fixed,
-                "r_squared": fit.r_squared,
-                "bank_conflict_cycles": int(at["bank_conflict_cycles"]),
-                "bank_conflict_rate": conflict_rate(
-                    int(at["bank_conflict_cycles"]) + int(at["passes"]),
-                    int(at["bank_conflict_cycles"]),
-                )[0],
-            }
-        )
-    for row in rows:
-        row["speedup"] = rows[0]["cycles"] / row["cycles"]
-    return Columns.from_rows(rows, TABLE_COLUMNS), fits
-
-
-def _by_layout(sweep: Columns) -> dict[str, list[dict[str, Any]]]:
-    """The sweep's rows by candidate, candidates and rows in sweep order."""
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for row in sweep.rows():
-        groups.setdefault(row["layout"], []).append(row)
-    return groups
-
-
-def display(table: Columns) -> Columns:
-    """The table as the seed prints it (strings, human headers)."""
-    return Columns(
-        {
-            "layout": table["layout"],
-            "cycles": tuple(map(str, table["cycles"])),
-            "LDS": tuple(map(_kib, table["lds_bytes"])),
-            "raw B/cycle": tuple(map("{:.1f}".format, table["raw_bytes_per_cycle"])),
-            "steady B/cycle": tuple(map("{:.1f}".format, table["steady_bytes_per_cycle"])),
-            "peak B/cycle": tuple(map("{:g}".format, table["peak_bytes_per_cycle"])),
-            "fixed cycles": tuple(map("{:.1f}".format, table["fixed_cycles"])),
-            "R²": tuple(map("{:.4f}".format, table["r_squared"])),
-            "speedup": tuple(map("{:.2f}x".format, table["speedup"])),
-            "bank conflicts": tuple(
-                f"{c} ({r:.0f}%)" if c else "0"
-                for c, r in zip(
-                    table["bank_conflict_cycles"], table["bank_conflict_rate"], strict=True
-                )
-            ),
-        }
-    )
-
-
-def fit_notes(fits: Mapping[str, SteadyStateFit], warps: int) -> tuple[str, ...]:
-    """A warning per candidate whose fit is poor (R² below :data:`POOR_FIT_R_SQUARED`)."""
-    return tuple(
-        f"{name}: poor steady-state fit (R² {fit.r_squared:.4f} < {POOR_FIT_R_SQUARED}) at "
-        f"{warps} warps; cycles do not grow linearly with the burst, so the steady B/cycle "
-        "and fixed cycles are rough (see sweep.csv)"
-        for name, fit in fits.items()
-        if fit.r_squared < POOR_FIT_R_SQUARED
-    )
-
-
-def _kib(nbytes: int) -> str:
-    """``64 KiB`` for whole KiB, ``67.98 KiB`` otherwise."""
-    kib = nbytes / 1024
-    return f"{kib:g} KiB" if kib == int(kib) else f"{kib:.2f} KiB"
-
-
 @register_kind("lds_bandwidth")
 def run(
     raw: dict[str, Any],
@@ -461,7 +354,7 @@ def run(
     rows = execution.map(fn, points, desc="lds_bandwidth", fp=fingerprint(cfg))
     sweep = Columns.from_rows(rows)
     try:
-        table, fits = summarize(cfg, sweep, peaks)
+        table, fits = summarize(cfg.report_burst, sweep, peaks)
     except ConfigError as err:  # found only once the sweep measured the bytes
         raise source.error("burst_lengths", str(err)) from None
     tables = {

@@ -40,17 +40,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from wgpsim.engine import ENGINES
 from wgpsim.errors import AllocationError, ConfigError, LayoutError, TraceError, shown
 from wgpsim.hw import HardwareConfig
-from wgpsim.layout.distributed import AMDWMMALayout
 from wgpsim.layout.dtypes import DTYPE_BITS
 from wgpsim.layout.notation import kind_of, parse_any
 from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout, SwizzledSharedLayout
+from wgpsim.layout.wmma import AMDWMMALayout
 from wgpsim.measures.drift import drift_point
 from wgpsim.microbench.candidates import (
     OPERANDS,
@@ -77,6 +75,10 @@ from wgpsim.sweeps.config import (
 from wgpsim.sweeps.drift_section import DriftSection, drift_tables, parse_drift
 from wgpsim.sweeps.executor import Execution, fingerprint
 from wgpsim.sweeps.kinds import ExperimentResult, register_kind
+
+# pandas is imported where a table is built, so `import wgpsim.microbench` stays light
+if TYPE_CHECKING:
+    import pandas as pd
 
 FIELDS = (
     *KIND_AND_HARDWARE,

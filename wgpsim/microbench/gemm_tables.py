@@ -8,16 +8,19 @@ candidates' rows, ranks them and builds the DataFrames; :func:`display` formats 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from wgpsim.engine import Result
 from wgpsim.layout.notation import to_text
 from wgpsim.measures.ranking import rank
 from wgpsim.microbench.candidates import OPERANDS
 from wgpsim.microbench.gemm import CandidateAnalysis, OperandAnalysis
+
+# pandas is imported where a table is built, so `import wgpsim.microbench` stays light
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _bases_text(bases: tuple[tuple[int, ...], ...]) -> str:
@@ -134,6 +137,8 @@ def tables_from_rows(parts: list[Mapping[str, list[dict[str, Any]]]]) -> dict[st
     """The tables of :func:`tables` from each candidate's :func:`candidate_rows` (or
     :func:`infeasible_rows`), in order. Infeasible candidates rank last, their reason as the
     ranking's reason."""
+    import pandas as pd
+
     rows = [dict(row) for part in parts for row in part["results"]]
     main = [r for r in rows if not r.get("infeasible")]
     ops, instr, loads, alloc = (
@@ -195,6 +200,8 @@ def _loads(c: CandidateAnalysis, o: OperandAnalysis) -> list[dict[str, Any]]:
 
 def _frame(rows: list[dict[str, Any]], nullable: tuple[str, ...]) -> pd.DataFrame:
     """A DataFrame whose ``nullable`` columns keep ints and None (not floats and NaN)."""
+    import pandas as pd
+
     frame = pd.DataFrame(rows)
     for col in nullable:
         frame[col] = pd.Series([r.get(col) for r in rows], dtype=object)
@@ -204,6 +211,7 @@ def _frame(rows: list[dict[str, Any]], nullable: tuple[str, ...]) -> pd.DataFram
 def display(table: pd.DataFrame) -> pd.DataFrame:
     """The main table for people: per operand, whether the SIMD pairs read the same bytes, the
     same physical partition, or neither (``apart``), and its pieces (count [shape] groups)."""
+    import pandas as pd
 
     def pairs(row: pd.Series, op: str) -> str:
         if row[f"{op}_co_located"]:

@@ -177,81 +177,35 @@ def search(
     exceeds the best cycles simulated so far: it cannot rank first. The simulations run
     through ``execution.map`` (default :class:`InProcess`).
     """
-    execution = execution or InProcess()
     scorer = Scorer(problem, hw)
     fixed = fixed_cycles(hw)
+    sim = _Simulations(execution or InProcess(), hw, engine)
     refs = [scorer.reference(*r) for r in problem.references]
     choices = (problem.choices(0), problem.choices(1))
-    per_cta = len(choices[0]) * len(choices[1]) * len(problem.b_transposed_loads)
     counts = Counts()
-    infos = []
-    for cta in problem.ctas():
-        try:
-            infos.append(scorer.cta_parts(cta))
-        except LayoutError:
-            counts.invalid += per_cta
-        counts.points += per_cta
-    # the most promising first: fewest bytes per pair, then both operands partitionable
-    infos.sort(
-        key=lambda p: (
-            p.pair_bytes,
-            p.autos[0] is None or p.autos[1] is None,
-        )
-    )
-    cache: dict[str, dict[str, int]] = {}
-    kept: list[Candidate] = []
-    best: int | None = None
-    simulated = 0
-
-    def simulate_all(todo: list[Candidate]) -> None:
-        nonlocal best, simulated
-        keys = [c.key for c in todo]
-        new = {}
-        for c, k in zip(todo, keys, strict=True):
-            if k not in cache and k not in new:
-                new[k] = _point(c)
-        if new:
-            rows = execution.map(
-                partial(sim_point, hw, engine),
-                list(new.values()),
-                desc="search: simulate",
-                save=False,
-            )
-            cache.update(zip(new, rows, strict=True))
-        for c, k in zip(todo, keys, strict=True):
-            r = cache[k]
-            c.cycles, c.partition_stall_cycles = r["cycles"], r["partition_stall_cycles"]
-            simulated += 1
-            if c.fits:
-                best = c.cycles if best is None else min(best, c.cycles)
-
-    simulate_all(refs)
-    kept += refs
+    infos = _ctas_in_order(problem, scorer, choices, counts)
+    sim.run(refs)
+    kept = list(refs)
     counts.points += len(refs)
     wrap = progress or (lambda items, **_: items)
     chunks = [infos[i : i + batch] for i in range(0, len(infos), batch)]
     for chunk in wrap(chunks, total=len(chunks), desc="search: ctaLayouts"):
         todo = []
         for parts in chunk:
-            todo += score_cta(scorer, parts, choices, problem, prune, best, fixed, counts)
+            todo += score_cta(scorer, parts, choices, problem, prune, sim.best, fixed, counts)
         order = sorted(todo, key=lambda c: (c.lower_bound, c.lockstep_overlaps, _tdm(c)))
-        sim = []
-        for c in order:
-            if not c.fits:
-                counts.pruned += 1
-                continue
-            if prune and best is not None and c.lower_bound + fixed > best:
-                counts.pruned += 1
-                continue
-            sim.append(c)
+
+        def beaten(c: Candidate) -> bool:
+            return prune and sim.best is not None and c.lower_bound + fixed > sim.best
+
+        worth = [c for c in order if c.fits and not beaten(c)]
+        counts.pruned += len(order) - len(worth)
         # simulate the most promising first, so the bound tightens within the chunk
-        head, rest = sim[:8], sim[8:]
-        simulate_all(head)
-        rest = [
-            c for c in rest if not (prune and best is not None and c.lower_bound + fixed > best)
-        ]
-        counts.pruned += len(sim) - len(head) - len(rest)
-        simulate_all(rest)
+        head, rest = worth[:8], worth[8:]
+        sim.run(head)
+        rest = [c for c in rest if not beaten(c)]
+        counts.pruned += len(worth) - len(head) - len(rest)
+        sim.run(rest)
         kept += head + rest
     ranking = group_rows([c.row() for c in kept if c.cycles is not None], key=simplicity)
     return SearchResult(
@@ -260,10 +214,57 @@ def search(
         counts.points,
         counts.invalid,
         counts.pruned,
-        simulated,
-        len(cache),
+        sim.simulated,
+        len(sim.cache),
         ranking,
     )
+
+
+def _ctas_in_order(
+    problem: SearchProblem, scorer: Scorer, choices: tuple, counts: Counts
+) -> list[Any]:
+    """The parts of every valid ctaLayout (the invalid ones counted), the most promising
+    first: fewest bytes per pair, then both operands partitionable."""
+    per_cta = len(choices[0]) * len(choices[1]) * len(problem.b_transposed_loads)
+    infos = []
+    for cta in problem.ctas():
+        try:
+            infos.append(scorer.cta_parts(cta))
+        except LayoutError:
+            counts.invalid += per_cta
+        counts.points += per_cta
+    infos.sort(key=lambda p: (p.pair_bytes, p.autos[0] is None or p.autos[1] is None))
+    return infos
+
+
+class _Simulations:
+    """The simulations of a search: each distinct candidate (by ``Candidate.key``) simulated
+    once through ``execution.map``; ``best`` the fewest cycles of a candidate that fits."""
+
+    def __init__(self, execution: Any, hw: HardwareConfig, engine: str):
+        self.execution, self.fn = execution, partial(sim_point, hw, engine)
+        self.cache: dict[str, dict[str, int]] = {}
+        self.best: int | None = None
+        self.simulated = 0
+
+    def run(self, todo: list[Candidate]) -> None:
+        """Simulate ``todo`` (the points not yet in the cache) and set each one's cycles."""
+        keys = [c.key for c in todo]
+        new = {}
+        for c, k in zip(todo, keys, strict=True):
+            if k not in self.cache and k not in new:
+                new[k] = _point(c)
+        if new:
+            rows = self.execution.map(
+                self.fn, list(new.values()), desc="search: simulate", save=False
+            )
+            self.cache.update(zip(new, rows, strict=True))
+        for c, k in zip(todo, keys, strict=True):
+            r = self.cache[k]
+            c.cycles, c.partition_stall_cycles = r["cycles"], r["partition_stall_cycles"]
+            self.simulated += 1
+            if c.fits:
+                self.best = c.cycles if self.best is None else min(self.best, c.cycles)
 
 
 def add_drift(

@@ -10,13 +10,15 @@ hand-made candidates: rank, cycles, gap to the winner and why they lose) and ``c
 
 from __future__ import annotations
 
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from wgpsim.search.gluon_code import winner_code
 from wgpsim.search.rank import FIELDS, against_winner
 from wgpsim.search.search import SearchResult
+
+# pandas is imported where a table is built, so `import wgpsim.search` stays light
+if TYPE_CHECKING:
+    import pandas as pd
 
 RESULT_COLUMNS = [
     "rank",
@@ -44,6 +46,8 @@ REFERENCE_COLUMNS = ["reference", "rank", "cycles", "gap_cycles", "gap_percent",
 
 def tables(result: SearchResult, top: int) -> dict[str, pd.DataFrame]:
     """Every table of the run (module docstring); ``top`` counts rows, not candidates."""
+    import pandas as pd
+
     rows = result.rows()[:top]
     by_name = result.by_name
     members = [
@@ -80,11 +84,15 @@ def tables(result: SearchResult, top: int) -> dict[str, pd.DataFrame]:
 
 
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame([{k: r[k] for k in columns} for r in rows], columns=columns)
 
 
 def _pareto(result: SearchResult) -> pd.DataFrame:
     """One row per point of the front: the best row on it, how many rows and candidates."""
+    import pandas as pd
+
     places = {g.name: g for g in result.ranking}
     points: dict[tuple, list[Any]] = {}
     for c in result.pareto():

@@ -123,6 +123,28 @@ def _lane_row(addr, where: str, lanes: int) -> list[int]:
     return row
 
 
+def _header(rec: dict, where: str, labels: dict[str, int]) -> tuple[int, int]:
+    """A header record's ``num_warps`` and ``lanes`` (32 if absent); its clock labels are
+    numbered into ``labels``.
+
+    >>> labels = {}
+    >>> _header({"num_warps": 2, "labels": ["start"], "lanes": 64}, "t.jsonl:1", labels), labels
+    ((2, 64), {'start': 0})
+    """
+    unknown = sorted(set(rec) - {"num_warps", "labels", "lanes"})
+    if unknown:
+        raise TraceError(
+            f"{where}: field {unknown[0]!r}: not a header field (valid: num_warps, labels, lanes)"
+        )
+    num_warps = field_int(rec["num_warps"], where, "num_warps", 1, MAX_WARPS)
+    lanes = _wave_size(rec.get("lanes", LANES), where)
+    if not isinstance(rec.get("labels", []), list):
+        raise TraceError(f"{where}: field 'labels': expected a list of clock labels")
+    for label in rec.get("labels", []):
+        labels.setdefault(str(label), len(labels))
+    return num_warps, lanes
+
+
 def _wave_size(value, where: str) -> int:
     """A header's ``lanes``: one of :data:`WAVE_SIZES`."""
     if type(value) is not int or value not in WAVE_SIZES:
@@ -186,17 +208,7 @@ def read_jsonl(
                         f"{where}: field 'op' missing (valid: {', '.join(OPS)}; a header "
                         f'{{"num_warps": N, "labels": [...]}} may only be the first record)'
                     )
-                unknown = sorted(set(rec) - {"num_warps", "labels", "lanes"})
-                if unknown:
-                    raise TraceError(
-                        f"{where}: field {unknown[0]!r}: not a header field (valid: num_warps, labels, lanes)"
-                    )
-                num_warps = field_int(rec["num_warps"], where, "num_warps", 1, MAX_WARPS)
-                lanes = _wave_size(rec.get("lanes", LANES), where)
-                if not isinstance(rec.get("labels", []), list):
-                    raise TraceError(f"{where}: field 'labels': expected a list of clock labels")
-                for label in rec.get("labels", []):
-                    labels.setdefault(str(label), len(labels))
+                num_warps, lanes = _header(rec, where, labels)
                 continue
             code = op_code(rec["op"]) if rec["op"] in OPS else None
             if code is None:

@@ -322,7 +322,7 @@ def lower_offsets(
     """The generic ``lowerLdStShared`` of ``cvt`` = (register, lane, warp) -> ``offset`` (elements
     from byte ``base``): the widest plain vector ``largestVectorisation`` allows, as
     ``ds_store_b*`` (``store``) or ``ds_load_b*``. Registers that map to offset 0 are not moved
-    (broadcast, or a later round through the same scratch: ``wgpsim.trace.scratch_lowering``).
+    (broadcast, or a later round through the same scratch: ``wgpsim.trace.scratch.lowering``).
 
     >>> cvt = LinearLayout.from_bases({"register": [[1], [2]], "lane": [[4], [8], [16], [32],
     ...     [64]], "warp": []}, ["offset"])

@@ -1,5 +1,7 @@
 """Which TTGIR LDS op each ``ds_*`` of a loop body comes from, and which of the op's accesses it
-is (docs/DESIGN.md, "The loop, from the assembly").
+is (docs/DESIGN.md, "The loop, from the assembly"); first, which TTGIR loop the assembly's loop
+is (`ttgir_loop`: the loop op on the back-branch's line), its ops (`candidates`) and its trip
+count (`trip_count`).
 
 A ``ds_*`` under ``.loc FILE:LINE`` belongs to an op of that line (`Assigner.take`); several
 ops on one line are served in program order, each up to the instructions of that mnemonic it
@@ -18,6 +20,7 @@ no op can take is an `Unmatched` entry.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass, replace
@@ -25,13 +28,26 @@ from typing import Any
 
 import numpy as np
 
-from wgpsim.frontend.amdgcn_loops import AsmInstr
-from wgpsim.frontend.model import LdsOp
+from wgpsim.frontend.amdgcn_loops import AsmBody, AsmInstr, loops
+from wgpsim.frontend.model import Kernel, LdsOp
 from wgpsim.kernel.asm_forms import fit_to_assembly
-from wgpsim.kernel.lowering import OpLowering, lower_op
+from wgpsim.kernel.lowering import OpLowering, lower_op, writes_with_ds
 from wgpsim.trace.instructions import INSTRUCTIONS
 
-__all__ = ["Assigner", "Unmatched", "by_line", "fit_op", "line_of", "match_offsets", "ops_at"]
+__all__ = [
+    "LOOP_OPS",
+    "Assigner",
+    "Unmatched",
+    "by_line",
+    "candidates",
+    "fit_op",
+    "inner_loops",
+    "line_of",
+    "match_offsets",
+    "ops_at",
+    "trip_count",
+    "ttgir_loop",
+]
 
 
 @dataclass(frozen=True)
@@ -348,3 +364,81 @@ class Assigner:
                         f"{n} {name} per iteration, the body holds {got[name]} of them"
                     )
         return out
+
+
+# ---- the body's TTGIR loop ------------------------------------------------------------------
+
+#: The TTGIR ops that are loops (the assembly's loop maps to one of them).
+LOOP_OPS = ("scf.for", "scf.while", "cf.loop")
+
+
+def ttgir_loop(kernel: Kernel, body: AsmBody) -> tuple[int | None, str | None]:
+    """The TTGIR loop the assembly's loop is: the loop op on the back-branch's line."""
+    if not body.is_loop:
+        return None, None
+    b = body.branch
+    cands: list = []
+    for frame in b.frames or ((b.src_file, b.src_line),):  # innermost first
+        cands = cands or [
+            lp
+            for lp in kernel.loops
+            if lp.kind in LOOP_OPS
+            and lp.loc is not None
+            and (lp.loc.short.split(":")[0], lp.loc.line) == frame
+        ]
+    if len(cands) == 1:
+        return cands[0].id, None
+    why = "no" if not cands else f"{len(cands)}"
+    return None, (
+        f"{why} TTGIR loop(s) at the back-branch's line {b.loc}: ds_* matched to the ops of "
+        "every loop"
+    )
+
+
+def inner_loops(kernel: Kernel, asm: str, body: AsmBody):
+    """Assembly line -> the TTGIR loop of the innermost loop nested in ``body`` that holds
+    it (None outside any, or for a nested loop no TTGIR loop matches)."""
+    inner = sorted(
+        (b.lines, ttgir_loop(kernel, b)[0])
+        for b in loops(asm)
+        if body.is_loop
+        and b.function == body.function
+        and body.lines[0] < b.lines[0]
+        and b.lines[1] <= body.lines[1]
+    )
+
+    def scope(line: int) -> int | None:
+        held = [(hi - lo, lp) for (lo, hi), lp in inner if lo <= line <= hi and lp is not None]
+        return min(held)[1] if held else None
+
+    return scope
+
+
+def trip_count(kernel: Kernel, loop_id: int | None) -> int | None:
+    """Iterations of TTGIR loop ``loop_id`` from its constant bounds (None when they are not
+    constants; 1 for no loop)."""
+    if loop_id is None:
+        return 1
+    lp = next(lp for lp in kernel.loops if lp.id == loop_id)
+    try:
+        lb, ub, step = (int(v) for v in lp.bounds or ())
+    except ValueError:
+        return None
+    return max(0, math.ceil((ub - lb) / step)) if step > 0 else None
+
+
+def candidates(
+    kernel: Kernel, body: AsmBody, loop_id: int | None, kinds: tuple[str, ...] | None = None
+) -> list[LdsOp]:
+    """The LDS ops of the body's loop (every op without a loop): those that issue ``ds_*``
+    (`writes_with_ds`), or those of ``kinds``."""
+    ops = [
+        op
+        for op in kernel.ops
+        if (writes_with_ds(op) if kinds is None else op.op in kinds) and op.loc is not None
+    ]
+    if not body.is_loop:
+        return ops
+    if loop_id is not None:
+        return [op for op in ops if loop_id in op.loops]
+    return [op for op in ops if op.loops]

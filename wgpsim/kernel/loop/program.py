@@ -1,5 +1,5 @@
 """A compiled kernel's loop as the hardware runs it: the assembly's instruction stream joined to
-the TTGIR's LDS ops, and the per-warp traces of N iterations.
+the TTGIR's LDS ops (the per-warp traces of N iterations are `wgpsim.kernel.loop.traces`).
 
 `loop_program(kernel, asm)` reads the loop body of the assembly (`wgpsim.frontend.amdgcn_loops`)
 into `Step`\\ s, one per trace row: every ``ds_*`` becomes an LDS row whose lane addresses come
@@ -10,9 +10,9 @@ runs of VALU/SALU/memory instructions one row per run). Instructions that cost n
 such as ``s_wait_alu``, ``s_barrier_signal``, the memory waits) ride on the next row, so every
 instruction of the body is counted by exactly one step. A kernel without a loop is one
 "iteration" of its whole body. Without assembly the body is built from the TTGIR order
-(`ttgir_program`, a documented rule for the waits). `loop_trace(program, iterations)` repeats the
-body for every warp and keeps, per row, the iteration and the step (so the TTGIR op, its
-location and the assembly mnemonic).
+(`ttgir_program`, a documented rule for the waits). `wgpsim.kernel.loop.traces.loop_trace`
+repeats the body for every warp and keeps, per row, the iteration and the step (so the TTGIR
+op, its location and the assembly mnemonic).
 
 The matching (docs/DESIGN.md, "The loop, from the assembly"): a ``ds_*`` instruction under
 ``.loc FILE:LINE`` belongs to a TTGIR LDS op of that line (in the loop the assembly's loop maps
@@ -33,57 +33,52 @@ The AMD blog's microbenchmark (its Gluon kernel, compiled for gfx1250): barrier,
 ('lds_bandwidth', 'assembly', ())
 >>> [s.op for s in prog.steps if s.op != "delay"][:4], prog.counts()["ds_load_b128"]
 (['barrier', 'clock', 'ds_load_b128', 'ds_load_b128'], 32)
->>> lt = loop_trace(prog)
->>> lt.iterations, lt.trace.num_warps, lt.trace.count_by_op()["ds_load_b128"]
-(1, 4, 128)
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-import numpy as np
-
-from wgpsim.errors import TraceError, WgpsimError
+from wgpsim.errors import TraceError
 from wgpsim.frontend.amdgcn_loops import AsmBody, AsmInstr, loops, straight
 from wgpsim.frontend.model import Kernel, LdsOp
 from wgpsim.hw.config import HardwareConfig, load_hardware
-from wgpsim.kernel.loop.matching import Assigner, Unmatched, by_line, ops_at
+from wgpsim.kernel.loop.costs import issue_cycles, wmma_cost
+from wgpsim.kernel.loop.matching import (
+    LOOP_OPS,
+    Assigner,
+    Unmatched,
+    by_line,
+    candidates,
+    inner_loops,
+    ops_at,
+    trip_count,
+    ttgir_loop,
+)
+from wgpsim.kernel.loop.stages import TdmRows, staged_lowerings, tdm_timed
 from wgpsim.kernel.lowering import (
-    ASYNC_COPY,
     KernelAllocation,
     OpLowering,
     allocate_kernel,
-    carried_stage,
-    computed_stage,
     lower_op,
-    shared_view,
     writes_with_ds,
 )
-from wgpsim.kernel.tdm_writes import block_rows
 from wgpsim.trace.instructions import INSTRUCTIONS
-from wgpsim.trace.trace import Trace, TraceBuilder
 
 __all__ = [
-    "DEFAULT_ITERATIONS",
-    "KernelLoopTrace",
     "LoopProgram",
     "Step",
     "loop_program",
-    "loop_trace",
     "op_label",
+    "pick_body",
+    "row_label",
+    "tdm_timed",
     "ttgir_program",
     "unmatched_label",
     "wmma_cost",
 ]
-
-DEFAULT_ITERATIONS = 4
-"""Iterations timed when the loop's bounds are not constants and none are given (a choice:
-enough for the warps to settle into a steady state; the output says so)."""
 
 TDM_NOTE = "tensor_load_to_lds / tensor_store_from_lds: issue cycles only, not timed as LDS writes"
 ASYNC_NOTE = "global_load_async_to_lds: issue cycles only, not timed as LDS writes"
@@ -95,7 +90,6 @@ _OTHER = ("valu", "salu", "global", "smem", "branch")
 TDM_OPS = ("amdg.async_tdm_copy_global_to_local", "amdg.async_tdm_copy_local_to_global")
 ASYNC_OPS = ("ttg.async_copy_global_to_local",)
 COPIES = TDM_OPS + ASYNC_OPS
-_LOOPS = ("scf.for", "scf.while", "cf.loop")
 
 
 @dataclass(frozen=True)
@@ -152,61 +146,6 @@ class LoopProgram:
         return dict(sorted(Counter(m for s in self.steps for m in s.asm).items()))
 
 
-@dataclass(frozen=True, eq=False)
-class KernelLoopTrace:
-    """Every warp's trace over ``iterations`` of the body, with per-row provenance: ``iteration``
-    and ``step`` (index into ``program.steps``) for each row of ``trace``."""
-
-    program: LoopProgram
-    trace: Trace
-    iterations: int
-    iteration: np.ndarray = field(repr=False)
-    step: np.ndarray = field(repr=False)
-
-    def _per_step(self, attr: str) -> np.ndarray:
-        values = np.array([getattr(s, attr) for s in self.program.steps] + [None], dtype=object)
-        return values[self.step]
-
-    @property
-    def op_index(self) -> np.ndarray:
-        """TTGIR op index per row (-1 where the row is not an op's LDS instruction)."""
-        idx = [-1 if s.op_index is None else s.op_index for s in self.program.steps]
-        return np.asarray(idx, dtype=np.int64)[self.step]
-
-    @property
-    def op_name(self) -> np.ndarray:
-        """SSA name of the row's TTGIR op (None where there is none)."""
-        return self._per_step("name")
-
-    @property
-    def label(self) -> np.ndarray:
-        """What the loop table calls the row's op (`Step.label`; None for other work)."""
-        return self._per_step("label")
-
-    @property
-    def loc(self) -> np.ndarray:
-        """``file:line`` of the row's own assembly instruction."""
-        return self._per_step("loc")
-
-    @property
-    def what(self) -> np.ndarray:
-        """The class of the row's work (``lds``, ``tdm``, ``wmma``, ``alu``, ``wait_ds`` ...)."""
-        return self._per_step("what")
-
-    @property
-    def mnemonic(self) -> np.ndarray:
-        """The row's own assembly mnemonic (the last of its step's ``asm``)."""
-        names = np.array([s.asm[-1] if s.asm else "" for s in self.program.steps], dtype=object)
-        return names[self.step]
-
-    def counts(self, warp: int = 0, iteration: int = 0) -> dict[str, int]:
-        """Assembly mnemonic -> count that warp ``warp`` runs in ``iteration``."""
-        rows = (self.trace.warp == warp) & (self.iteration == iteration)
-        # each step once: a TDM instruction's step spans one row per 256 B it writes
-        got = Counter(m for s in np.unique(self.step[rows]) for m in self.program.steps[s].asm)
-        return dict(sorted(got.items()))
-
-
 def op_label(op: LdsOp) -> str:
     """The op and its source line, as the loop table names a row: its SSA name, else its kind
     and index (a ``local_store`` has no result), and its ``.loc``.
@@ -234,130 +173,6 @@ def row_label(name: str | None, op: str, index: int, loc: str | None) -> str:
 def unmatched_label(u: Unmatched) -> str:
     """The loop table's name for an unmatched ``ds_*``: its mnemonic and source line."""
     return f"unmatched {u.mnemonic} ({u.loc})"
-
-
-# ---- costs ------------------------------------------------------------------------------------
-
-_WMMA_2PASS = re.compile(r"^v_s?wmmac?_.*_(fp8|bf8|bf16|f16)$")
-_WMMA_4PASS = re.compile(r"^v_s?wmmac?_.*_(iu8|iu4)$")
-_F8_FMT = re.compile(r"matrix_[ab]_fmt:MATRIX_FMT_(FP8|BF8)\b")
-
-
-def wmma_cost(instr: AsmInstr, hw: HardwareConfig) -> tuple[int, str]:
-    """Issue cycles of one ``v_wmma_*`` by LLVM's GFX1250SpeedModel classes (its ``InstRW``
-    patterns), and a note if the mnemonic is in none of them.
-
-    >>> from wgpsim.frontend.amdgcn_loops import stream
-    >>> i = stream("k:\\n v_wmma_f32_16x16x32_f16 v[0:7], v[8:15], v[16:23], v[0:7]")[1][1]
-    >>> wmma_cost(i, load_hardware())
-    (8, '')
-    """
-    c, m = hw.costs, instr.mnemonic
-    if m.startswith("v_wmma_f32_16x16x4_f32"):
-        return c.wmma_valu_4pass, ""
-    if "_16x16x128_f8f6f4" in m:  # f8 unless both formats are given as something else
-        fmts = re.findall(r"matrix_[ab]_fmt:\w+", instr.operands)
-        f8 = len(fmts) < 2 or bool(_F8_FMT.search(instr.operands))
-        return (c.wmma_xdl_4pass if f8 else c.wmma_xdl_2pass), ""
-    if "_f32_32x16x128_f4" in m or _WMMA_2PASS.match(m):
-        return c.wmma_xdl_2pass, ""
-    if _WMMA_4PASS.match(m):
-        return c.wmma_xdl_4pass, ""
-    return c.wmma_xdl_2pass, f"{m}: in no LLVM GFX1250 class, taken as a 2-pass WMMA"
-
-
-def _cost(instr: AsmInstr, hw: HardwareConfig) -> int:
-    c, k = hw.costs, instr.kind
-    if k == "hint":
-        if instr.mnemonic != "s_nop":
-            return 0
-        m = re.match(r"\s*(0x[0-9a-fA-F]+|\d+)", instr.operands)
-        return int(m.group(1), 0) + 1 if m else 1  # ISA: s_nop N waits N + 1 cycles
-    return {
-        "valu": c.valu,
-        "salu": c.salu,
-        "branch": c.branch,
-        "global": c.global_issue,
-        "smem": c.smem_issue,
-        "tdm": c.tdm_issue,
-        "async": c.async_issue,
-        "wait_load": c.memory_wait,
-        "wait_tensor": c.memory_wait,
-        "wait_async": c.memory_wait,
-    }.get(k, 0)
-
-
-# ---- matching ---------------------------------------------------------------------------------
-
-
-def _ttgir_loop(kernel: Kernel, body: AsmBody) -> tuple[int | None, str | None]:
-    """The TTGIR loop the assembly's loop is: the loop op on the back-branch's line."""
-    if not body.is_loop:
-        return None, None
-    b = body.branch
-    cands: list = []
-    for frame in b.frames or ((b.src_file, b.src_line),):  # innermost first
-        cands = cands or [
-            lp
-            for lp in kernel.loops
-            if lp.kind in _LOOPS
-            and lp.loc is not None
-            and (lp.loc.short.split(":")[0], lp.loc.line) == frame
-        ]
-    if len(cands) == 1:
-        return cands[0].id, None
-    why = "no" if not cands else f"{len(cands)}"
-    return None, (
-        f"{why} TTGIR loop(s) at the back-branch's line {b.loc}: ds_* matched to the ops of "
-        "every loop"
-    )
-
-
-def _inner_loops(kernel: Kernel, asm: str, body: AsmBody):
-    """Assembly line -> the TTGIR loop of the innermost loop nested in ``body`` that holds
-    it (None outside any, or for a nested loop no TTGIR loop matches)."""
-    inner = sorted(
-        (b.lines, _ttgir_loop(kernel, b)[0])
-        for b in loops(asm)
-        if body.is_loop
-        and b.function == body.function
-        and body.lines[0] < b.lines[0]
-        and b.lines[1] <= body.lines[1]
-    )
-
-    def scope(line: int) -> int | None:
-        held = [(hi - lo, lp) for (lo, hi), lp in inner if lo <= line <= hi and lp is not None]
-        return min(held)[1] if held else None
-
-    return scope
-
-
-def _iterations(kernel: Kernel, loop_id: int | None) -> int | None:
-    if loop_id is None:
-        return 1
-    lp = next(lp for lp in kernel.loops if lp.id == loop_id)
-    try:
-        lb, ub, step = (int(v) for v in lp.bounds or ())
-    except ValueError:
-        return None
-    return max(0, math.ceil((ub - lb) / step)) if step > 0 else None
-
-
-def _candidates(
-    kernel: Kernel, body: AsmBody, loop_id: int | None, kinds: tuple[str, ...] | None = None
-) -> list[LdsOp]:
-    """The LDS ops of the body's loop (every op without a loop): those that issue ``ds_*``
-    (`writes_with_ds`), or those of ``kinds``."""
-    ops = [
-        op
-        for op in kernel.ops
-        if (writes_with_ds(op) if kinds is None else op.op in kinds) and op.loc is not None
-    ]
-    if not body.is_loop:
-        return ops
-    if loop_id is not None:
-        return [op for op in ops if loop_id in op.loops]
-    return [op for op in ops if op.loops]
 
 
 # ---- programs ---------------------------------------------------------------------------------
@@ -398,153 +213,27 @@ def loop_program(
     if asm is None:
         return ttgir_program(kernel, hw=hw, alloc=alloc)
     body = pick_body(asm, loop)
-    loop_id, note = _ttgir_loop(kernel, body)
+    loop_id, note = ttgir_loop(kernel, body)
     notes = [note] if note else []
     ds = [i for i in body.instructions if i.kind == "ds"]
-    assigner = Assigner(kernel, _candidates(kernel, body, loop_id), alloc, hw, ds)
-    scope = _inner_loops(kernel, asm, body)
+    assigner = Assigner(kernel, candidates(kernel, body, loop_id), alloc, hw, ds)
+    scope = inner_loops(kernel, asm, body)
     owners = {i.line: assigner.take(i, scope(i.line)) for i in ds if i.src_line}
     owners |= {i.line: assigner.take_unlined(i) for i in ds if not i.src_line}
     issued_at = assigner.issued_indices(notes)
     unrolled = assigner.unrolled()
     if unrolled > 1:
         notes.append(f"the body holds {unrolled} iterations of the TTGIR loop (LLVM unrolled it)")
-    copies = _candidates(kernel, body, loop_id, COPIES)
-
-    def copy_op(instr: AsmInstr) -> LdsOp | None:
-        """The TTGIR copy op of a TDM / async instruction: the one copy op of its line (of its
-        kind), else None and a note."""
-        kind = TDM_OPS if instr.kind == "tdm" else ASYNC_OPS
-        mine = ops_at(instr, by_line(op for op in copies if op.op in kind))[1]
-        if len(mine) == 1:
-            return mine[0]
-        note = (
-            f"{instr.mnemonic} at {instr.chain}: {len(mine)} TTGIR copy ops on its line, none named"
-        )
-        notes.extend([note] if note not in notes else [])
-        return None
-
-    steps: list[Step] = []
-    pending: list[str] = []  # free instructions riding on the next step
-    run: list[AsmInstr] = []  # a run of other work: one delay row
-    clocks = 0
-
-    def flush_run() -> None:
-        if run:
-            cycles = sum(_cost(i, hw) for i in run)
-            if cycles:
-                steps.append(
-                    Step(
-                        "delay",
-                        cycles,
-                        (*pending, *(i.mnemonic for i in run)),
-                        "alu",
-                        run[-1].loc,
-                        run[-1].line,
-                    )
-                )
-                pending.clear()
-            else:
-                pending.extend(i.mnemonic for i in run)
-            run.clear()
-
-    def add(op: str, arg: int, instr: AsmInstr, what: str, **kw) -> None:
-        flush_run()
-        steps.append(Step(op, arg, (*pending, instr.mnemonic), what, instr.loc, instr.line, **kw))
-        pending.clear()
-
-    unmatched, seen_tdm, seen_async = [], False, False
-    permutes: dict[str, int] = {}
-    tdm = _TdmRows(kernel, alloc, notes)
+    copies = candidates(kernel, body, loop_id, COPIES)
+    steps = _Steps(kernel, hw, alloc, notes, assigner, (owners, issued_at), copies)
     for instr in body.instructions:
-        k = instr.kind
-        if k == "wait_tensor" and tdm_timed():
-            add("wait_tensor", instr.count or 0, instr, "wait_tensor")
-        elif k in _OTHER or k in ("hint", "wait_load", "wait_tensor", "wait_async"):
-            run.append(instr)
-        elif k == "barrier":
-            if instr.mnemonic == "s_barrier_wait":
-                add("barrier", 0, instr, "barrier")
-            else:
-                flush_run()
-                pending.append(instr.mnemonic)
-        elif k == "wait_ds":
-            add("wait_ds", instr.count or 0, instr, "wait_ds")
-        elif k == "permute":
-            add("delay", hw.costs.lane_permute_issue, instr, "permute", label=instr.mnemonic)
-            permutes[instr.mnemonic] = permutes.get(instr.mnemonic, 0) + 1
-        elif k == "clock":
-            add("clock", clocks, instr, "clock")
-            clocks += 1
-        elif k == "wmma":
-            cycles, note = wmma_cost(instr, hw)
-            if note and note not in notes:
-                notes.append(note)
-            add("delay", cycles, instr, "wmma")
-        elif k in ("tdm", "async"):
-            seen_async |= k == "async"
-            op = copy_op(instr)
-            name = op.name if op is not None else None
-            index = op.index if op is not None else None
-            per = tdm.rows(op, 0) if k == "tdm" and op is not None and tdm_timed() else None
-            if per is not None and instr.mnemonic == "tensor_load_to_lds":
-                n = tdm.seen.get(index, 0)
-                tdm.seen[index] = n + 1
-                add(
-                    "tensor_load_to_lds",
-                    0,
-                    instr,
-                    k,
-                    op_index=index,
-                    name=name,
-                    issued=n % len(per[0]),
-                    copy=n // len(per[0]),
-                    label=op_label(op),
-                )
-            else:
-                seen_tdm |= k == "tdm"
-                label = op_label(op) if op is not None else None
-                add("delay", _cost(instr, hw), instr, k, op_index=index, name=name, label=label)
-        elif k == "ds":
-            op, why = owners[instr.line]
-            if op is None or instr.mnemonic not in INSTRUCTIONS:
-                why = why or Unmatched(instr.mnemonic, instr.line, instr.chain, "not modelled")
-                unmatched.append(why)
-                add("delay", hw.costs.valu, instr, "unmatched", label=unmatched_label(why))
-            else:
-                add(
-                    instr.mnemonic,
-                    0,
-                    instr,
-                    "lds",
-                    op_index=op.index,
-                    name=op.name,
-                    label=op_label(op),
-                    issued=issued_at[instr.line],
-                    copy=assigner.copy_of[instr.line],
-                )
-        else:  # pragma: no cover - every kind is handled above
-            raise AssertionError(k)
-    flush_run()
-    if pending:  # free instructions at the end ride on the last step
-        if steps:
-            steps[-1] = replace(steps[-1], asm=(*steps[-1].asm, *pending))
-        else:
-            steps.append(Step("delay", 0, tuple(pending), "alu"))
+        steps.add_instruction(instr)
+    steps.finish()
     notes += assigner.notes + assigner.leftovers(unrolled)
-    if seen_tdm:
-        notes.append(TDM_NOTE)
-    if seen_async:
-        notes.append(ASYNC_NOTE)
-    notes += [f"{n} {m}: {PERMUTE_NOTE}" for m, n in permutes.items()]
-    staged = _staged(kernel, assigner, alloc, hw, notes) if body.is_loop else {}
-    lowered = [
-        lo
-        for i, lo in assigner.low.items()
-        if lo.note and lo.lowering is not None and i not in staged
-    ]
-    notes += [f"{lo.op.name or lo.op.op} ({lo.op.loc.short}): {lo.note}" for lo in lowered]
-    iterations = _iterations(kernel, loop_id) if body.is_loop else 1
+    notes += steps.notes_of_work()
+    staged = staged_lowerings(kernel, assigner, alloc, hw, notes) if body.is_loop else {}
+    notes += _lowering_notes(assigner, staged)
+    iterations = trip_count(kernel, loop_id) if body.is_loop else 1
     if iterations is not None and unrolled > 1:
         iterations = math.ceil(iterations / unrolled)
     return LoopProgram(
@@ -552,51 +241,175 @@ def loop_program(
         num_warps=kernel.num_warps,
         label=body.label,
         source="assembly",
-        steps=tuple(steps),
+        steps=tuple(steps.steps),
         iterations=iterations,
         notes=tuple(notes),
-        unmatched=tuple(unmatched),
+        unmatched=tuple(steps.unmatched),
         asm_counts=body.counts(),
         lowerings=dict(assigner.low),
         staged=staged,
         unrolled=unrolled,
-        tdm=tdm.stages(body.is_loop),
+        tdm=steps.tdm.stages(body.is_loop),
     )
 
 
-def _staged(kernel, assigner, alloc, hw, notes: list[str]) -> dict[int, tuple[int, tuple]]:
-    """Per op that reads a multi-buffered alloc through a computed stage index or a
-    loop-carried view: (first stage, its lowering for every stage). Assumption: the index
-    advances by one stage per iteration, so TTGIR iteration t reads stage (first + t) mod
-    stages (the Gluon GEMM's ``s = k % 2`` from 0; Triton's pipeliner carries the view of
-    ``memdesc_index`` at an index it increments modulo the buffers, from the prologue's). An
-    async copy's ``other`` store into a computed stage writes stage (stages - 1 + t) mod
-    stages, as a TDM copy does (`_TdmRows.stages`)."""
-    out = {}
-    for index, low in assigner.low.items():
-        op = low.op
-        carried = carried_stage(op)
-        if low.lowering is None or not (computed_stage(op) or carried is not None):
-            continue
-        stages = kernel.buffer(op.buffer).stages
-        if stages < 2:
-            continue
-        first = 0 if carried is None else carried
-        if op.op == ASYNC_COPY and carried is None:
-            first = stages - 1
-        per = tuple(
-            assigner.fit(op, lower_op(kernel, op, alloc, hw, stage=s)) for s in range(stages)
+def _lowering_notes(assigner: Assigner, staged: dict) -> list[str]:
+    """The notes of the ops' lowerings (those of staged ops were said per stage)."""
+    return [
+        f"{lo.op.name or lo.op.op} ({lo.op.loc.short}): {lo.note}"
+        for i, lo in assigner.low.items()
+        if lo.note and lo.lowering is not None and i not in staged
+    ]
+
+
+class _Steps:
+    """The steps of an assembly body, written instruction by instruction (`loop_program`).
+
+    Instructions that cost nothing wait in ``pending`` and ride on the next step; a run of
+    other work (VALU, SALU, memory, hints) becomes one ``delay`` row of its issue cycles.
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        hw: HardwareConfig,
+        alloc: KernelAllocation,
+        notes: list[str],
+        assigner: Assigner,
+        owned: tuple[dict[int, tuple], dict[int, int]],
+        copies: list[LdsOp],
+    ):
+        self.hw, self.notes, self.assigner, self.copies = hw, notes, assigner, copies
+        self.owners, self.issued_at = owned  # per ds_* line: (op, why), its issued index
+        self.tdm = TdmRows(kernel, alloc, notes)
+        self.steps: list[Step] = []
+        self.pending: list[str] = []  # free instructions riding on the next step
+        self.run: list[AsmInstr] = []  # a run of other work: one delay row
+        self.unmatched: list[Unmatched] = []
+        self.permutes: dict[str, int] = {}
+        self.clocks, self.seen_tdm, self.seen_async = 0, False, False
+
+    def flush_run(self) -> None:
+        """The run of other work so far as one ``delay`` row (free work rides on)."""
+        if not self.run:
+            return
+        cycles = sum(issue_cycles(i, self.hw) for i in self.run)
+        if cycles:
+            last = self.run[-1]
+            asm = (*self.pending, *(i.mnemonic for i in self.run))
+            self.steps.append(Step("delay", cycles, asm, "alu", last.loc, last.line))
+            self.pending.clear()
+        else:
+            self.pending.extend(i.mnemonic for i in self.run)
+        self.run.clear()
+
+    def add(self, op: str, arg: int, instr: AsmInstr, what: str, **kw) -> None:
+        self.flush_run()
+        asm = (*self.pending, instr.mnemonic)
+        self.steps.append(Step(op, arg, asm, what, instr.loc, instr.line, **kw))
+        self.pending.clear()
+
+    def add_instruction(self, instr: AsmInstr) -> None:
+        """The step (or the place in a run) of one instruction, by its kind."""
+        k, hw = instr.kind, self.hw
+        if k == "wait_tensor" and tdm_timed():
+            self.add("wait_tensor", instr.count or 0, instr, "wait_tensor")
+        elif k in _OTHER or k in ("hint", "wait_load", "wait_tensor", "wait_async"):
+            self.run.append(instr)
+        elif k == "barrier":
+            if instr.mnemonic == "s_barrier_wait":
+                self.add("barrier", 0, instr, "barrier")
+            else:
+                self.flush_run()
+                self.pending.append(instr.mnemonic)
+        elif k == "wait_ds":
+            self.add("wait_ds", instr.count or 0, instr, "wait_ds")
+        elif k == "permute":
+            self.add("delay", hw.costs.lane_permute_issue, instr, "permute", label=instr.mnemonic)
+            self.permutes[instr.mnemonic] = self.permutes.get(instr.mnemonic, 0) + 1
+        elif k == "clock":
+            self.add("clock", self.clocks, instr, "clock")
+            self.clocks += 1
+        elif k == "wmma":
+            cycles, note = wmma_cost(instr, hw)
+            if note and note not in self.notes:
+                self.notes.append(note)
+            self.add("delay", cycles, instr, "wmma")
+        elif k in ("tdm", "async"):
+            self.add_copy(instr)
+        elif k == "ds":
+            self.add_ds(instr)
+        else:  # pragma: no cover - every kind is handled above
+            raise AssertionError(k)
+
+    def copy_op(self, instr: AsmInstr) -> LdsOp | None:
+        """The TTGIR copy op of a TDM / async instruction: the one copy op of its line (of its
+        kind), else None and a note."""
+        kind = TDM_OPS if instr.kind == "tdm" else ASYNC_OPS
+        mine = ops_at(instr, by_line(op for op in self.copies if op.op in kind))[1]
+        if len(mine) == 1:
+            return mine[0]
+        note = (
+            f"{instr.mnemonic} at {instr.chain}: {len(mine)} TTGIR copy ops on its line, none named"
         )
-        if any(p.lowering is None or p.lowering.issued.ops != low.lowering.issued.ops for p in per):
-            continue
-        out[index] = (first, per)
-        how = "computed" if carried is None else "loop-carried"
-        verb = "writes" if op.direction == "store" else "reads"
-        notes.append(
-            f"{op.name or op.op} ({op.loc.short}): the stage index is {how}: TTGIR iteration t "
-            f"{verb} stage ({first} + t) mod {stages} (assumption: it advances one per iteration)"
+        self.notes.extend([note] if note not in self.notes else [])
+        return None
+
+    def add_copy(self, instr: AsmInstr) -> None:
+        """A TDM or async copy: a traced ``tensor_load_to_lds`` when the engines time TDM
+        writes and its rows are known, else a ``delay`` of its issue."""
+        k = instr.kind
+        self.seen_async |= k == "async"
+        op = self.copy_op(instr)
+        name, index = (op.name, op.index) if op is not None else (None, None)
+        per = self.tdm.rows(op, 0) if k == "tdm" and op is not None and tdm_timed() else None
+        if per is not None and instr.mnemonic == "tensor_load_to_lds":
+            n = self.tdm.seen.get(index, 0)
+            self.tdm.seen[index] = n + 1
+            kw = dict(issued=n % len(per[0]), copy=n // len(per[0]), label=op_label(op))
+            self.add("tensor_load_to_lds", 0, instr, k, op_index=index, name=name, **kw)
+            return
+        self.seen_tdm |= k == "tdm"
+        label = op_label(op) if op is not None else None
+        cycles = issue_cycles(instr, self.hw)
+        self.add("delay", cycles, instr, k, op_index=index, name=name, label=label)
+
+    def add_ds(self, instr: AsmInstr) -> None:
+        """A ``ds_*``: its op's LDS row, or an unmatched one (a cycle of issue)."""
+        op, why = self.owners[instr.line]
+        if op is None or instr.mnemonic not in INSTRUCTIONS:
+            why = why or Unmatched(instr.mnemonic, instr.line, instr.chain, "not modelled")
+            self.unmatched.append(why)
+            self.add("delay", self.hw.costs.valu, instr, "unmatched", label=unmatched_label(why))
+            return
+        self.add(
+            instr.mnemonic,
+            0,
+            instr,
+            "lds",
+            op_index=op.index,
+            name=op.name,
+            label=op_label(op),
+            issued=self.issued_at[instr.line],
+            copy=self.assigner.copy_of[instr.line],
         )
-    return out
+
+    def finish(self) -> None:
+        """The last run; free instructions at the end ride on the last step."""
+        self.flush_run()
+        if not self.pending:
+            return
+        if self.steps:
+            last = self.steps[-1]
+            self.steps[-1] = replace(last, asm=(*last.asm, *self.pending))
+        else:
+            self.steps.append(Step("delay", 0, tuple(self.pending), "alu"))
+
+    def notes_of_work(self) -> list[str]:
+        """The notes of the work timed by its issue only (TDM, async copies, permutes)."""
+        notes = [TDM_NOTE] if self.seen_tdm else []
+        notes += [ASYNC_NOTE] if self.seen_async else []
+        return notes + [f"{n} {m}: {PERMUTE_NOTE}" for m, n in self.permutes.items()]
 
 
 def ttgir_program(
@@ -610,7 +423,7 @@ def ttgir_program(
     one cycle of issue; no WMMA or other work (the kernel model holds only the LDS ops)."""
     hw = load_hardware() if hw is None else hw
     alloc = allocate_kernel(kernel, hw) if alloc is None else alloc
-    loops_ = [lp for lp in kernel.loops if lp.kind in _LOOPS]
+    loops_ = [lp for lp in kernel.loops if lp.kind in LOOP_OPS]
     per_loop = Counter(i for op in kernel.ops for i in op.loops)
     best = max(loops_, key=lambda lp: per_loop[lp.id], default=None)
     loop_id = best.id if best is not None and per_loop[best.id] else None
@@ -657,122 +470,7 @@ def ttgir_program(
         label="ttgir",
         source="ttgir",
         steps=tuple(steps),
-        iterations=_iterations(kernel, loop_id),
+        iterations=trip_count(kernel, loop_id),
         notes=tuple(notes),
         lowerings=lowerings,
     )
-
-
-# ---- traces -----------------------------------------------------------------------------------
-
-
-def loop_trace(
-    program: LoopProgram, iterations: int | None = None, hw: HardwareConfig | None = None
-) -> KernelLoopTrace:
-    """Every warp of the workgroup running ``iterations`` of the body (default: the loop's
-    constant trip count, else `DEFAULT_ITERATIONS`), with per-row provenance. Clock rows are
-    labelled ``start``/``end`` when the body is one iteration with two clock reads (the
-    microbenchmark's measurement), else ``clock<k>@iter<i>``; no clock is added."""
-    hw = load_hardware() if hw is None else hw
-    n = iterations if iterations is not None else program.iterations
-    if n is None:
-        n = DEFAULT_ITERATIONS
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise TraceError(f"iterations {n!r}: expected a positive integer")
-    clocks = sum(s.op == "clock" for s in program.steps)
-    b = TraceBuilder(num_warps=program.num_warps)
-    it_col, step_col = [], []
-    for w in range(program.num_warps):
-        for i in range(n):
-            for j, s in enumerate(program.steps):
-                if s.op == "wait_ds":
-                    b.wait_ds(w, s.arg)
-                elif s.op == "barrier":
-                    b.barrier([w])
-                elif s.op == "clock":
-                    b.clock(w, _clock_label(s.arg, clocks, n, i))
-                elif s.op == "delay":
-                    b.delay(w, s.arg)
-                elif s.op == "wait_tensor":
-                    b.wait_tensor(w, s.arg)
-                elif s.op == "tensor_load_to_lds":
-                    first, per = program.tdm[s.op_index]
-                    rows = per[(first + i * program.unrolled + s.copy) % len(per)]
-                    b.tdm(w, rows[w][s.issued])
-                    extra = len(rows[w][s.issued]) - 1  # one trace row per 256 B written
-                    it_col += [i] * extra
-                    step_col += [j] * extra
-                else:
-                    issued = _lowering(program, s, i).lowering.issued
-                    b.lds(w, s.op, issued.addresses[w, s.issued], int(issued.distance[s.issued]))
-                it_col.append(i)
-                step_col.append(j)
-    trace = b.build(lds_bytes=hw.partitions.lds_bytes)
-    return KernelLoopTrace(
-        program, trace, n, np.asarray(it_col, dtype=np.int32), np.asarray(step_col, np.int32)
-    )
-
-
-def tdm_timed() -> bool:
-    """Whether the engines time TDM writes (a ``tensor_load_to_lds`` trace op and
-    ``wait_tensor``); until they do, a TDM instruction is a ``delay`` of its issue."""
-    return "tensor_load_to_lds" in INSTRUCTIONS and hasattr(TraceBuilder, "wait_tensor")
-
-
-class _TdmRows:
-    """The granules each TDM copy op writes, per stage (`wgpsim.kernel.tdm_writes`)."""
-
-    def __init__(self, kernel: Kernel, alloc: KernelAllocation, notes: list[str]):
-        self.kernel, self.alloc, self.notes = kernel, alloc, notes
-        self.cache: dict[tuple[int, int], Any] = {}
-        self.seen: dict[int, int] = {}
-
-    def rows(self, op: LdsOp, stage: int):
-        key = (op.index, stage)
-        if key not in self.cache:
-            try:
-                view, _ = shared_view(self.kernel, op, stage)
-                bases = self.alloc.offsets[op.buffer]
-                md = op.memdesc
-                self.cache[key] = block_rows(
-                    view,
-                    md.shape,
-                    md.elem_bits // 8,
-                    list(bases) if len(bases) > 1 else bases[0],
-                    num_warps=self.kernel.num_warps,
-                )
-            except (WgpsimError, KeyError, AttributeError) as err:
-                self.notes.append(f"{op.name} ({op.loc.short}): TDM writes not traced: {err}")
-                self.cache[key] = None
-        return self.cache[key]
-
-    def stages(self, loop: bool) -> dict[int, tuple[int, tuple]]:
-        """Per op traced: (first stage, rows per stage). A copy into a computed stage of a
-        multi-buffered alloc writes stage (stages - 1 + t) mod stages in TTGIR iteration t
-        (assumption: it prefetches for the loads stages - 1 iterations ahead, as the Gluon
-        GEMM's ``index(1 - s)`` and Triton's pipeliner do)."""
-        out = {}
-        for index in self.seen:
-            op = self.kernel.ops[index]
-            stages = self.kernel.buffer(op.buffer).stages
-            if not loop or not computed_stage(op) or stages < 2:
-                out[index] = (0, (self.rows(op, 0),))
-                continue
-            per = tuple(self.rows(op, s) for s in range(stages))
-            out[index] = (stages - 1, per) if all(p is not None for p in per) else (0, per[:1])
-        return out
-
-
-def _lowering(program: LoopProgram, step: Step, iteration: int) -> OpLowering:
-    """The lowering a row of ``iteration`` reads through: its stage's, if staged."""
-    staged = program.staged.get(step.op_index)
-    if staged is None:
-        return program.lowerings[step.op_index]
-    first, per = staged
-    return per[(first + iteration * program.unrolled + step.copy) % len(per)]
-
-
-def _clock_label(k: int, clocks: int, iterations: int, i: int) -> str:
-    if iterations == 1 and clocks == 2:
-        return ("start", "end")[k]
-    return f"clock{k}@iter{i}"

@@ -203,7 +203,7 @@ def time_loop(
 
 
 def time_kernel_loop(loop, hw: HardwareConfig | None = None, **kw) -> LoopTiming:
-    """``time_loop`` on a ``wgpsim.kernel.loop.program.KernelLoopTrace``: an LDS row is
+    """``time_loop`` on a ``wgpsim.kernel.loop.traces.KernelLoopTrace``: an LDS row is
     labelled by its TTGIR op and source line (``kernel_loop.op_label``: one row per op, so a
     GEMM's A and B stores are two rows), any other row by its mnemonic."""
     labels, mnemonic = loop.label, loop.mnemonic

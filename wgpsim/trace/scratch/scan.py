@@ -41,7 +41,7 @@ from wgpsim.layout.dtypes import dtype_bits, parse_shape
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.trace.lowering import MAX_VECTOR_BITS, PLAIN_LOADS, PLAIN_STORES, Lowering
 from wgpsim.trace.lowering_asm import Issued, assemble
-from wgpsim.trace.scratch_lowering import BARRIER, ScratchLowering, thread_layout
+from wgpsim.trace.scratch.lowering import BARRIER, ScratchLowering, thread_layout
 
 __all__ = ["ScanScratch", "lower_scan", "scan_scratch"]
 

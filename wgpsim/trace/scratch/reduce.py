@@ -1,6 +1,6 @@
 """The LDS traffic of ``tt.reduce`` across warps and of atomics, through a scratch buffer.
 
-Both reuse the conversion of `wgpsim.trace.scratch_lowering`: a reduce moves its partial
+Both reuse the conversion of `wgpsim.trace.scratch.lowering`: a reduce moves its partial
 results between warps with one or two conversions (`reduce_layouts`), an atomic shares its old
 values with a store by the threads that did it and a load by all.
 
@@ -28,7 +28,7 @@ from wgpsim.layout.bits import log2
 from wgpsim.layout.dtypes import dtype_bits, parse_shape
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.trace.lowering import Lowering, lower_offsets
-from wgpsim.trace.scratch_lowering import (
+from wgpsim.trace.scratch.lowering import (
     BARRIER,
     NUM_BANKS,
     THREAD_DIMS,
@@ -36,7 +36,7 @@ from wgpsim.trace.scratch_lowering import (
     convert_steps,
     thread_layout,
 )
-from wgpsim.trace.swizzling import ScratchTile, flat_bases, scratch_tile
+from wgpsim.trace.scratch.swizzling import ScratchTile, flat_bases, scratch_tile
 
 __all__ = ["lower_atomic", "lower_reduce", "reduce_layouts"]
 

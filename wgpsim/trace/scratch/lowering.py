@@ -3,7 +3,7 @@
 A ``ttg.convert_layout`` whose data crosses warps goes through LDS
 (``transferWithinBlockSwizzling``, Triton's ``ConvertLayoutOpToLLVM.cpp``): the registers of the
 source layout (broadcast registers removed) are stored into a swizzled scratch tile
-(`wgpsim.trace.swizzling`), a barrier, and the destination layout's registers are loaded back;
+(`wgpsim.trace.scratch.swizzling`), a barrier, and the destination layout's registers are loaded back;
 when the tile is smaller than the tensor this repeats in rounds through the same scratch, a
 barrier before each further round. Both sides are the generic ``lowerLdStShared``: the widest
 plain vector, the same route as a local_load's (`wgpsim.trace.lowering.lower_offsets`), so the
@@ -37,7 +37,7 @@ from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.layout.notation import parse_any
 from wgpsim.trace.instructions import INSTRUCTIONS, LANES
 from wgpsim.trace.lowering import Issued, Lowering, lower_offsets
-from wgpsim.trace.swizzling import ScratchTile, flat_bases, scratch_tile
+from wgpsim.trace.scratch.swizzling import ScratchTile, flat_bases, scratch_tile
 from wgpsim.trace.trace import Trace, TraceBuilder
 
 __all__ = [
