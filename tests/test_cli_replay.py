@@ -139,3 +139,29 @@ def test_unwritable_outputs_are_one_line_exit_2(capsys, conflict, tmp_path):
     (tmp_path / "dir.jsonl").mkdir()
     assert main(["replay", str(tmp_path / "dir.jsonl")]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+def test_wave64_trace_replays_on_a_wave64_file_only(capsys, tmp_path):
+    """A trace of 64 lanes a warp on the MI450 file (wave32) is one line naming both, exit 2;
+    on a wave64 hardware file it replays (one ds_load_b32 of 64 lanes: 256 B, one pass)."""
+    import numpy as np
+    import yaml
+    from wave64_hardware import wave64
+
+    from wgpsim.trace import TraceBuilder, write_trace
+
+    b = TraceBuilder(1, lanes=64)
+    b.clock(0, "start")
+    b.load(0, "ds_load_b32", 4 * np.arange(64))
+    b.wait_ds(0, 0)
+    b.clock(0, "end")
+    trace = write_trace(b.build(), tmp_path / "w64.jsonl")
+    assert main(["replay", str(trace)]) == 2
+    err = capsys.readouterr().err
+    assert "the trace has 64 lanes per warp, but" in err and "wgp.warp_size 32" in err
+    assert err.count("\n") == 1
+    hw = tmp_path / "wave64.yaml"
+    hw.write_text(yaml.safe_dump(wave64().to_dict()))
+    assert main(["replay", str(trace), "--hw", str(hw), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["bytes"], out["passes"]) == (256, 1)

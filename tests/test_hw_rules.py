@@ -24,6 +24,13 @@ from wgpsim.trace.instructions import INSTRUCTIONS, op_code
 
 HW = load_hardware()
 TRITON = HW.with_overrides(**{"passes.lane_grouping": "triton"})
+XOR = HW.with_overrides(  # groupings as linear maps over GF(2): pass bits are XORs of lane bits
+    **{
+        "passes.groupings.seed.ds_load_b128": [[2, 3, 4]],
+        "passes.groupings.seed.ds_store_b128": [[0, 4], [1, 3]],
+        "passes.groupings.seed.ds_load_b32": [[1, 2]],
+    }
+)
 LANES = np.arange(32)
 
 
@@ -45,6 +52,55 @@ def test_lane_groups_cover_every_lane_once():
     assert lane_groups("ds_load_b96", HW).shape == (2, 16)
     t = lane_groups("ds_load_b128", TRITON)
     assert t[0].tolist() == [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]
+
+
+def test_xor_grouping_gives_the_measured_gfx9_b128_phase():
+    """Issue 27's measured ds_read_b128 phase (wave64, 64 banks): one pass of lanes 0-31 holds
+    lanes 0-3, 12-15, 20-27, the other 4-11, 16-19, 28-31: pass bit = lane2 ^ lane3 ^ lane4."""
+    hw = HW.with_overrides(**{"passes.groupings.seed.ds_load_b128": [[2, 3, 4]]})
+    first = [*range(0, 4), *range(12, 16), *range(20, 28)]
+    assert lane_groups("ds_load_b128", hw).tolist() == [
+        first,
+        sorted(set(range(32)) - set(first)),
+    ]
+    # 16 B at 16*l: each measured phase reads 16 distinct 16-byte slots, one per 4 banks
+    passes = split_passes("ds_load_b128", 16 * np.arange(32), hw)
+    assert [(p.lanes, p.bank_cycles) for p in passes] == [
+        (tuple(first), 1),
+        (tuple(sorted(set(range(32)) - set(first))), 1),
+    ]
+
+
+def test_stores_go_through_store_count_banks():
+    """gfx950 reads through 64 banks and writes through 32 (anchors §3.1): lane l at 8 * l
+    touches dwords 0, 2, ..., 62. Read, they fall in 32 distinct banks of 64 (1 cycle);
+    written through 32 banks, dwords d and d + 32 share a bank (2 cycles). Without
+    store_count a store goes through banks.count, as before."""
+    hw = HW.with_overrides(**{"banks.store_count": 32})
+    addr = 8 * LANES
+    assert split_passes("ds_load_b32", addr, hw)[0].bank_cycles == 1
+    assert split_passes("ds_store_b32", addr, hw)[0].bank_cycles == 2
+    assert split_passes("ds_store_b32", addr, HW)[0].bank_cycles == 1
+    assert split_passes("ds_store_2addr_b32", addr, hw, distance=4)[0].bank_cycles == 2
+    assert pass_table(np.array([op_code("ds_store_b32")]), addr[None], hw).bank_cycles.tolist() == [
+        2
+    ]
+
+
+def test_one_partition_has_no_partition_conflicts():
+    """A hardware file without partitions (partitions.count 1, the whole LDS in one): two
+    heads in the one partition are both granted, one per port; with one port the second
+    waits for it without a partition stall. Every address lies in partition 0."""
+    one = {"partitions.size": 327680, "partitions.count": 1}
+    hw = HW.with_overrides(**one, **{"partitions.lds": [0], "partitions.l0": []})
+    assert partition_of(np.array([0, 65536, 327679]), hw).tolist() == [0, 0, 0]
+    heads = (Head(0, issued=5, partitions=0b1), Head(1, issued=5, partitions=0b1))
+    assert grant(heads, ArbiterState.idle(hw), hw).granted == ((0, 0), (1, 1))
+    one_port = hw.with_overrides(**{"ports.names": ["L"]})
+    decision = grant(heads, ArbiterState.idle(one_port), one_port)
+    assert (len(decision.granted), decision.stalled) == (1, ())
+    held = ArbiterState((0b1, 0), (False, True), 0)  # pair 0's pass holds partition 0
+    assert grant((Head(1, 5, 0b1),), held, hw).granted == ((1, 1),)
 
 
 def test_seed_microbenchmark_load_is_two_conflict_free_passes():
@@ -130,11 +186,11 @@ def _reference_bank_cycles(addr: np.ndarray, bytes_per_lane: int, banks: int = 6
 @given(
     op=st.sampled_from(sorted(INSTRUCTIONS)),
     slots=st.lists(st.integers(-1, 300), min_size=32, max_size=32),
-    grouping=st.sampled_from(["seed", "triton"]),
+    grouping=st.sampled_from(["seed", "triton", "xor"]),
     base=st.sampled_from([0, 65536 - 2048]),
 )
 def test_pass_table_matches_a_plain_python_reference(op, slots, grouping, base):
-    hw = HW if grouping == "seed" else TRITON
+    hw = {"seed": HW, "triton": TRITON, "xor": XOR}[grouping]
     width = INSTRUCTIONS[op].bytes_per_lane
     align = width & -width
     addr = np.array([-1 if s < 0 else base + s * align for s in slots])

@@ -33,6 +33,7 @@ from numba import njit
 
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
 from wgpsim.trace.instructions import (
+    INSTRUCTIONS,
     NUM_LDS_OPS,
     OP_ACCESS_BYTES,
     OP_ADDRESSES,
@@ -104,14 +105,17 @@ class LaneTable:
     j of pass ``pass`` (``count[op]`` passes of ``width[op]`` lanes), ``bytes_per_lane[op]``,
     and the sizes the rules divide by as (size, log2 size or -1).
 
-    Lanes are ordered by the number their pass-selecting bits (config ``passes``) spell:
+    Lanes are ordered by their pass number (config ``passes``: bit i is the parity of the lane
+    bits of mask i):
 
     >>> lane_table(load_hardware()).lanes[OPS.index("ds_load_b128"), :, :3].tolist()
     [[0, 1, 2], [16, 17, 18]]
     """
 
     def __init__(self, hw: HardwareConfig) -> None:
-        groups = [_groups(hw.lane_bits(OPS[code]), hw.wgp.warp_size) for code in range(NUM_LDS_OPS)]
+        groups = [
+            _groups(hw.lane_masks(OPS[code]), hw.wgp.warp_size) for code in range(NUM_LDS_OPS)
+        ]
         self.count = np.array([g.shape[0] for g in groups], dtype=np.int64)
         self.width = np.array([g.shape[1] for g in groups], dtype=np.int64)
         self.lanes = np.zeros((NUM_LDS_OPS, self.count.max(), self.width.max()), dtype=np.int64)
@@ -125,7 +129,7 @@ class LaneTable:
         self.sizes = (
             _divisor(hw.partitions.size),
             _divisor(hw.banks.width_bytes),
-            _divisor(hw.banks.count),
+            _bank_table(hw),
         )
         self.mask_dtype = _mask_dtype(hw.partitions.count)
 
@@ -148,15 +152,30 @@ class LaneTable:
         return fill_passes(*rows, *per_op, *self.sizes, out)
 
 
-def _groups(bits: tuple[int, ...], warp_size: int) -> np.ndarray:
-    """[passes, lanes]: the lanes sorted (stably) by the pass number their ``bits`` spell."""
-    pass_of = np.zeros(warp_size, dtype=np.int64)
-    for i, b in enumerate(bits):
-        pass_of += ((np.arange(warp_size) >> b) & 1) * (1 << i)
-    return np.argsort(pass_of, kind="stable").reshape(1 << len(bits), -1)
+def _groups(masks: tuple[tuple[int, ...], ...], warp_size: int) -> np.ndarray:
+    """[passes, lanes]: the lanes sorted (stably) by their pass number, whose bit i is the
+    parity of the lane's bits under mask i (a linear map over GF(2))."""
+    weights = [sum(1 << b for b in mask) for mask in masks]
+    pass_of = [
+        sum((bin(lane & m).count("1") & 1) << i for i, m in enumerate(weights))
+        for lane in range(warp_size)
+    ]
+    return np.argsort(np.array(pass_of), kind="stable").reshape(1 << len(masks), -1)
 
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)
+
+
+def _bank_table(hw: HardwareConfig) -> np.ndarray:
+    """[op, 2]: the banks each LDS op goes through as (count, log2 count or -1): a write (an op
+    that loads nothing: stores, the TDM's rows) through ``banks.store_count`` when the config
+    gives one, everything else through ``banks.count``."""
+    store = hw.banks.store_count
+    counts = [
+        store if store is not None and not INSTRUCTIONS[OPS[code]].is_load else hw.banks.count
+        for code in range(NUM_LDS_OPS)
+    ]
+    return np.array([_divisor(c) for c in counts], dtype=np.int64).reshape(-1, 2)
 
 
 def _divisor(d: int) -> tuple[int, int]:
@@ -212,7 +231,7 @@ def pass_columns(n: int, table: LaneTable, **sizes: int) -> tuple[np.ndarray, ..
 
 @njit(cache=True)
 def fill_passes(
-    ops, addr, rows, lanes, count, width, bpl, acc, nacc, dist, part_size, bank_width, nbanks, out
+    ops, addr, rows, lanes, count, width, bpl, acc, nacc, dist, part_size, bank_width, banks, out
 ):
     """Write each pass with at least one active lane of ``rows`` (every row when empty; rows
     of control ops have none; in row, then pass order) into the ``out`` columns (row, index,
@@ -223,7 +242,8 @@ def fill_passes(
     An active lane moves ``bpl[op]`` bytes in ``nacc[op]`` accesses of ``acc[op]`` bytes, the
     s-th at its address + s * ``dist[r]`` (a 2addr form's second access).
     An access of w bytes at a touches dwords a//4 .. (a+w-1)//4 and the partitions of its
-    first and last byte; bank cycles = the most distinct dwords in one bank (at least 1).
+    first and last byte; bank cycles = the most distinct dwords in one bank (at least 1), of
+    the ``banks[op]`` = (count, log2 count or -1) banks op goes through.
     Dword d lies in bank d mod 64 of bank row d // 64, so a pass is a set of bank rows, each
     with a 64-bit mask of the banks it touches: the bank cycles are the most rows sharing a bit.
     With more than ``MAX_BANKS`` banks a row no longer fits one mask: the dwords are counted
@@ -247,6 +267,7 @@ def fill_passes(
         if op >= len(count):
             continue
         w, na, d = acc[op], nacc[op], np.int64(dist[r])
+        nbanks = (banks[op, 0], banks[op, 1])
         reach = (na - 1) * d  # from a lane's first access to its last
         for g in range(count[op]):
             active, mask, lo, hi = 0, np.int64(0), NEVER, np.int64(-1)

@@ -85,7 +85,9 @@ def bank_of(addr: np.ndarray | int, hw: HardwareConfig) -> np.ndarray | int:
 def lane_groups(op: str, hw: HardwareConfig) -> np.ndarray:
     """Lanes of each pass of ``op``: int array [passes, lanes per pass].
 
-    Pass k holds the lanes whose pass-selecting lane bits (config ``passes``) read k.
+    Pass k holds the lanes whose pass bits read k: pass bit i of lane l is the XOR of the lane
+    bits that mask i of the config's ``passes`` entry lists (a linear map over GF(2); a plain
+    entry ``[4]`` is the one mask ``[4]``: lane bit 4 selects the pass).
 
     >>> lane_groups("ds_load_b128", load_hardware())[:, :4]
     array([[ 0,  1,  2,  3],
@@ -93,13 +95,19 @@ def lane_groups(op: str, hw: HardwareConfig) -> np.ndarray:
     >>> lane_groups("ds_load_b128", load_hardware().with_overrides(
     ...     **{"passes.lane_grouping": "triton"}))[0]
     array([ 0,  1,  2,  3,  8,  9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27])
+    >>> lane_groups("ds_load_b128", load_hardware().with_overrides(
+    ...     **{"passes.groupings.seed.ds_load_b128": [[2, 3, 4]]}))[0]
+    array([ 0,  1,  2,  3, 12, 13, 14, 15, 20, 21, 22, 23, 24, 25, 26, 27])
     """
-    bits = hw.lane_bits(op)
+    masks = hw.lane_masks(op)
     lanes = np.arange(hw.wgp.warp_size)
     selector = np.zeros_like(lanes)
-    for i, bit in enumerate(bits):
-        selector |= ((lanes >> bit) & 1) << i
-    groups = np.stack([lanes[selector == k] for k in range(1 << len(bits))])
+    for i, mask in enumerate(masks):
+        parity = np.zeros_like(lanes)
+        for bit in mask:
+            parity ^= (lanes >> bit) & 1
+        selector |= parity << i
+    groups = np.stack([lanes[selector == k] for k in range(1 << len(masks))])
     groups.setflags(write=False)
     return groups
 
@@ -121,22 +129,25 @@ def lane_dwords(addr: np.ndarray, width: int, hw: HardwareConfig) -> np.ndarray:
     return np.where(touched, dwords, -1).reshape(*addr.shape[:-1], addr.shape[-1] * span)
 
 
-def pass_bank_cycles(addr: np.ndarray, width: int, hw: HardwareConfig) -> np.ndarray:
+def pass_bank_cycles(
+    addr: np.ndarray, width: int, hw: HardwareConfig, nbanks: int | None = None
+) -> np.ndarray:
     """Bank cycles of each pass ``addr[i]`` (lane addresses, -1 inactive, ``width`` bytes per
-    lane): the most distinct dwords falling in one bank, at least 1. Lanes reading the same
-    dword share it (a broadcast)."""
+    lane) through ``nbanks`` banks (default ``banks.count``): the most distinct dwords falling
+    in one bank, at least 1. Lanes reading the same dword share it (a broadcast)."""
     addr = np.asarray(addr, dtype=np.int64)
     dwords = np.sort(lane_dwords(addr, width, hw), axis=-1)  # per pass; untouched (-1) first
     distinct = dwords >= 0
     distinct[:, 1:] &= dwords[:, 1:] != dwords[:, :-1]  # each dword once per pass
     which = np.broadcast_to(np.arange(len(addr))[:, None], dwords.shape)[distinct]
-    nbanks = hw.banks.count
+    nbanks = hw.banks.count if nbanks is None else nbanks
     per_bank = np.bincount(which * nbanks + dwords[distinct] % nbanks, minlength=len(addr) * nbanks)
     return np.maximum(per_bank.reshape(len(addr), nbanks).max(axis=1, initial=0), 1)
 
 
 def bank_cycles(addr: np.ndarray, bytes_per_lane: int, hw: HardwareConfig) -> int:
-    """Port cycles one pass needs: the most distinct dwords falling in one bank, at least 1.
+    """Port cycles one pass of a load needs: the most distinct dwords falling in one bank, at
+    least 1.
 
     >>> bank_cycles(np.array([0, 256, 256, 4]), 4, load_hardware())  # bank 0 twice, 256 shared
     2
@@ -207,7 +218,7 @@ def _passes_of(
         lane_mask=np.where(active, np.left_shift(1, groups[index]), 0).sum(axis=-1),
         bytes=active.sum(axis=-1) * ins.bytes_per_lane,
         partitions=pass_partitions(accesses, ins.access_bytes, hw),
-        bank_cycles=pass_bank_cycles(accesses, ins.access_bytes, hw),
+        bank_cycles=pass_bank_cycles(accesses, ins.access_bytes, hw, hw.bank_count(ins.name)),
     )
 
 
@@ -364,7 +375,9 @@ def grant(heads: tuple[Head, ...], state: ArbiterState, hw: HardwareConfig) -> D
 
     The policy (``arbiter.grant_policy``, ``POLICIES``) orders the heads; in that order a head
     is granted the lowest free port unless it shares a partition with a pass in service or a
-    head granted before it this cycle (a partition conflict: it stalls).
+    head granted before it this cycle (a partition conflict: it stalls). An LDS of one
+    partition (``partitions.count: 1``, a chip without partitions) has no partition conflict:
+    heads wait only for a free port.
 
     >>> rr = load_hardware().with_overrides(**{"arbiter.grant_policy": "round_robin"})
     >>> grant((Head(0, 6, 0b1), Head(1, 5, 0b1)), ArbiterState((0, 0), (True, True), 0), rr)
@@ -378,8 +391,9 @@ def grant(heads: tuple[Head, ...], state: ArbiterState, hw: HardwareConfig) -> D
         taken |= partitions
     free = [port for port, ok in enumerate(state.ports_free) if ok]
     granted, stalled = [], []
+    partitioned = hw.partitions.count > 1
     for head in order:
-        if head.partitions & taken:
+        if partitioned and head.partitions & taken:
             stalled.append(head.pair)
         elif free:
             granted.append((head.pair, free.pop(0)))

@@ -57,7 +57,7 @@ def k_step_trace(lowerings: Iterable[Any], *, lds_bytes: int = DEFAULT_LDS_BYTES
     ``lowerings`` are :class:`wgpsim.trace.lowering.Lowering` values: each warp issues their
     instructions as the assembly holds them (``Lowering.add_to``)."""
     lowerings = list(lowerings)
-    b = TraceBuilder(num_warps=lowerings[0].num_warps)
+    b = TraceBuilder(num_warps=lowerings[0].num_warps, lanes=lowerings[0].lanes)
     b.barrier()
     for w in range(b.num_warps):
         b.clock(w, "start")

@@ -105,8 +105,8 @@ class Candidate:
 
     def trace(self) -> Trace:
         """One K step: barrier, clock, A's loads, B's loads, wait, clock (every warp)."""
-        b = TraceBuilder(num_warps=len(self.ops[0].offsets))
         addrs = [self.addresses(op) for op in (0, 1)]
+        b = TraceBuilder(num_warps=len(self.ops[0].offsets), lanes=addrs[0].shape[-1])
         b.barrier()
         for w in range(b.num_warps):
             b.clock(w, "start")

@@ -46,8 +46,9 @@ def sim_point(hw: HardwareConfig, engine: str, point: Sequence[Any]) -> dict[str
     """One simulation (an executor point): ``(key, warps, [(instruction, count)...], addr)``
     with the addresses as base64 int32 ``[warp, row, lane]``."""
     _, warps, segments, blob = point
-    addr = np.frombuffer(base64.b64decode(blob), dtype=np.int32).reshape(warps, -1, 32)
-    b = TraceBuilder(num_warps=warps)
+    lanes = hw.wgp.warp_size  # the search's layouts are the hardware's warps
+    addr = np.frombuffer(base64.b64decode(blob), dtype=np.int32).reshape(warps, -1, lanes)
+    b = TraceBuilder(num_warps=warps, lanes=lanes)
     b.barrier()
     for w in range(warps):
         b.clock(w, "start")

@@ -35,7 +35,7 @@ from wgpsim.layout.addresses import linear_of
 from wgpsim.layout.dtypes import dtype_bits, parse_shape
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.layout.notation import parse_any
-from wgpsim.trace.instructions import INSTRUCTIONS
+from wgpsim.trace.instructions import INSTRUCTIONS, LANES
 from wgpsim.trace.lowering import Issued, Lowering, lower_offsets
 from wgpsim.trace.scratch.swizzling import ScratchTile, flat_bases, scratch_tile
 from wgpsim.trace.trace import Trace, TraceBuilder
@@ -86,6 +86,11 @@ class ScratchLowering:
     @property
     def num_warps(self) -> int:
         return max((low.num_warps for low in self.lowerings), default=1)
+
+    @property
+    def lanes(self) -> int:
+        """Lanes of a warp, from its rounds' layouts (wave32's when it has none)."""
+        return max((low.lanes for low in self.lowerings), default=LANES)
 
     @property
     def barriers(self) -> int:
@@ -173,7 +178,7 @@ class ScratchLowering:
     def trace(self, *, clocks: bool = True) -> Trace:
         """The op's trace between a barrier + clock and wait_ds 0 + clock, like
         `Lowering.trace`."""
-        b = TraceBuilder(num_warps=self.num_warps)
+        b = TraceBuilder(num_warps=self.num_warps, lanes=self.lanes)
         b.barrier()
         for w in range(self.num_warps):
             if clocks:
