@@ -111,7 +111,10 @@ class LaneTable:
     """
 
     def __init__(self, hw: HardwareConfig) -> None:
-        groups = [_groups(hw.lane_bits(OPS[code]), hw.wgp.warp_size) for code in range(NUM_LDS_OPS)]
+        groups = [
+            _groups(hw.lane_bits_or_one_pass(OPS[code]), hw.wgp.warp_size)
+            for code in range(NUM_LDS_OPS)
+        ]
         self.count = np.array([g.shape[0] for g in groups], dtype=np.int64)
         self.width = np.array([g.shape[1] for g in groups], dtype=np.int64)
         self.lanes = np.zeros((NUM_LDS_OPS, self.count.max(), self.width.max()), dtype=np.int64)

@@ -20,6 +20,7 @@ from wgpsim.trace.instructions import INSTRUCTIONS, LANES
 
 SECTIONS = (
     "name",
+    "target",
     "wgp",
     "ports",
     "partitions",
@@ -30,7 +31,13 @@ SECTIONS = (
     "drift",
     "costs",
 )
-"""Top-level fields of the hardware YAML, in file order."""
+"""Top-level fields of the hardware YAML, in file order (``target`` may be absent)."""
+
+OPTIONAL = ("target",)
+"""Top-level fields a hardware YAML may leave out."""
+
+TARGET_PREFIX = "hip:gfx"
+"""A ``target:`` is Triton's ``ttg.target`` spelling: ``hip:gfx950``."""
 
 
 @dataclass(frozen=True)
@@ -243,13 +250,22 @@ class _Reader:
         return value
 
     def config(self, data: Any) -> dict[str, Any]:
-        top = self.section(data, "", SECTIONS)
+        required = tuple(k for k in SECTIONS if k not in OPTIONAL)
+        top = self.section(data, "", required, optional=OPTIONAL)
         if not isinstance(top["name"], str) or not top["name"]:
             raise self.fail("name", "a non-empty string", top["name"])
+        target = top.get("target", "")
+        if target != "" and (
+            not isinstance(target, str)
+            or not target.startswith(TARGET_PREFIX)
+            or not target[len(TARGET_PREFIX) :].isalnum()
+        ):
+            raise self.fail("target", "Triton's target name, e.g. hip:gfx950", target)
         wgp = self.wgp(top["wgp"])
         arbiter = self.section(top["arbiter"], "arbiter", ("grant_policy", "tie_break"))
         return {
             "name": top["name"],
+            "target": target,
             "wgp": wgp,
             "ports": self.ports(top["ports"]),
             "partitions": self.partitions(top["partitions"]),
@@ -353,17 +369,34 @@ class _Reader:
                     )
                 entries.append((op, bits))
             tables.append((str(gname), tuple(entries)))
-        base = dict(tables[0][1])
-        missing = [op for op in INSTRUCTIONS if op not in base]
-        if missing:
-            raise ConfigError(
-                f"{self.source}: missing field 'passes.groupings.{tables[0][0]}.{missing[0]}' "
-                "(the first grouping must list every instruction)"
-            )
+        self.instruction_set(tables)
         choice = d["lane_grouping"]
         if not isinstance(choice, str) or choice not in groupings:
             raise self.fail("passes.lane_grouping", f"one of {', '.join(groupings)}", choice)
         return Passes(choice, tuple(tables))
+
+    def instruction_set(self, tables: list) -> None:
+        """The first grouping lists the target's instructions (at least one, and every one of
+        a 2addr form's single twin); the others may only regroup those."""
+        first, base = tables[0][0], dict(tables[0][1])
+        if not base:
+            raise self.fail(
+                f"passes.groupings.{first}", "a mapping listing the target's instructions", {}
+            )
+        for op in base:
+            single = INSTRUCTIONS[op].single
+            if single is not None and single not in base:
+                raise ConfigError(
+                    f"{self.source}: missing field 'passes.groupings.{first}.{single}' "
+                    f"(the target has {op}, a pair of {single})"
+                )
+        for name, table in tables[1:]:
+            extra = [op for op, _ in table if op not in base]
+            if extra:
+                raise ConfigError(
+                    f"{self.source}: field 'passes.groupings.{name}.{extra[0]}': not an "
+                    f"instruction of this target (the first grouping, {first!r}, lists them)"
+                )
 
     def timing(self, data: Any) -> Timing:
         names = (
