@@ -119,7 +119,16 @@ class HardwareConfig:
                 "l0": list(self.partitions.l0),
                 "lds_bytes": self.partitions.lds_bytes,
             },
-            "banks": {"count": self.banks.count, "width_bytes": self.banks.width_bytes},
+            "banks": {
+                "count": self.banks.count,
+                "width_bytes": self.banks.width_bytes,
+                **({"store_count": self.banks.store_count} if self.banks.store_count else {}),
+                **(
+                    {"by_instruction": dict(self.banks.by_instruction)}
+                    if self.banks.by_instruction
+                    else {}
+                ),
+            },
             "passes": {
                 "lane_grouping": self.passes.lane_grouping,
                 "groupings": {
