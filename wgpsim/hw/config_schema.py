@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wgpsim.errors import ConfigError, did_you_mean, field_error, shown
+from wgpsim.hw.targets import instruction_set, is_target_name
 from wgpsim.layout.bits import log2
 from wgpsim.trace.instructions import INSTRUCTIONS, WAVE_SIZES
 
@@ -35,9 +36,6 @@ SECTIONS = (
 
 OPTIONAL = ("target",)
 """Top-level fields a hardware YAML may leave out."""
-
-TARGET_PREFIX = "hip:gfx"
-"""A ``target:`` is Triton's ``ttg.target`` spelling: ``hip:gfx950``."""
 
 
 @dataclass(frozen=True)
@@ -278,19 +276,14 @@ class _Reader:
         if not isinstance(top["name"], str) or not top["name"]:
             raise self.fail("name", "a non-empty string", top["name"])
         target = top.get("target", "")
-        if target != "" and (
-            not isinstance(target, str)
-            or not target.startswith(TARGET_PREFIX)
-            or not target[len(TARGET_PREFIX) :].isalnum()
-        ):
+        if target != "" and not is_target_name(target):
             raise self.fail("target", "Triton's target name, e.g. hip:gfx950", target)
         wgp = self.wgp(top["wgp"])
         arbiter = self.section(top["arbiter"], "arbiter", ("grant_policy", "tie_break"))
         ports, partitions = self.ports(top["ports"]), self.partitions(top["partitions"])
         banks, passes = self.banks(top["banks"]), self.passes(top["passes"], wgp, top)
-        have = dict(passes.groupings[0][1])
         for op, _ in banks.by_instruction:
-            if op not in have:
+            if op not in dict(passes.groupings[0][1]):
                 raise self.fail(f"banks.by_instruction.{op}", "an instruction of this target", op)
         return {
             "name": top["name"],
@@ -399,34 +392,11 @@ class _Reader:
                     )
                 entries.append((op, masks))
             tables.append((str(gname), tuple(entries)))
-        self.instruction_set(tables)
+        instruction_set(tables, self.source)
         choice = d["lane_grouping"]
         if not isinstance(choice, str) or choice not in groupings:
             raise self.fail("passes.lane_grouping", f"one of {', '.join(groupings)}", choice)
         return Passes(choice, tuple(tables))
-
-    def instruction_set(self, tables: list) -> None:
-        """The first grouping lists the target's instructions (at least one, and every one of
-        a 2addr form's single twin); the others may only regroup those."""
-        first, base = tables[0][0], dict(tables[0][1])
-        if not base:
-            raise self.fail(
-                f"passes.groupings.{first}", "a mapping listing the target's instructions", {}
-            )
-        for op in base:
-            single = INSTRUCTIONS[op].single
-            if single is not None and single not in base:
-                raise ConfigError(
-                    f"{self.source}: missing field 'passes.groupings.{first}.{single}' "
-                    f"(the target has {op}, a pair of {single})"
-                )
-        for name, table in tables[1:]:
-            extra = [op for op, _ in table if op not in base]
-            if extra:
-                raise ConfigError(
-                    f"{self.source}: field 'passes.groupings.{name}.{extra[0]}': not an "
-                    f"instruction of this target (the first grouping, {first!r}, lists them)"
-                )
 
     def lane_masks(self, entry: Any, path: str, lane_bits: int) -> tuple[tuple[int, ...], ...]:
         """One instruction's grouping as masks: ``[4]`` (the lane bits that select the pass)
