@@ -61,11 +61,9 @@ def test_the_targets_differ_where_the_sources_say():
     assert (gfx950.partitions.lds_bytes, gfx942.partitions.lds_bytes) == (160 * 1024, 64 * 1024)
     assert gfx950.partitions.count == gfx942.partitions.count == 1
     # gfx950: reads 64 banks, writes 32, ds_read_b96 32 (HipKittens); gfx942: 32 throughout
-    counts = {
-        op: gfx950.banks.count_of(op) for op in ("ds_read_b128", "ds_write_b64", "ds_read_b96")
-    }
+    counts = {op: gfx950.bank_count(op) for op in ("ds_read_b128", "ds_write_b64", "ds_read_b96")}
     assert counts == {"ds_read_b128": 64, "ds_write_b64": 32, "ds_read_b96": 32}
-    assert {gfx942.banks.count_of(op) for op in gfx942.instructions} == {32}
+    assert {gfx942.bank_count(op) for op in gfx942.instructions} == {32}
     # the transposed loads and the x3/x4 direct-to-LDS writes are gfx950's only
     only950 = set(gfx950.instructions) - set(gfx942.instructions)
     assert only950 == {

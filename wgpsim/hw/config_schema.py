@@ -68,28 +68,16 @@ class Partitions:
 
 @dataclass(frozen=True)
 class Banks:
-    """LDS banks: dword address d of an instruction lies in bank d mod its bank count:
-    ``by_instruction``'s entry for it, else ``store_count`` for a write (a store or a
-    direct-to-LDS write) when given (not 0), else ``count`` (gfx950: reads 64, writes 32).
-
-    >>> banks = Banks(64, 4, 32, (("ds_read_b96", 32),))
-    >>> banks.count_of("ds_read_b128"), banks.count_of("ds_write_b64"), banks.count_of("ds_read_b96")
-    (64, 32, 32)
-    """
+    """LDS banks: dword address d lies in bank d mod ``count``; a write (``ds_store_*``, the
+    TDM's writes, a direct-to-LDS write) goes through ``store_count`` banks when the file gives
+    it (gfx950 reads through 64 banks and writes through 32), else through ``count``; an
+    instruction in ``by_instruction`` through its own count (gfx950's ``ds_read_b96``: 32).
+    ``HardwareConfig.bank_count(op)`` applies the three."""
 
     count: int
     width_bytes: int
-    store_count: int = 0
+    store_count: int | None = None
     by_instruction: tuple[tuple[str, int], ...] = ()
-
-    def count_of(self, op: str) -> int:
-        """The number of banks instruction ``op`` sees."""
-        for name, count in self.by_instruction:
-            if name == op:
-                return count
-        if self.store_count and not INSTRUCTIONS[op].is_load:
-            return self.store_count
-        return self.count
 
 
 @dataclass(frozen=True)
@@ -171,8 +159,8 @@ RANGES: dict[str, tuple[int, int]] = {
     "partitions.count": (1, 32),
     "partitions.lds_bytes": (1, 1 << 24),
     "banks.count": (1, 1 << 12),
-    "banks.width_bytes": (1, 64),
     "banks.store_count": (1, 1 << 12),
+    "banks.width_bytes": (1, 64),
     **{f"banks.by_instruction.{op}": (1, 1 << 12) for op in INSTRUCTIONS},
     "timing.issue_interval": (1, 1 << 16),
     "timing.queue_depth": (1, 1 << 10),
@@ -355,13 +343,14 @@ class _Reader:
         d = self.section(
             data, "banks", ("count", "width_bytes"), optional=("store_count", "by_instruction")
         )
+        store = d.get("store_count")  # absent or null: writes go through `count` banks
         by = d.get("by_instruction", {})
         if not isinstance(by, dict) or any(op not in INSTRUCTIONS for op in by):
             raise self.fail("banks.by_instruction", "a mapping of instruction -> bank count", by)
         return Banks(
             self.number(d["count"], "banks.count"),
             self.number(d["width_bytes"], "banks.width_bytes"),
-            self.number(d["store_count"], "banks.store_count") if "store_count" in d else 0,
+            None if store is None else self.number(store, "banks.store_count"),
             tuple((op, self.number(n, f"banks.by_instruction.{op}")) for op, n in by.items()),
         )
 
