@@ -28,6 +28,7 @@ __all__ = [
     "example_traces",
     "hardware_fact",
     "hardware_path",
+    "hardware_targets",
     "packaged_hardware",
 ]
 
@@ -39,6 +40,16 @@ DATA = _ROOT / "data"
 def hardware_path(name: str = "mi450") -> Path:
     """The packaged hardware file ``wgpsim/hw/<name>.yaml``."""
     return _ROOT / "hw" / f"{name}.yaml"
+
+
+def hardware_targets() -> tuple[str, ...]:
+    """The names of the packaged hardware files (``--target NAME``), MI450's first.
+
+    >>> hardware_targets()
+    ('mi450', 'gfx942', 'gfx950')
+    """
+    names = sorted(p.stem for p in (_ROOT / "hw").glob("*.yaml"))
+    return ("mi450", *(n for n in names if n != "mi450"))
 
 
 def packaged_hardware(value: str) -> Path | None:

@@ -114,7 +114,8 @@ class LaneTable:
 
     def __init__(self, hw: HardwareConfig) -> None:
         groups = [
-            _groups(hw.lane_masks(OPS[code]), hw.wgp.warp_size) for code in range(NUM_LDS_OPS)
+            _groups(hw.lane_masks_or_one_pass(OPS[code]), hw.wgp.warp_size)
+            for code in range(NUM_LDS_OPS)
         ]
         self.count = np.array([g.shape[0] for g in groups], dtype=np.int64)
         self.width = np.array([g.shape[1] for g in groups], dtype=np.int64)
@@ -169,10 +170,14 @@ _NO_ROWS = np.zeros(0, dtype=np.int64)
 def _bank_table(hw: HardwareConfig) -> np.ndarray:
     """[op, 2]: the banks each LDS op goes through as (count, log2 count or -1): a write (an op
     that loads nothing: stores, the TDM's rows) through ``banks.store_count`` when the config
-    gives one, everything else through ``banks.count``."""
-    store = hw.banks.store_count
+    gives one, everything else through ``banks.count``; an op ``banks.by_instruction`` names
+    through its own count."""
+    store, own = hw.banks.store_count, dict(hw.banks.by_instruction)
     counts = [
-        store if store is not None and not INSTRUCTIONS[OPS[code]].is_load else hw.banks.count
+        own.get(
+            OPS[code],
+            store if store is not None and not INSTRUCTIONS[OPS[code]].is_load else hw.banks.count,
+        )
         for code in range(NUM_LDS_OPS)
     ]
     return np.array([_divisor(c) for c in counts], dtype=np.int64).reshape(-1, 2)

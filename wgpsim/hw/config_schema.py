@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from wgpsim.errors import ConfigError, did_you_mean, field_error, shown
+from wgpsim.hw.targets import instruction_set, is_target_name
 from wgpsim.layout.bits import log2
 from wgpsim.trace.instructions import INSTRUCTIONS, WAVE_SIZES
 
 SECTIONS = (
     "name",
+    "target",
     "wgp",
     "ports",
     "partitions",
@@ -30,7 +32,10 @@ SECTIONS = (
     "drift",
     "costs",
 )
-"""Top-level fields of the hardware YAML, in file order."""
+"""Top-level fields of the hardware YAML, in file order (``target`` may be absent)."""
+
+OPTIONAL = ("target",)
+"""Top-level fields a hardware YAML may leave out."""
 
 
 @dataclass(frozen=True)
@@ -64,12 +69,15 @@ class Partitions:
 @dataclass(frozen=True)
 class Banks:
     """LDS banks: dword address d lies in bank d mod ``count``; a write (``ds_store_*``, the
-    TDM's writes) goes through ``store_count`` banks when the file gives it (gfx950 reads through
-    64 banks and writes through 32), else through ``count``."""
+    TDM's writes, a direct-to-LDS write) goes through ``store_count`` banks when the file gives
+    it (gfx950 reads through 64 banks and writes through 32), else through ``count``; an
+    instruction in ``by_instruction`` through its own count (gfx950's ``ds_read_b96``: 32).
+    ``HardwareConfig.bank_count(op)`` applies the three."""
 
     count: int
     width_bytes: int
     store_count: int | None = None
+    by_instruction: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -153,6 +161,7 @@ RANGES: dict[str, tuple[int, int]] = {
     "banks.count": (1, 1 << 12),
     "banks.store_count": (1, 1 << 12),
     "banks.width_bytes": (1, 64),
+    **{f"banks.by_instruction.{op}": (1, 1 << 12) for op in INSTRUCTIONS},
     "timing.issue_interval": (1, 1 << 16),
     "timing.queue_depth": (1, 1 << 10),
     "timing.lds_latency": (1, 1 << 16),
@@ -250,18 +259,28 @@ class _Reader:
         return value
 
     def config(self, data: Any) -> dict[str, Any]:
-        top = self.section(data, "", SECTIONS)
+        required = tuple(k for k in SECTIONS if k not in OPTIONAL)
+        top = self.section(data, "", required, optional=OPTIONAL)
         if not isinstance(top["name"], str) or not top["name"]:
             raise self.fail("name", "a non-empty string", top["name"])
+        target = top.get("target", "")
+        if target != "" and not is_target_name(target):
+            raise self.fail("target", "Triton's target name, e.g. hip:gfx950", target)
         wgp = self.wgp(top["wgp"])
         arbiter = self.section(top["arbiter"], "arbiter", ("grant_policy", "tie_break"))
+        ports, partitions = self.ports(top["ports"]), self.partitions(top["partitions"])
+        banks, passes = self.banks(top["banks"]), self.passes(top["passes"], wgp, top)
+        for op, _ in banks.by_instruction:
+            if op not in dict(passes.groupings[0][1]):
+                raise self.fail(f"banks.by_instruction.{op}", "an instruction of this target", op)
         return {
             "name": top["name"],
+            "target": target,
             "wgp": wgp,
-            "ports": self.ports(top["ports"]),
-            "partitions": self.partitions(top["partitions"]),
-            "banks": self.banks(top["banks"]),
-            "passes": self.passes(top["passes"], wgp, top),
+            "ports": ports,
+            "partitions": partitions,
+            "banks": banks,
+            "passes": passes,
             "timing": self.timing(top["timing"]),
             "arbiter": Arbiter(**{k: self.choice(v, f"arbiter.{k}") for k, v in arbiter.items()}),
             "drift": self.drift(top["drift"]),
@@ -321,12 +340,18 @@ class _Reader:
         return Partitions(size, count, lds, l0, lds_bytes)
 
     def banks(self, data: Any) -> Banks:
-        d = self.section(data, "banks", ("count", "width_bytes"), optional=("store_count",))
+        d = self.section(
+            data, "banks", ("count", "width_bytes"), optional=("store_count", "by_instruction")
+        )
         store = d.get("store_count")  # absent or null: writes go through `count` banks
+        by = d.get("by_instruction", {})
+        if not isinstance(by, dict) or any(op not in INSTRUCTIONS for op in by):
+            raise self.fail("banks.by_instruction", "a mapping of instruction -> bank count", by)
         return Banks(
             self.number(d["count"], "banks.count"),
             self.number(d["width_bytes"], "banks.width_bytes"),
             None if store is None else self.number(store, "banks.store_count"),
+            tuple((op, self.number(n, f"banks.by_instruction.{op}")) for op, n in by.items()),
         )
 
     def passes(self, data: Any, wgp: Wgp, top: dict) -> Passes:
@@ -356,13 +381,7 @@ class _Reader:
                     )
                 entries.append((op, masks))
             tables.append((str(gname), tuple(entries)))
-        base = dict(tables[0][1])
-        missing = [op for op in INSTRUCTIONS if op not in base]
-        if missing:
-            raise ConfigError(
-                f"{self.source}: missing field 'passes.groupings.{tables[0][0]}.{missing[0]}' "
-                "(the first grouping must list every instruction)"
-            )
+        instruction_set(tables, self.source)
         choice = d["lane_grouping"]
         if not isinstance(choice, str) or choice not in groupings:
             raise self.fail("passes.lane_grouping", f"one of {', '.join(groupings)}", choice)
