@@ -64,7 +64,9 @@ __all__ = [
     "from_dict",
     "layouts",
     "probe",
+    "read_kit",
     "read_manifest",
+    "target_catalogue",
     "write_manifest",
 ]
 
@@ -79,6 +81,10 @@ FAMILIES = (
     "issue",
 )
 """The probe families, in the order the kit runs and reports them."""
+
+TARGET = "gfx1250"
+"""The target of this module's probes (MI450); :mod:`wgpsim.calibration.lane_pairs` has gfx942's
+and gfx950's."""
 
 MANIFEST_VERSION = 1
 """Version of ``manifest.json`` (bumped when a probe's meaning changes)."""
@@ -243,15 +249,29 @@ def layouts(p: Probe) -> ProbeLayouts | None:
 # -- manifest.json --------------------------------------------------------------------------------
 
 
-def write_manifest(probes: Iterable[Probe], path: str | Path) -> Path:
-    """Write ``manifest.json``: the version and every probe's record."""
+def write_manifest(probes: Iterable[Probe], path: str | Path, target: str = TARGET) -> Path:
+    """Write ``manifest.json``: the version, the target and every probe's record."""
     path = Path(path)
     records = [p.to_dict() for p in probes]
-    path.write_text(json.dumps({"version": MANIFEST_VERSION, "probes": records}, indent=1) + "\n")
+    data = {"version": MANIFEST_VERSION, "target": target, "probes": records}
+    path.write_text(json.dumps(data, indent=1) + "\n")
     return path
 
 
-def from_dict(record: Any, where: str = "probe") -> Probe:
+def target_catalogue(target: str) -> tuple[tuple[str, ...], dict[str, Probe]]:
+    """The families and the probes by name of ``target``'s kit: this module's for gfx1250,
+    :mod:`wgpsim.calibration.lane_pairs`' for gfx942 and gfx950."""
+    if target == TARGET:
+        return FAMILIES, {p.name: p for p in catalogue()}
+    from wgpsim.calibration import lane_pairs
+
+    if target not in lane_pairs.TARGETS:
+        valid = ", ".join((TARGET, *lane_pairs.TARGETS))
+        raise ModuleError(f"no calibration probes for target {shown(target)} (valid: {valid})")
+    return lane_pairs.FAMILIES, {p.name: p for p in lane_pairs.catalogue(target)}
+
+
+def from_dict(record: Any, where: str = "probe", families: tuple[str, ...] = FAMILIES) -> Probe:
     """A manifest record -> Probe; a ModuleError names the bad field."""
     if not isinstance(record, Mapping):
         raise ModuleError(f"{where}: expected a mapping with name, family, warps, params")
@@ -259,10 +279,10 @@ def from_dict(record: Any, where: str = "probe") -> Probe:
     if missing:
         raise ModuleError(f"{where}: missing field {missing[0]!r}")
     family, warps, params = record["family"], record["warps"], record["params"]
-    if family not in FAMILIES:
+    if family not in families:
         raise ModuleError(
-            f"{where}: unknown family {shown(family)}{did_you_mean(str(family), FAMILIES)} "
-            f"(valid: {', '.join(FAMILIES)})"
+            f"{where}: unknown family {shown(family)}{did_you_mean(str(family), families)} "
+            f"(valid: {', '.join(families)})"
         )
     if not isinstance(warps, int) or isinstance(warps, bool) or not 1 <= warps <= 32:
         raise ModuleError(f"{where}: field 'warps' must be an integer in 1..32, got {shown(warps)}")
@@ -272,7 +292,13 @@ def from_dict(record: Any, where: str = "probe") -> Probe:
 
 
 def read_manifest(path: str | Path) -> tuple[Probe, ...]:
-    """The probes of a ``manifest.json``; bad input is one ModuleError naming file and field.
+    """The probes of a ``manifest.json`` (:func:`read_kit` without the target)."""
+    return read_kit(path)[1]
+
+
+def read_kit(path: str | Path) -> tuple[str, tuple[Probe, ...]]:
+    """The target and probes of a ``manifest.json`` (no ``target``: gfx1250, the first kits);
+    bad input is one ModuleError naming file and field.
 
     Probes are matched to the catalogue by name: a manifest written by another version of
     the kit, whose probe means something else now, is refused.
@@ -292,10 +318,11 @@ def read_manifest(path: str | Path) -> tuple[Probe, ...]:
         raise ModuleError(
             f"{path}: manifest version {shown(version)}, this wgpsim reads {MANIFEST_VERSION}"
         )
-    known = {p.name: p for p in catalogue()}
+    target = data.get("target", TARGET)
+    families, known = target_catalogue(str(target) if isinstance(target, str) else repr(target))
     probes = []
     for i, record in enumerate(data["probes"]):
-        p = from_dict(record, f"{path}: probes[{i}]")
+        p = from_dict(record, f"{path}: probes[{i}]", families)
         if p.name not in known:
             raise ModuleError(
                 f"{path}: probes[{i}]: unknown probe {shown(p.name)}{did_you_mean(p.name, known)}"
@@ -308,4 +335,4 @@ def read_manifest(path: str | Path) -> tuple[Probe, ...]:
         probes.append(p)
     if len({p.name for p in probes}) != len(probes):
         raise ModuleError(f"{path}: a probe name repeats")
-    return tuple(probes)
+    return str(target), tuple(probes)

@@ -34,6 +34,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     probes.add_argument(
         "--family", action="append", default=[], help="only these families (repeatable)"
     )
+    probes.add_argument(
+        "--target",
+        default="gfx1250",
+        help="gfx1250 (MI450, the default), or gfx942 / gfx950: the lane-pair probes",
+    )
     probes.set_defaults(handler=handle_probes)
 
     predict = sub.add_parser("predict", help="what the model says each probe measures (CSV)")
@@ -61,16 +66,21 @@ def _manifest(path: Path) -> Path:
 
 def handle_probes(args: argparse.Namespace) -> int:
     from wgpsim.calibration.probe_gluon import write_kit
-    from wgpsim.calibration.probes import FAMILIES, catalogue
+    from wgpsim.calibration.probes import target_catalogue
+    from wgpsim.errors import ModuleError
 
-    bad = [f for f in args.family if f not in FAMILIES]
+    try:
+        families, known = target_catalogue(args.target)
+    except ModuleError as err:
+        raise ConfigError(f"--target: {err}") from None
+    bad = [f for f in args.family if f not in families]
     if bad:
-        raise ConfigError(f"--family {bad[0]}: unknown (valid: {', '.join(FAMILIES)})")
-    probes = [p for p in catalogue() if not args.family or p.family in args.family]
+        raise ConfigError(f"--family {bad[0]}: unknown (valid: {', '.join(families)})")
+    probes = [p for p in known.values() if not args.family or p.family in args.family]
     if args.out.exists() and not args.out.is_dir():
         raise ConfigError(f"--out {args.out}: exists and is not a directory")
     with staged(args.out) as stage:  # the whole kit or (a full disk) nothing new
-        write_kit(stage, probes)
+        write_kit(stage, probes, args.target)
     print(
         f"wrote {len(probes)} probes to {args.out}/probes/, {args.out}/run_probes.py and "
         f"{args.out}/manifest.json"

@@ -1,0 +1,199 @@
+"""The constants a CDNA part's lane-pair counters imply, per instruction, beside its hardware file:
+the bank count, the phase groups (which lanes share a cycle of the LDS, and the linear map over
+lane bits that names them) and the ``SQ_LDS_BANK_CONFLICT`` cycles of one conflicting
+instruction.
+
+A probe's extra cycles per instruction are ``(its SQ_LDS_BANK_CONFLICT - the one-lane
+launch's) / REPEATS``; a pair conflicts when they are at least half a cycle. Then:
+
+* **banks**: the bank sweep's first conflicting offset / 4 B (lanes 0 and 1 hit the same bank
+  first when lane 1's offset is 4 B x banks);
+* **phases**: lanes that conflict share a phase; the groups are the connected sets of the
+  conflict graph. When the phases are cosets of one subspace K of lane indices (the set of
+  ``a xor b`` over conflicting pairs, closed under xor, and a measured pair conflicts exactly
+  when ``a xor b`` is in K), the phase is a linear map over GF(2): each phase bit the xor of
+  some lane bits, a basis of the masks orthogonal to K;
+* **cycles per conflict**: the median extra cycles over the conflicting phase probes.
+
+The issue's gfx950 ``ds_read_b128`` phases (lanes 0-3, 12-15, 20-27 in one; 4 phases of 16):
+
+>>> phase = lambda l: ((l >> 2 ^ l >> 3 ^ l >> 4) & 1) | (l >> 5 & 1) << 1
+>>> pairs = {(a, b): phase(a) == phase(b) for a in range(64) for b in range(a + 1, 64)}
+>>> groups, bits = phase_groups(pairs)
+>>> groups[0][:12], len(groups), [bit_names(m) for m in bits]
+((0, 1, 2, 3, 12, 13, 14, 15, 20, 21, 22, 23), 4, ['2^3^4', '5'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from wgpsim.calibration.lane_counters import missing_counter
+from wgpsim.calibration.lane_pairs import REPEATS, WAVE
+from wgpsim.calibration.probes import Probe
+from wgpsim.errors import ConfigError, ModuleError
+from wgpsim.hw.config import HardwareConfig
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["LaneFit", "bit_names", "compare_hardware", "fit_lanes", "phase_groups"]
+
+COUNTER = "SQ_LDS_BANK_CONFLICT"
+"""The counter the fit reads (cycles the LDS stalled on bank conflicts)."""
+
+CONFLICT = 0.5
+"""Extra cycles per instruction from which a pair conflicts (a conflict costs at least 1)."""
+
+
+@dataclass(frozen=True)
+class LaneFit:
+    """What one instruction's probes imply (``None``: the probes that pin it were not run)."""
+
+    op: str
+    banks: int | None
+    groups: tuple[tuple[int, ...], ...] | None
+    phase_bits: tuple[int, ...] | None  # lane-bit masks; None: not linear (or not measured)
+    conflicts: Mapping[tuple[int, int], bool]
+    cycles_per_conflict: float | None
+
+
+def _span(masks: Sequence[int]) -> list[int]:
+    """A GF(2) basis (reduced, by leading bit) of the span of ``masks``."""
+    basis: list[int] = []
+    for m in masks:
+        for b in basis:
+            m = min(m, m ^ b)
+        if m:
+            basis.append(m)
+            basis.sort(reverse=True)
+    return basis
+
+
+def _in_span(m: int, basis: Sequence[int]) -> bool:
+    for b in basis:
+        m = min(m, m ^ b)
+    return m == 0
+
+
+def bit_names(mask: int) -> str:
+    """A phase bit as the xor of lane bits: ``bit_names(28) == '2^3^4'``."""
+    return "^".join(str(i) for i in range(WAVE.bit_length()) if mask >> i & 1)
+
+
+def phase_groups(pairs: Mapping[tuple[int, int], bool]):
+    """``(groups, phase_bits)`` of measured pairs ``(a, b) -> conflict``: the connected lane
+    sets of the conflict graph (each sorted, by first lane), and the phase bits as lane-bit
+    masks if the phases are linear (None otherwise)."""
+    parent = list(range(WAVE))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for (a, b), hit in pairs.items():
+        if hit:
+            parent[root(a)] = root(b)
+    members: dict[int, list[int]] = {}
+    for lane in range(WAVE):
+        members.setdefault(root(lane), []).append(lane)
+    groups = tuple(sorted(tuple(m) for m in members.values()))
+    kernel = _span([a ^ b for (a, b), hit in pairs.items() if hit])
+    if any(hit != _in_span(a ^ b, kernel) for (a, b), hit in pairs.items()):
+        return groups, None
+    orthogonal = [y for y in range(1, WAVE) if all(bin(y & k).count("1") % 2 == 0 for k in kernel)]
+    return groups, tuple(sorted(_span(orthogonal)))
+
+
+def _extra(values: Mapping[str, float], probes: Sequence[Probe]) -> dict[str, float]:
+    """Extra conflict cycles per instruction of every measured probe over its one-lane launch."""
+    base = {p.param("op"): values[p.name] for p in probes if p.family == "one_lane"}
+    out = {}
+    for p in probes:
+        if p.name in values and p.family != "one_lane":
+            if p.param("op") not in base:
+                raise ModuleError(f"counters: no one-lane launch of {p.param('op')} (the baseline)")
+            out[p.name] = (values[p.name] - base[p.param("op")]) / REPEATS
+    return out
+
+
+def fit_lanes(per_probe: pd.DataFrame, probes: Sequence[Probe], where: str = "counters"):
+    """Per instruction: its :class:`LaneFit`, from ``lane_counters.probe_counters``' table."""
+    mine = per_probe[per_probe["counter"] == COUNTER]
+    if not len(mine):
+        raise missing_counter(COUNTER, where)
+    extra = _extra(dict(zip(mine["probe"], mine["value"], strict=True)), probes)
+    fits = {}
+    for op in dict.fromkeys(p.param("op") for p in probes):
+        sweep = [p for p in probes if p.param("op") == op and p.family == "bank_sweep"]
+        hits = [p.param("offset") for p in sweep if extra.get(p.name, 0.0) >= CONFLICT]
+        measured_sweep = any(p.name in extra for p in sweep)
+        phase = [p for p in probes if p.param("op") == op and p.family == "phase"]
+        pairs = {
+            (p.param("lane_a"), p.param("lane_b")): extra[p.name] >= CONFLICT
+            for p in phase
+            if p.name in extra
+        }
+        groups, bits = phase_groups(pairs) if pairs else (None, None)
+        costs = [extra[p.name] for p in phase if p.name in extra and extra[p.name] >= CONFLICT]
+        fits[op] = LaneFit(
+            op,
+            min(hits) // 4 if hits else None if not measured_sweep else 0,
+            groups,
+            bits,
+            pairs,
+            float(np.median(costs)) if costs else None,
+        )
+    return fits
+
+
+def _model_passes(hw: HardwareConfig, op: str) -> list[int] | None:
+    """The pass of each of the 64 lanes of ``op`` under ``hw`` (None: the file has no ``op``)."""
+    try:
+        bits = hw.lane_bits(op)
+    except ConfigError:
+        return None
+    return [sum((lane >> b & 1) << i for i, b in enumerate(bits)) for lane in range(WAVE)]
+
+
+def compare_hardware(fits: Mapping[str, LaneFit], hw: HardwareConfig):
+    """Per instruction and constant: what the counters imply beside the hardware file's value,
+    and whether they agree (a DataFrame: op, constant, measured, hardware, agrees)."""
+    import pandas as pd
+
+    rows = []
+    for op, fit in fits.items():
+        if fit.banks is not None:
+            got = fit.banks or f"none up to {2048 // 4}"
+            rows.append((op, "banks.count", got, hw.banks.count, fit.banks == hw.banks.count))
+        if fit.groups is not None:
+            passes = _model_passes(hw, op)
+            if passes is None:
+                rows.append((op, "phases", _shown(fit), f"no {op} in the file", False))
+                continue
+            wrong = [
+                ab for ab, hit in fit.conflicts.items() if hit != (passes[ab[0]] == passes[ab[1]])
+            ]
+            said = f"{len(set(passes))} phases" + (
+                f"; differs on {len(wrong)} pairs, e.g. {wrong[:3]}" if wrong else ""
+            )
+            rows.append((op, "phases", _shown(fit), said, not wrong))
+        if fit.cycles_per_conflict is not None:
+            rows.append(
+                (op, "conflict cycles", fit.cycles_per_conflict, 1, fit.cycles_per_conflict == 1)
+            )
+    return pd.DataFrame(rows, columns=["op", "constant", "measured", "hardware", "agrees"])
+
+
+def _shown(fit: LaneFit) -> str:
+    """The measured phases in a line: their count, and the linear map or "not linear"."""
+    count = f"{len(fit.groups)} phases"
+    if fit.phase_bits is None:
+        return f"{count} (not linear in the lane bits)"
+    return f"{count}: phase bits {', '.join(bit_names(m) for m in fit.phase_bits)}"
