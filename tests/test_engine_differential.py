@@ -39,6 +39,12 @@ VARIANTS = {
     "round_robin": HW.with_overrides(**{"arbiter.grant_policy": "round_robin"}),
     "fixed_priority": HW.with_overrides(**{"arbiter.grant_policy": "fixed_priority"}),
     "lowest_pair": HW.with_overrides(**{"arbiter.tie_break": "lowest_pair"}),
+    "xor_lanes": HW.with_overrides(  # pass bits as XORs of lane bits (issue 27's gfx9 phase)
+        **{
+            "passes.groupings.seed.ds_load_b128": [[2, 3, 4]],
+            "passes.groupings.seed.ds_store_b128": [[0, 4], [1, 3]],
+        }
+    ),
 }
 DRIFT = {
     j: HW.with_overrides(**{"drift.model": "uniform", "drift.jitter_cycles": j}) for j in (1, 3, 8)
