@@ -34,9 +34,10 @@ import numpy as np
 
 from wgpsim.calibration.lane_counters import missing_counter
 from wgpsim.calibration.lane_pairs import REPEATS, WAVE
-from wgpsim.calibration.probes import Probe
+from wgpsim.calibration.probe import Probe
 from wgpsim.errors import ConfigError, ModuleError
 from wgpsim.hw.config import HardwareConfig
+from wgpsim.hw.rules import lane_groups
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -86,9 +87,10 @@ def bit_names(mask: int) -> str:
 
 
 def phase_groups(pairs: Mapping[tuple[int, int], bool]):
-    """``(groups, phase_bits)`` of measured pairs ``(a, b) -> conflict``: the connected lane
-    sets of the conflict graph (each sorted, by first lane), and the phase bits as lane-bit
-    masks if the phases are linear (None otherwise)."""
+    """``(groups, phase_bits)`` of measured pairs ``(a, b) -> conflict``: the phase bits as
+    lane-bit masks if the phases are linear (None otherwise), and the groups (each sorted, by
+    first lane): the cosets of the map's kernel if linear (pairs with lane 0 are then enough),
+    else the connected lane sets of the conflict graph."""
     parent = list(range(WAVE))
 
     def root(x: int) -> int:
@@ -108,7 +110,11 @@ def phase_groups(pairs: Mapping[tuple[int, int], bool]):
     if any(hit != _in_span(a ^ b, kernel) for (a, b), hit in pairs.items()):
         return groups, None
     orthogonal = [y for y in range(1, WAVE) if all(bin(y & k).count("1") % 2 == 0 for k in kernel)]
-    return groups, tuple(sorted(_span(orthogonal)))
+    bits = tuple(sorted(_span(orthogonal)))
+    cosets: dict[tuple[int, ...], list[int]] = {}  # linear: the phases are the cosets of K
+    for lane in range(WAVE):
+        cosets.setdefault(tuple(bin(lane & m).count("1") % 2 for m in bits), []).append(lane)
+    return tuple(sorted(tuple(c) for c in cosets.values())), bits
 
 
 def _extra(values: Mapping[str, float], probes: Sequence[Probe]) -> dict[str, float]:
@@ -154,12 +160,17 @@ def fit_lanes(per_probe: pd.DataFrame, probes: Sequence[Probe], where: str = "co
 
 
 def _model_passes(hw: HardwareConfig, op: str) -> list[int] | None:
-    """The pass of each of the 64 lanes of ``op`` under ``hw`` (None: the file has no ``op``)."""
+    """The pass of each lane of ``op`` under ``hw`` (``hw.rules.lane_groups``, the model's own
+    grouping); None when the file has no ``op``."""
     try:
-        bits = hw.lane_bits(op)
+        groups = lane_groups(op, hw)
     except ConfigError:
         return None
-    return [sum((lane >> b & 1) << i for i, b in enumerate(bits)) for lane in range(WAVE)]
+    passes = [0] * hw.wgp.warp_size
+    for k, lanes in enumerate(groups):
+        for lane in lanes:
+            passes[int(lane)] = k
+    return passes
 
 
 def compare_hardware(fits: Mapping[str, LaneFit], hw: HardwareConfig):
@@ -168,6 +179,9 @@ def compare_hardware(fits: Mapping[str, LaneFit], hw: HardwareConfig):
     import pandas as pd
 
     rows = []
+    if hw.wgp.warp_size != WAVE:
+        rows.append(("*", "wgp.warp_size", WAVE, hw.wgp.warp_size, False))
+        return pd.DataFrame(rows, columns=["op", "constant", "measured", "hardware", "agrees"])
     for op, fit in fits.items():
         if fit.banks is not None:
             got = fit.banks or f"none up to {2048 // 4}"

@@ -38,7 +38,7 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import combinations
 
-from wgpsim.calibration.probes import Probe
+from wgpsim.calibration.probe import Probe
 from wgpsim.errors import ModuleError, did_you_mean
 
 __all__ = [

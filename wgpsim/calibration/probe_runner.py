@@ -74,13 +74,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def read_manifest(directory: Path) -> tuple[str, list[dict]]:
-    """The target and the probe records of ``directory/manifest.json``, in order."""
+def _manifest(directory: Path) -> dict:
     path = directory / "manifest.json"
     if not path.is_file():
         raise SystemExit(f"run_probes: {path}: no manifest (run wgpsim calibrate probes --out DIR)")
-    data = json.loads(path.read_text())
-    return str(data.get("target", TARGET)), list(data["probes"])
+    return json.loads(path.read_text())
+
+
+def read_manifest(directory: Path) -> list[dict]:
+    """The probe records of ``directory/manifest.json``, in order."""
+    return list(_manifest(directory)["probes"])
+
+
+def read_target(directory: Path) -> str:
+    """The architecture ``directory/manifest.json`` is written for (gfx1250 if it names none)."""
+    return str(_manifest(directory).get("target", TARGET))
 
 
 def selected(records: list[dict], names: list[str]) -> list[dict]:
@@ -131,8 +139,8 @@ def run_probe(module, record: dict, torch, device, counts: dict, args) -> list[t
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    target, records = read_manifest(args.dir)
-    records = selected(records, args.probe)
+    target = read_target(args.dir)
+    records = selected(read_manifest(args.dir), args.probe)
     if args.list:
         for r in records:
             print(f"{r['name']:<36} {r['family']:<16} {r['warps']} warps  {r['params']}")

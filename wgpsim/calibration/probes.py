@@ -49,6 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wgpsim.calibration import lane_pairs
+from wgpsim.calibration.probe import Probe
 from wgpsim.errors import ModuleError, did_you_mean, shown
 from wgpsim.inputs import json_value, read_text
 from wgpsim.layout.distributed import AMDWMMALayout, BlockedLayout, DotOperandLayout
@@ -107,29 +109,6 @@ least 3 scalar instructions each, so at least 600 cycles, more than pair A's who
 
 STAGGER_CYCLES = 3 * STAGGER_ITERS
 """The delay the model gives pair B's warps in a staggered probe (a lower bound of the loop)."""
-
-
-@dataclass(frozen=True)
-class Probe:
-    """One probe: a unique ``name``, its ``family``, ``warps`` and ``params`` (sorted pairs)."""
-
-    name: str
-    family: str
-    warps: int
-    params: tuple[tuple[str, Any], ...] = ()
-
-    def param(self, key: str) -> Any:
-        """The value of parameter ``key``."""
-        return dict(self.params)[key]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The manifest's record of this probe."""
-        return {
-            "name": self.name,
-            "family": self.family,
-            "warps": self.warps,
-            "params": dict(self.params),
-        }
 
 
 def _probe(family: str, name: str, warps: int, **params: Any) -> Probe:
@@ -263,8 +242,6 @@ def target_catalogue(target: str) -> tuple[tuple[str, ...], dict[str, Probe]]:
     :mod:`wgpsim.calibration.lane_pairs`' for gfx942 and gfx950."""
     if target == TARGET:
         return FAMILIES, {p.name: p for p in catalogue()}
-    from wgpsim.calibration import lane_pairs
-
     if target not in lane_pairs.TARGETS:
         valid = ", ".join((TARGET, *lane_pairs.TARGETS))
         raise ModuleError(f"no calibration probes for target {shown(target)} (valid: {valid})")

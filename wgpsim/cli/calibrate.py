@@ -6,6 +6,8 @@
     python kit/run_probes.py                           # on the MI450: kit/measurements.csv
     wgpsim calibrate fit kit/measurements.csv --manifest kit/manifest.json --out fitted.yaml
     wgpsim calibrate predict kit/ --hw fitted.yaml --out predicted.csv
+    wgpsim calibrate probes --target gfx950 --out kit950/    # lane-pair probes, MI355X
+    wgpsim calibrate counters prof/counter_collection.csv --kit kit950/ --hw gfx950.yaml
 
 A bad file or value is one line on stderr and exit code 2.
 """
@@ -59,6 +61,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fit.add_argument("--json", action="store_true", help="print the fitted constants as JSON")
     fit.set_defaults(handler=handle_fit)
 
+    counters = sub.add_parser(
+        "counters",
+        help="the bank count, phases and conflict cycles a lane-pair kit's counters imply",
+    )
+    counters.add_argument("counters", type=Path, help="rocprofv3 / rocprof-compute counter CSV")
+    counters.add_argument("--kit", type=Path, required=True, help="the kit directory (manifest)")
+    counters.add_argument(
+        "--measurements", type=Path, help="run_probes.py's CSV (default: KIT/measurements.csv)"
+    )
+    add_hw_args(counters)
+    counters.add_argument("--json", action="store_true", help="print the table as JSON")
+    counters.set_defaults(handler=handle_counters)
+
 
 def _manifest(path: Path) -> Path:
     return path / "manifest.json" if path.is_dir() else path
@@ -99,6 +114,32 @@ def handle_predict(args: argparse.Namespace) -> int:
     frame = predict(probes, hw)
     atomic_write(args.out, lambda tmp: write_measurements(frame, tmp))
     print(f"wrote {len(frame)} predicted spans ({len(probes)} probes) to {args.out}")
+    return 0
+
+
+def handle_counters(args: argparse.Namespace) -> int:
+    from wgpsim.calibration.lane_counters import probe_counters
+    from wgpsim.calibration.lane_fit import compare_hardware, fit_lanes
+    from wgpsim.calibration.measurements import read_measurements
+    from wgpsim.calibration.probes import TARGET, read_kit
+    from wgpsim.calibration.rocprof_csv import read_counters
+
+    target, probes = read_kit(_manifest(args.kit))
+    if target == TARGET:
+        raise ConfigError(
+            f"--kit {args.kit}: a {TARGET} kit; its counters go to wgpsim compare --counters"
+        )
+    hw = hardware_from_args(args)
+    runs = read_measurements(args.measurements or args.kit / "measurements.csv")
+    per_probe = probe_counters(read_counters(args.counters), runs, str(args.counters))
+    table = compare_hardware(fit_lanes(per_probe, probes, str(args.counters)), hw)
+    if args.json:
+        print_json(table.to_dict(orient="records"))
+        return 0
+    print(
+        f"wgpsim calibrate counters {args.counters} ({target} kit) beside {hw.name} ({hw.source})"
+    )
+    print(table.to_string(index=False))
     return 0
 
 

@@ -1,0 +1,165 @@
+"""The CDNA (gfx942, gfx950) lane-pair kit: its kernels compile for both targets with Triton 3.9.0
+(in a child process) and hold the named ds instruction, 16 times, between the two ``s_memtime``
+and no other LDS access; a rocprofv3 counter CSV (``tests/fixtures/calibration``, README.txt
+says how it was written from rocprofv3's documented layout) fits back to the bank count and
+phases of the device it describes (the issue's measured gfx950 ``ds_read_b128`` phases); a file
+without ``SQ_LDS_BANK_CONFLICT`` or a malformed one is one line and exit code 2."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from wgpsim.calibration.lane_counters import probe_counters
+from wgpsim.calibration.lane_fit import fit_lanes
+from wgpsim.calibration.lane_pairs import OPS, REPEATS, TARGETS, catalogue
+from wgpsim.calibration.measurements import read_measurements
+from wgpsim.calibration.probe_gluon import write_kit
+from wgpsim.calibration.probes import read_kit
+from wgpsim.calibration.rocprof_csv import read_counters
+from wgpsim.cli import main
+from wgpsim.errors import ModuleError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "calibration"
+
+CHILD = textwrap.dedent(
+    """
+    import importlib.util, json, re, sys
+    from pathlib import Path
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    out = {}
+    for path in sorted(Path(sys.argv[1], "probes").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        m = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(m)
+        sig = {"out_ptr": "*i32", "cycles_ptr": "*i64", "lane_a": "i32", "lane_b": "i32",
+               "offset_b": "i32"}
+        compiled = triton.compile(
+            GluonASTSource(m.kernel, sig, constexprs={}),
+            target=GPUTarget("hip", sys.argv[2], 64),
+            options={"num_warps": m.NUM_WARPS},
+        )
+        lines = [line.strip() for line in compiled.asm["amdgcn"].splitlines()
+                 if re.match(r"\\s*[a-z]", line) and not line.strip().startswith(".")]
+        clocks = [i for i, line in enumerate(lines) if line.startswith("s_memtime")]
+        out[m.NAME] = {"clocks": len(clocks), "timed": lines[clocks[0] + 1 : clocks[1]],
+                       "ds": [line for line in lines if line.startswith("ds_")],
+                       "lds": compiled.metadata.shared}
+    print(json.dumps(out))
+    """
+)
+
+
+def _kit(tmp_path: Path, target: str, ops=tuple(OPS)) -> Path:
+    probes = [
+        p
+        for p in catalogue(target)
+        if p.param("op") in ops and (p.family != "phase" or p.param("lane_a") == 0)
+    ]
+    return write_kit(tmp_path / target, probes, target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_lane_kernels_compile_and_hold_the_named_instruction(tmp_path, target):
+    kit = _kit(tmp_path, target)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(kit), target],
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    compiled = json.loads(done.stdout.splitlines()[-1])
+    assert sorted(compiled) == sorted(f"lds_{op}" for op in OPS)
+    for op in OPS:
+        got = compiled[f"lds_{op}"]
+        assert got["clocks"] == 2 and got["lds"] == 16384
+        ops = [line.split()[0] for line in got["timed"]]
+        assert ops.count(op) == REPEATS
+        assert [o for o in ops if o.startswith("ds_")] == [op] * REPEATS
+        assert len(got["ds"]) == REPEATS  # the kernel's only LDS accesses
+        assert all(re.fullmatch(rf"{op} v[\d\[\]:]+, v[\d\[\]:]+", line) for line in got["ds"])
+
+
+def _fit(counters: Path):
+    target, probes = read_kit(FIXTURES / "gfx950_kit" / "manifest.json")
+    runs = read_measurements(FIXTURES / "gfx950_measurements.csv")
+    assert target == "gfx950"
+    return fit_lanes(probe_counters(read_counters(counters), runs), probes)
+
+
+def test_counters_imply_banks_and_phases():
+    fits = _fit(FIXTURES / "gfx950_counter_collection.csv")
+    b128 = fits["ds_read_b128"]
+    assert b128.banks == 64 and fits["ds_write_b64"].banks == 64
+    # issue 27's measured gfx950 ds_read_b128 phase: lanes 0-3, 12-15, 20-27 (and the same
+    # shapes for 32-63): phase bit 0 = lane bits 2^3^4, phase bit 1 = lane bit 5
+    assert b128.phase_bits == (0b011100, 0b100000)
+    assert b128.groups[0] == (*range(4), *range(12, 16), *range(20, 28))
+    assert len(b128.groups) == 4 and all(len(g) == 16 for g in b128.groups)
+    assert fits["ds_write_b64"].phase_bits == (0b100000,)
+    assert b128.cycles_per_conflict == 1.0
+
+
+def test_missing_bank_conflict_counter_is_one_line(tmp_path, capsys):
+    with pytest.raises(ModuleError, match="rocMLIR#2005"):
+        _fit(FIXTURES / "gfx950_no_bank_conflict_pmc.csv")
+    kit = tmp_path / "kit"
+    shutil.copytree(FIXTURES / "gfx950_kit", kit)
+    shutil.copy(FIXTURES / "gfx950_measurements.csv", kit / "measurements.csv")
+    code = main(
+        [
+            "calibrate",
+            "counters",
+            str(FIXTURES / "gfx950_no_bank_conflict_pmc.csv"),
+            "--kit",
+            str(kit),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "no SQ_LDS_BANK_CONFLICT rows" in err
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "Dispatch_Id,Kernel_Name,Counter_Name,Counter_Value\n1,lds_ds_read_b128,SQ_X,\x00\n",
+            "not",
+        ),
+        ('"unclosed,\n', "not a counter CSV"),
+        (
+            "Dispatch_Id,Kernel_Name,Counter_Name,Counter_Value\n1,lds_ds_read_b128,SQ_LDS_BANK_CONFLICT,3\n",
+            "dispatches",
+        ),
+    ],
+)
+def test_malformed_counter_file_is_one_line_exit_2(tmp_path, capsys, text, message):
+    kit = tmp_path / "kit"
+    shutil.copytree(FIXTURES / "gfx950_kit", kit)
+    shutil.copy(FIXTURES / "gfx950_measurements.csv", kit / "measurements.csv")
+    (tmp_path / "c.csv").write_text(text)
+    code = main(["calibrate", "counters", str(tmp_path / "c.csv"), "--kit", str(kit)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and message in err, err
+
+
+def test_runner_lists_the_lane_kit_without_a_gpu(tmp_path):
+    kit = _kit(tmp_path, "gfx942", ("ds_read_b32",))
+    listed = subprocess.run(
+        [sys.executable, str(kit / "run_probes.py"), "--list"], capture_output=True, text=True
+    )
+    assert listed.returncode == 0
+    lines = listed.stdout.splitlines()
+    assert len(lines) == 1 + 10 + 63 and "'lane_b': 63" in lines[-1]
+    assert read_kit(kit / "manifest.json")[0] == "gfx942"
