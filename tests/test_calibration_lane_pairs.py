@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from wgpsim.calibration.lane_counters import probe_counters
-from wgpsim.calibration.lane_fit import fit_lanes
+from wgpsim.calibration.lane_fit import counter_values, fit_lanes, span_values
 from wgpsim.calibration.lane_pairs import OPS, REPEATS, TARGETS, catalogue
 from wgpsim.calibration.measurements import read_measurements
 from wgpsim.calibration.probe_gluon import write_kit
@@ -91,11 +91,13 @@ def test_lane_kernels_compile_and_hold_the_named_instruction(tmp_path, target):
         assert all(re.fullmatch(rf"{op} v[\d\[\]:]+, v[\d\[\]:]+", line) for line in got["ds"])
 
 
-def _fit(counters: Path):
+def _fit(counters: Path | None):
     target, probes = read_kit(FIXTURES / "gfx950_kit" / "manifest.json")
     runs = read_measurements(FIXTURES / "gfx950_measurements.csv")
     assert target == "gfx950"
-    return fit_lanes(probe_counters(read_counters(counters), runs), probes)
+    if counters is None:
+        return fit_lanes(span_values(runs), probes)
+    return fit_lanes(counter_values(probe_counters(read_counters(counters), runs)), probes)
 
 
 def test_counters_imply_banks_and_phases():
@@ -109,6 +111,10 @@ def test_counters_imply_banks_and_phases():
     assert len(b128.groups) == 4 and all(len(g) == 16 for g in b128.groups)
     assert fits["ds_write_b64"].phase_bits == (0b100000,)
     assert b128.cycles_per_conflict == 1.0
+    spans = _fit(None)  # without the counter: the s_memtime spans (20 cycles per conflicting probe)
+    for op, fit in fits.items():
+        assert (spans[op].banks, spans[op].phase_bits) == (fit.banks, fit.phase_bits)
+    assert spans["ds_read_b128"].cycles_per_conflict == 20 / REPEATS
 
 
 def test_missing_bank_conflict_counter_is_one_line(tmp_path, capsys):
@@ -120,10 +126,10 @@ def test_missing_bank_conflict_counter_is_one_line(tmp_path, capsys):
     code = main(
         [
             "calibrate",
-            "counters",
-            str(FIXTURES / "gfx950_no_bank_conflict_pmc.csv"),
-            "--kit",
+            "lanes",
             str(kit),
+            "--counters",
+            str(FIXTURES / "gfx950_no_bank_conflict_pmc.csv"),
         ]
     )
     err = capsys.readouterr().err
@@ -149,7 +155,7 @@ def test_malformed_counter_file_is_one_line_exit_2(tmp_path, capsys, text, messa
     shutil.copytree(FIXTURES / "gfx950_kit", kit)
     shutil.copy(FIXTURES / "gfx950_measurements.csv", kit / "measurements.csv")
     (tmp_path / "c.csv").write_text(text)
-    code = main(["calibrate", "counters", str(tmp_path / "c.csv"), "--kit", str(kit)])
+    code = main(["calibrate", "lanes", str(kit), "--counters", str(tmp_path / "c.csv")])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and message in err, err
 

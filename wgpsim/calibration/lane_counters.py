@@ -33,7 +33,7 @@ MISSING_PMC = {
     "SQ_LDS_BANK_CONFLICT": (
         "gfx950 has no LDS bank-conflict PMC in some ROCm versions (ROCm/rocMLIR#2005: enabled "
         "for gfx942 after ROCm 7.0, 'still no counters for gfx950'); `rocprofv3 -L` lists what "
-        "your ROCm has"
+        "your ROCm has; without --counters the fit reads the probes' s_memtime spans"
     ),
 }
 """Counters a chip or ROCm version may lack, and what is known of it."""

@@ -15,6 +15,10 @@ launch's) / REPEATS``; a pair conflicts when they are at least half a cycle. The
   some lane bits, a basis of the masks orthogonal to K;
 * **cycles per conflict**: the median extra cycles over the conflicting phase probes.
 
+The value per probe is its ``SQ_LDS_BANK_CONFLICT`` (:func:`counter_values`) or, on a part or
+ROCm without that counter, its ``s_memtime`` span (:func:`span_values`): each probe is a
+latency chain, so a conflict lengthens it by the conflict's cycles.
+
 The issue's gfx950 ``ds_read_b128`` phases (lanes 0-3, 12-15, 20-27 in one; 4 phases of 16):
 
 >>> phase = lambda l: ((l >> 2 ^ l >> 3 ^ l >> 4) & 1) | (l >> 5 & 1) << 1
@@ -42,7 +46,15 @@ from wgpsim.hw.rules import lane_groups
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["LaneFit", "bit_names", "compare_hardware", "fit_lanes", "phase_groups"]
+__all__ = [
+    "LaneFit",
+    "bit_names",
+    "compare_hardware",
+    "counter_values",
+    "fit_lanes",
+    "phase_groups",
+    "span_values",
+]
 
 COUNTER = "SQ_LDS_BANK_CONFLICT"
 """The counter the fit reads (cycles the LDS stalled on bank conflicts)."""
@@ -119,22 +131,41 @@ def phase_groups(pairs: Mapping[tuple[int, int], bool]):
 
 def _extra(values: Mapping[str, float], probes: Sequence[Probe]) -> dict[str, float]:
     """Extra conflict cycles per instruction of every measured probe over its one-lane launch."""
-    base = {p.param("op"): values[p.name] for p in probes if p.family == "one_lane"}
+    base = {
+        p.param("op"): values[p.name] for p in probes if p.family == "one_lane" and p.name in values
+    }
     out = {}
     for p in probes:
         if p.name in values and p.family != "one_lane":
             if p.param("op") not in base:
-                raise ModuleError(f"counters: no one-lane launch of {p.param('op')} (the baseline)")
+                raise ModuleError(
+                    f"no measured one-lane launch of {p.param('op')} (the baseline of its probes)"
+                )
             out[p.name] = (values[p.name] - base[p.param("op")]) / REPEATS
     return out
 
 
-def fit_lanes(per_probe: pd.DataFrame, probes: Sequence[Probe], where: str = "counters"):
-    """Per instruction: its :class:`LaneFit`, from ``lane_counters.probe_counters``' table."""
+def counter_values(per_probe: pd.DataFrame, where: str = "counters") -> dict[str, float]:
+    """Per probe, its ``SQ_LDS_BANK_CONFLICT`` (``lane_counters.probe_counters``' table); a file
+    without the counter is one ModuleError saying what is known of its absence."""
     mine = per_probe[per_probe["counter"] == COUNTER]
     if not len(mine):
         raise missing_counter(COUNTER, where)
-    extra = _extra(dict(zip(mine["probe"], mine["value"], strict=True)), probes)
+    return dict(zip(mine["probe"], mine["value"].astype(float), strict=True))
+
+
+def span_values(runs: pd.DataFrame) -> dict[str, float]:
+    """Per probe, the median ``s_memtime`` span of its timed runs (``measurements.csv``): the
+    fit's input where the part has no bank-conflict counter. The probe is a latency chain, so
+    a conflicting instruction's extra cycles are in the span as in the counter."""
+    medians = runs.groupby("probe")["cycles"].median()
+    return {str(k): float(v) for k, v in medians.items()}
+
+
+def fit_lanes(values: Mapping[str, float], probes: Sequence[Probe]) -> dict[str, LaneFit]:
+    """Per instruction: its :class:`LaneFit`, from a value per probe (:func:`counter_values`
+    or :func:`span_values`)."""
+    extra = _extra(values, probes)
     fits = {}
     for op in dict.fromkeys(p.param("op") for p in probes):
         sweep = [p for p in probes if p.param("op") == op and p.family == "bank_sweep"]

@@ -4,9 +4,9 @@ gfx950: one kernel per instruction, launched once per probe with the probe's lan
 The kernel ``lds_OP(out_ptr, cycles_ptr, lane_a, lane_b, offset_b)`` allocates 16 KiB of LDS
 and runs one inline-assembly block: it saves EXEC, keeps only lanes ``lane_a`` and ``lane_b``
 (``v_cmp_ne_u32`` + ``s_and_b64 exec``), reads the clock (``s_memtime``), issues
-``REPEATS`` x ``OP`` (lane a at the buffer's byte 0, lane b at ``offset_b``; the data registers
-are fixed, ``v[248:251]``, and clobbered), waits for them (``s_waitcnt lgkmcnt(0)``), reads the
-clock again and restores EXEC. Lane 0 stores the span at ``cycles_ptr[0]``. The masking is in
+``REPEATS`` x (``OP``, ``s_waitcnt lgkmcnt(0)``): a latency chain, so a conflict lengthens the
+span as it does the counter (lane a at the buffer's byte 0, lane b at ``offset_b``; the data
+registers are fixed, ``v[248:251]``, and clobbered), reads the clock again and restores EXEC. Lane 0 stores the span at ``cycles_ptr[0]``. The masking is in
 the assembly because a Gluon ``local_load`` has no lane mask: the instruction is the one named,
 which the compile test checks (``tests/test_calibration_lane_pairs.py``).
 
@@ -68,8 +68,7 @@ def masked_asm(op: str) -> str:
             "s_nop 4",
             "s_waitcnt lgkmcnt(0)",
             "s_memtime s[42:43]",
-            *[access] * REPEATS,
-            "s_waitcnt lgkmcnt(0)",
+            *[access, "s_waitcnt lgkmcnt(0)"] * REPEATS,
             "s_memtime s[44:45]",
             "s_waitcnt lgkmcnt(0)",
             "s_mov_b64 exec, s[40:41]",

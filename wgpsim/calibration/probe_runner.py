@@ -26,7 +26,7 @@ caches) are not written. Under a profiler (the lane-pair kit)::
 Then, on any machine with wgpsim::
 
     wgpsim calibrate fit DIR/measurements.csv --manifest DIR/manifest.json --out fitted.yaml
-    wgpsim calibrate counters DIR/prof/.../*_counter_collection.csv --kit DIR --hw gfx950.yaml
+    wgpsim calibrate lanes DIR --counters DIR/prof/.../*_counter_collection.csv
 
 This file needs only the standard library until it launches (then torch and triton); wgpsim is
 not needed on the device.

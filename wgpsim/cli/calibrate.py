@@ -7,7 +7,7 @@
     wgpsim calibrate fit kit/measurements.csv --manifest kit/manifest.json --out fitted.yaml
     wgpsim calibrate predict kit/ --hw fitted.yaml --out predicted.csv
     wgpsim calibrate probes --target gfx950 --out kit950/    # lane-pair probes, MI355X
-    wgpsim calibrate counters prof/counter_collection.csv --kit kit950/ --hw gfx950.yaml
+    wgpsim calibrate lanes kit950/ --counters prof/counter_collection.csv --hw gfx950.yaml
 
 A bad file or value is one line on stderr and exit code 2.
 """
@@ -61,18 +61,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fit.add_argument("--json", action="store_true", help="print the fitted constants as JSON")
     fit.set_defaults(handler=handle_fit)
 
-    counters = sub.add_parser(
-        "counters",
-        help="the bank count, phases and conflict cycles a lane-pair kit's counters imply",
+    lanes = sub.add_parser(
+        "lanes",
+        help="the bank count, phases and conflict cycles a gfx942/gfx950 lane-pair kit implies",
     )
-    counters.add_argument("counters", type=Path, help="rocprofv3 / rocprof-compute counter CSV")
-    counters.add_argument("--kit", type=Path, required=True, help="the kit directory (manifest)")
-    counters.add_argument(
+    lanes.add_argument("kit", type=Path, help="the kit directory (or its manifest.json)")
+    lanes.add_argument(
+        "--counters",
+        type=Path,
+        metavar="CSV",
+        help="rocprofv3 / rocprof-compute counters of the run (default: fit the s_memtime spans)",
+    )
+    lanes.add_argument(
         "--measurements", type=Path, help="run_probes.py's CSV (default: KIT/measurements.csv)"
     )
-    add_hw_args(counters)
-    counters.add_argument("--json", action="store_true", help="print the table as JSON")
-    counters.set_defaults(handler=handle_counters)
+    add_hw_args(lanes)
+    lanes.add_argument("--json", action="store_true", help="print the table as JSON")
+    lanes.set_defaults(handler=handle_lanes)
 
 
 def _manifest(path: Path) -> Path:
@@ -117,28 +122,30 @@ def handle_predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def handle_counters(args: argparse.Namespace) -> int:
+def handle_lanes(args: argparse.Namespace) -> int:
+    from wgpsim.calibration import lane_fit
     from wgpsim.calibration.lane_counters import probe_counters
-    from wgpsim.calibration.lane_fit import compare_hardware, fit_lanes
     from wgpsim.calibration.measurements import read_measurements
     from wgpsim.calibration.probes import TARGET, read_kit
     from wgpsim.calibration.rocprof_csv import read_counters
 
     target, probes = read_kit(_manifest(args.kit))
     if target == TARGET:
-        raise ConfigError(
-            f"--kit {args.kit}: a {TARGET} kit; its counters go to wgpsim compare --counters"
-        )
+        raise ConfigError(f"{args.kit}: a {TARGET} kit: fit it with wgpsim calibrate fit")
     hw = hardware_from_args(args)
-    runs = read_measurements(args.measurements or args.kit / "measurements.csv")
-    per_probe = probe_counters(read_counters(args.counters), runs, str(args.counters))
-    table = compare_hardware(fit_lanes(per_probe, probes, str(args.counters)), hw)
+    kit = args.kit if args.kit.is_dir() else args.kit.parent
+    runs = read_measurements(args.measurements or kit / "measurements.csv")
+    if args.counters is not None:
+        counters = probe_counters(read_counters(args.counters), runs, str(args.counters))
+        values = lane_fit.counter_values(counters, str(args.counters))
+        measure = f"SQ_LDS_BANK_CONFLICT of {args.counters}"
+    else:
+        values, measure = lane_fit.span_values(runs), "s_memtime spans"
+    table = lane_fit.compare_hardware(lane_fit.fit_lanes(values, probes), hw)
     if args.json:
         print_json(table.to_dict(orient="records"))
         return 0
-    print(
-        f"wgpsim calibrate counters {args.counters} ({target} kit) beside {hw.name} ({hw.source})"
-    )
+    print(f"wgpsim calibrate lanes: {target} kit, {measure}; beside {hw.name} ({hw.source})")
     print(table.to_string(index=False))
     return 0
 
