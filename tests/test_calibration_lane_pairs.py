@@ -169,3 +169,13 @@ def test_runner_lists_the_lane_kit_without_a_gpu(tmp_path):
     lines = listed.stdout.splitlines()
     assert len(lines) == 1 + 10 + 63 and "'lane_b': 63" in lines[-1]
     assert read_kit(kit / "manifest.json")[0] == "gfx942"
+
+
+def test_rocprof_compute_wide_layout_reads_the_same(tmp_path):
+    """rocprof-compute's pmc_perf.csv: one row per dispatch, one column per counter."""
+    long = read_counters(FIXTURES / "gfx950_counter_collection.csv")
+    wide = long.pivot_table("value", ["dispatch", "kernel"], "counter").fillna(0).reset_index()
+    wide = wide.rename(columns={"dispatch": "Dispatch_ID", "kernel": "Kernel_Name"})
+    wide.insert(2, "GPU_ID", 0)
+    wide.to_csv(tmp_path / "pmc_perf.csv", index=False)
+    assert _fit(tmp_path / "pmc_perf.csv") == _fit(FIXTURES / "gfx950_counter_collection.csv")
