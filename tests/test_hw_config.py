@@ -158,8 +158,8 @@ def _raw() -> dict:
             "'wgp.pairs' must be a partition of SIMDs 0..3",
         ),
         (
-            lambda d: d["wgp"].update(warp_size=64),
-            "'wgp.warp_size' must be 32 (traces hold 32 lanes per warp",
+            lambda d: d["wgp"].update(warp_size=16),
+            "'wgp.warp_size' must be 32 (wave32) or 64 (wave64), got 16",
         ),
         (
             lambda d: d["partitions"].update(lds=[1, 2, 3, 4, 5], l0=[0]),

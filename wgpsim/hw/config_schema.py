@@ -16,7 +16,7 @@ from typing import Any
 
 from wgpsim.errors import ConfigError, did_you_mean, field_error, shown
 from wgpsim.layout.bits import log2
-from wgpsim.trace.instructions import INSTRUCTIONS, LANES
+from wgpsim.trace.instructions import INSTRUCTIONS, WAVE_SIZES
 
 SECTIONS = (
     "name",
@@ -270,10 +270,8 @@ class _Reader:
             self.number(d["max_warps"], "wgp.max_warps")
         simds = self.number(d["simds"], "wgp.simds")
         warp_size = self.number(d["warp_size"], "wgp.warp_size")
-        if warp_size != LANES:
-            raise self.fail(
-                "wgp.warp_size", f"{LANES} (traces hold {LANES} lanes per warp, wave32)", warp_size
-            )
+        if warp_size not in WAVE_SIZES:
+            raise self.fail("wgp.warp_size", "32 (wave32) or 64 (wave64)", warp_size)
         if not isinstance(d["pairs"], dict) or not d["pairs"]:
             raise self.fail("wgp.pairs", "a mapping of pair name -> SIMD list", d["pairs"])
         pairs = tuple((str(n), self.ints(s, f"wgp.pairs.{n}")) for n, s in d["pairs"].items())

@@ -3,6 +3,7 @@
 JSON Lines, one op a line (``#`` comments and blank lines are skipped)::
 
     {"num_warps": 2, "labels": ["start", "end"]}        optional header, first record only
+                                                        (a wave64 trace adds "lanes": 64)
     {"op": "barrier"}                                   every warp (or give "warp")
     {"warp": 0, "op": "clock", "label": "start"}
     {"warp": 0, "op": "ds_load_b128", "addr": {"base": 0, "stride": 16}}
@@ -10,7 +11,8 @@ JSON Lines, one op a line (``#`` comments and blank lines are skipped)::
     {"warp": 0, "op": "wait_ds", "n": 0}
     {"warp": 1, "op": "delay", "cycles": 10}
 
-``addr`` is 32 byte addresses (``null`` = inactive lane) or ``{"base": B, "stride": S}`` (lane l
+``addr`` is a byte address per lane (32, or the header's ``lanes``: 32 or 64; ``null`` =
+inactive lane) or ``{"base": B, "stride": S}`` (lane l
 reads B + l*S). A 2addr form also gives ``"distance": D``: each lane's second access is at its
 address + D bytes (``{"warp": 0, "op": "ds_load_2addr_b64", "distance": 512, "addr": ...}``).
 A TDM write row (``tensor_load_to_lds``: 32 granules of 8 bytes) gives ``"last": true`` on its
@@ -41,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from wgpsim.errors import TraceError
+from wgpsim.errors import TraceError, shown
 from wgpsim.files import atomic_write
 from wgpsim.inputs import check_affordable, json_value
 from wgpsim.trace.instructions import (
@@ -54,6 +56,7 @@ from wgpsim.trace.instructions import (
     TDM,
     WAIT_DS,
     WAIT_TENSOR,
+    WAVE_SIZES,
     op_code,
 )
 from wgpsim.trace.parquet import MAX_WARPS, field_int, read_parquet, write_parquet
@@ -82,8 +85,8 @@ def _last(value, where: str) -> bool:
     return value
 
 
-def _lane_row(addr, where: str) -> list[int]:
-    """The 32 lane addresses of an ``addr`` field (-1 = inactive)."""
+def _lane_row(addr, where: str, lanes: int) -> list[int]:
+    """The ``lanes`` lane addresses of an ``addr`` field (-1 = inactive)."""
     if isinstance(addr, dict):
         if sorted(addr) != ["base", "stride"]:
             raise TraceError(
@@ -91,14 +94,17 @@ def _lane_row(addr, where: str) -> list[int]:
             )
         base = field_int(addr["base"], where, "addr.base", 0)
         stride = field_int(addr["stride"], where, "addr.stride")
-        addr = [base + lane * stride for lane in range(LANES)]
+        addr = [base + lane * stride for lane in range(lanes)]
     elif not isinstance(addr, list):
         raise TraceError(
-            f"{where}: field 'addr': expected a list of {LANES} addresses or "
+            f"{where}: field 'addr': expected a list of {lanes} addresses or "
             f'{{"base": B, "stride": S}}, got {addr!r}'
         )
-    if len(addr) != LANES:
-        raise TraceError(f"{where}: field 'addr': expected {LANES} lane addresses, got {len(addr)}")
+    if len(addr) != lanes:
+        hint = ' (a wave64 trace says "lanes": 64 in its header)' if len(addr) == 64 else ""
+        raise TraceError(
+            f"{where}: field 'addr': expected {lanes} lane addresses, got {len(addr)}{hint}"
+        )
     row = []
     for lane, a in enumerate(addr):
         if a is None:
@@ -115,6 +121,14 @@ def _lane_row(addr, where: str) -> list[int]:
         else:
             row.append(a)
     return row
+
+
+def _wave_size(value, where: str) -> int:
+    """A header's ``lanes``: one of :data:`WAVE_SIZES`."""
+    if type(value) is not int or value not in WAVE_SIZES:
+        valid = " or ".join(map(str, WAVE_SIZES))
+        raise TraceError(f"{where}: field 'lanes': expected {valid}, got {shown(value)}")
+    return value
 
 
 def _open_text(path: Path):
@@ -150,6 +164,7 @@ def read_jsonl(
     """Read a JSON Lines trace; errors name ``file:line``, the field and what is valid."""
     path = Path(path)
     num_warps: int | None = None
+    lanes = LANES
     labels: dict[str, int] = {}
     lines, warps, codes, args, addr_rows = [], [], [], [], []
     with _open_text(path) as f:
@@ -171,12 +186,13 @@ def read_jsonl(
                         f"{where}: field 'op' missing (valid: {', '.join(OPS)}; a header "
                         f'{{"num_warps": N, "labels": [...]}} may only be the first record)'
                     )
-                unknown = sorted(set(rec) - {"num_warps", "labels"})
+                unknown = sorted(set(rec) - {"num_warps", "labels", "lanes"})
                 if unknown:
                     raise TraceError(
-                        f"{where}: field {unknown[0]!r}: not a header field (valid: num_warps, labels)"
+                        f"{where}: field {unknown[0]!r}: not a header field (valid: num_warps, labels, lanes)"
                     )
                 num_warps = field_int(rec["num_warps"], where, "num_warps", 1, MAX_WARPS)
+                lanes = _wave_size(rec.get("lanes", LANES), where)
                 if not isinstance(rec.get("labels", []), list):
                     raise TraceError(f"{where}: field 'labels': expected a list of clock labels")
                 for label in rec.get("labels", []):
@@ -217,19 +233,21 @@ def read_jsonl(
             elif "last" in allowed:
                 arg = int(_last(rec.get("last", False), where))
             if code < len(INSTRUCTIONS):
-                addr_rows.append((len(lines), _lane_row(rec["addr"], where)))
+                addr_rows.append((len(lines), _lane_row(rec["addr"], where, lanes)))
             lines.append(number)
             warps.append(warp)
             codes.append(code)
             args.append(arg)
-    trace, line_of_row = _expand(lines, warps, codes, args, addr_rows, num_warps, labels)
+    trace, line_of_row = _expand(lines, warps, codes, args, (addr_rows, lanes), num_warps, labels)
     if check:
         validate(trace, lds_bytes, source=path.name, lines=line_of_row)
     return trace
 
 
-def _expand(lines, warps, codes, args, addr_rows, num_warps, labels) -> tuple[Trace, np.ndarray]:
-    """Records -> Trace rows, a warp-less barrier becoming one row per warp."""
+def _expand(lines, warps, codes, args, addresses, num_warps, labels) -> tuple[Trace, np.ndarray]:
+    """Records -> Trace rows, a warp-less barrier becoming one row per warp; ``addresses`` is
+    (the LDS rows' (index, lane addresses), lanes)."""
+    addr_rows, lanes = addresses
     warps = np.array(warps, dtype=np.int64)
     if num_warps is None:
         num_warps = max(int(warps.max(initial=-1)) + 1, 1)
@@ -238,7 +256,7 @@ def _expand(lines, warps, codes, args, addr_rows, num_warps, labels) -> tuple[Tr
     idx = np.repeat(np.arange(len(warps)), reps)
     starts = np.cumsum(reps) - reps
     row_warp = np.where(every[idx], np.arange(len(idx)) - starts[idx], warps[idx])
-    addr = np.full((len(warps), LANES), -1, dtype=np.int32)
+    addr = np.full((len(warps), lanes), -1, dtype=np.int32)
     if addr_rows:
         addr[[i for i, _ in addr_rows]] = [row for _, row in addr_rows]
     trace = Trace(
@@ -262,7 +280,8 @@ def _jsonl_lines(trace: Trace):
     affine, base, stride = affine_rows(trace.addr)
     warp, op, arg = trace.warp.tolist(), trace.op.tolist(), trace.arg.tolist()
     yield f"# wgpsim trace: {num_warps} warps, {n} ops"
-    yield json.dumps({"num_warps": num_warps, "labels": list(trace.labels)})
+    header = {"num_warps": num_warps, "labels": list(trace.labels)}
+    yield json.dumps(header if trace.lanes == LANES else {**header, "lanes": trace.lanes})
     every = list(range(num_warps))
     i = 0
     while i < n:

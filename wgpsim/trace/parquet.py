@@ -1,12 +1,12 @@
 """Parquet trace files: one row per op, for large traces (round-trip exactly).
 
 Columns: ``warp`` int32, ``op`` dictionary<string> (the op name),
-``arg`` int64, ``addr`` fixed_size_binary[128] (the 32 lane addresses as little-endian int32,
--1 = inactive lane), all non-null; the schema metadata holds ``wgpsim.num_warps`` and
+``arg`` int64, ``addr`` fixed_size_binary[4 * lanes] (the 32 or 64 lane addresses as
+little-endian int32, -1 = inactive lane: 128 bytes for wave32, 256 for wave64), all non-null; the schema metadata holds ``wgpsim.num_warps`` and
 ``wgpsim.labels`` (JSON). The writer puts the trace in one row group, LZ4-compressed, plain
 encoded but for ``op``'s dictionary: reading it is decompressing pages into Arrow buffers that
-become the trace's arrays, no copy (``addr`` viewed as int32[rows, 32]). A nested ``addr``
-(``fixed_size_list<int32>[32]``, null lanes inactive: the format before) is still read, ten
+become the trace's arrays, no copy (``addr`` viewed as int32[rows, lanes]). A nested ``addr``
+(``fixed_size_list<int32>[lanes]``, null lanes inactive: the format before) is still read, ten
 times slower (Parquet's repetition levels, one per lane, dominate its decoding).
 
 >>> import tempfile, pathlib
@@ -29,7 +29,7 @@ from wgpsim.errors import TraceError, shown
 from wgpsim.extras import require
 from wgpsim.files import atomic_write
 from wgpsim.inputs import check_affordable, json_value
-from wgpsim.trace.instructions import LANES, OPS, op_code
+from wgpsim.trace.instructions import OPS, WAVE_SIZES, op_code
 from wgpsim.trace.trace import Trace
 from wgpsim.trace.validate import DEFAULT_LDS_BYTES, validate
 
@@ -70,7 +70,7 @@ def write_parquet(trace: Trace, path: str | Path) -> Path:
 
     lanes = np.ascontiguousarray(trace.addr, dtype="<i4")
     addr = pa.FixedSizeBinaryArray.from_buffers(
-        pa.binary(_ADDR_BYTES), len(trace), [None, pa.py_buffer(lanes)]
+        pa.binary(4 * trace.lanes), len(trace), [None, pa.py_buffer(lanes)]
     )
     ops = pa.DictionaryArray.from_arrays(pa.array(trace.op, pa.int16()), pa.array(OPS))
     schema = pa.schema(
@@ -101,10 +101,10 @@ def read_parquet(
 ) -> Trace:
     """Read a Parquet trace; errors name the file, the row and the field.
 
-    A file in the current format (``addr`` as 128-byte values) is read a whole row group at a
+    A file in the current format (``addr`` as 128- or 256-byte values) is read a whole row group at a
     time and its columns become the trace's arrays without a copy (with one row group, the
     writer's choice) or with one copy into the trace (several). A file from before 0.x with
-    ``addr`` as ``fixed_size_list<int32>[32]`` is read ``_BATCH_ROWS`` rows at a time into
+    ``addr`` as ``fixed_size_list<int32>[32]`` (or [64]) is read ``_BATCH_ROWS`` rows at a time into
     preallocated arrays, so reading adds little beyond the trace itself.
     """
     pa = require("pyarrow", "parquet", "reading Parquet")
@@ -121,9 +121,9 @@ def read_parquet(
             raise TraceError(
                 f"{path.name}: column {missing[0]!r} missing (expected warp, op, arg, addr)"
             )
-        lists = _check_types(schema, path.name)
+        lists, lanes = _check_types(schema, path.name)
         read = _read_batches if lists else _read_row_groups
-        warp, codes, arg, addr = read(file, path.name)
+        warp, codes, arg, addr = read(file, path.name, lanes)
         del file
         pa.default_memory_pool().release_unused()  # Arrow's freed decoding buffers
     except FileNotFoundError:
@@ -142,10 +142,8 @@ def read_parquet(
 
 
 _COLUMNS = ("warp", "op", "arg", "addr")
-_ADDR_BYTES = 4 * LANES
-"""Bytes of one row's ``addr`` value in a Parquet file: 32 little-endian int32."""
-_ROW_BYTES = 4 + 2 + 8 + _ADDR_BYTES
-"""Bytes one trace row takes in memory (warp, op, arg, 32 lane addresses)."""
+_ROW_BYTES = 4 + 2 + 8
+"""Bytes one trace row takes in memory but its lane addresses (warp, op, arg)."""
 _READ_BUFFER = 1 << 20
 """Bytes of a column chunk read from the file at a time (pyarrow's default reads a whole
 chunk first: a second copy of the trace when it does not compress)."""
@@ -153,9 +151,9 @@ _BATCH_ROWS = 8192
 """Rows decoded at a time from a file whose ``addr`` is a list column (1 MiB of addresses)."""
 
 
-def _check_types(schema: pa.Schema, source: str) -> bool:
-    """The column types a trace needs: integers, op names, 32 integer lane addresses (128-byte
-    values, or or a list column as written before: then True)."""
+def _check_types(schema: pa.Schema, source: str) -> tuple[bool, int]:
+    """The column types a trace needs: integers, op names, 32 or 64 integer lane addresses
+    (128- or 256-byte values, or a list column as written before: then True), and the lanes."""
     import pyarrow as pa
 
     for name in ("warp", "arg"):
@@ -167,36 +165,38 @@ def _check_types(schema: pa.Schema, source: str) -> bool:
     if not (pa.types.is_string(names) or pa.types.is_large_string(names)):
         raise TraceError(f"{source}: field 'op': expected op names (strings), got {kind}")
     kind = schema.field("addr").type
-    if kind == pa.binary(_ADDR_BYTES):
-        return False
-    if (
-        not pa.types.is_fixed_size_list(kind)
-        or kind.list_size != LANES
-        or not pa.types.is_integer(kind.value_type)
-    ):
-        raise TraceError(
-            f"{source}: field 'addr': expected {pa.binary(_ADDR_BYTES)} ({LANES} little-endian int32 "
-            f"lane addresses) or fixed_size_list<int32>[{LANES}], got {kind}"
-        )
-    return True
+    for lanes in WAVE_SIZES:
+        if kind == pa.binary(4 * lanes):
+            return False, lanes
+        if (
+            pa.types.is_fixed_size_list(kind)
+            and kind.list_size == lanes
+            and pa.types.is_integer(kind.value_type)
+        ):
+            return True, lanes
+    raise TraceError(
+        f"{source}: field 'addr': expected {pa.binary(128)} or {pa.binary(256)} (32 or 64 "
+        f"little-endian int32 lane addresses) or fixed_size_list<int32>[32 or 64], got {kind}"
+    )
 
 
 def _read_row_groups(
-    file: pq.ParquetFile, source: str
+    file: pq.ParquetFile, source: str, lanes: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(warp, op codes, arg, addr [rows, 32]) of a file whose ``addr`` holds 128-byte values,
+    """(warp, op codes, arg, addr [rows, lanes]) of a file whose ``addr`` holds 4*lanes-byte
+    values,
     a whole row group at a time: one group's columns are returned as they were decoded (numpy
     views of Arrow's buffers), several are copied into preallocated arrays."""
     n = file.metadata.num_rows
-    check_affordable(n * _ROW_BYTES, f"{source}: {n:,} rows", TraceError)
+    check_affordable(n * (_ROW_BYTES + 4 * lanes), f"{source}: {n:,} rows", TraceError)
     groups = file.metadata.num_row_groups
     if groups == 1:
-        return _row_group(file, 0, 0, source)
+        return _row_group(file, 0, 0, source, lanes)
     out = (np.empty(n, np.int32), np.empty(n, np.int16), np.empty(n, np.int64))
-    out += (np.empty((n, LANES), np.int32),)
+    out += (np.empty((n, lanes), np.int32),)
     start = 0
     for g in range(groups):
-        columns = _row_group(file, g, start, source)
+        columns = _row_group(file, g, start, source, lanes)
         end = start + len(columns[0])
         for name, array, values in zip(_COLUMNS, out, columns, strict=True):
             _put(array[start:end], values, name, source)
@@ -205,7 +205,7 @@ def _read_row_groups(
 
 
 def _row_group(
-    file: pq.ParquetFile, group: int, start: int, source: str
+    file: pq.ParquetFile, group: int, start: int, source: str, lanes: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The four columns of row group ``group`` (rows from ``start`` on) as numpy arrays that
     share Arrow's buffers (the op codes are the dictionary's indices when its names are
@@ -217,8 +217,8 @@ def _row_group(
         column = chunks[0] if len(chunks) == 1 else table.column(name).combine_chunks()
         columns[name] = _no_nulls(column, name, start, source)
     warp, arg = (_view(columns[c]) for c in ("warp", "arg"))
-    lanes = _view(columns["addr"], np.dtype("<i4"), LANES).reshape(-1, LANES)
-    return warp, _op_codes(columns["op"], start, source), arg, lanes
+    addr = _view(columns["addr"], np.dtype("<i4"), lanes).reshape(-1, lanes)
+    return warp, _op_codes(columns["op"], start, source), arg, addr
 
 
 def _view(column: pa.Array, dtype: np.dtype | None = None, per_row: int = 1) -> np.ndarray:
@@ -235,14 +235,14 @@ def _view(column: pa.Array, dtype: np.dtype | None = None, per_row: int = 1) -> 
 
 
 def _read_batches(
-    file: pq.ParquetFile, source: str
+    file: pq.ParquetFile, source: str, lanes: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(warp int32, op codes int16, arg int64, addr int32 [rows, 32]) of a file whose ``addr``
+    """(warp int32, op codes int16, arg int64, addr int32 [rows, lanes]) of a file whose ``addr``
     is a list column, batch by batch; null lanes read as -1."""
     n = file.metadata.num_rows
-    check_affordable(n * _ROW_BYTES, f"{source}: {n:,} rows", TraceError)
+    check_affordable(n * (_ROW_BYTES + 4 * lanes), f"{source}: {n:,} rows", TraceError)
     warp, codes, arg = np.empty(n, np.int32), np.empty(n, np.int16), np.empty(n, np.int64)
-    addr = np.empty((n, LANES), dtype=np.int32)
+    addr = np.empty((n, lanes), dtype=np.int32)
     start = 0
     batches = file.iter_batches(batch_size=_BATCH_ROWS, columns=list(_COLUMNS), use_threads=False)
     for batch in batches:
@@ -251,15 +251,15 @@ def _read_batches(
             column = _no_nulls(batch.column(name), name, start, source)
             _put(out[start:end], column.to_numpy(zero_copy_only=False), name, source)
         codes[start:end] = _op_codes(batch.column("op"), start, source)
-        lanes = _no_nulls(
+        rows = _no_nulls(
             batch.column("addr"),
             "addr",
             start,
             source,
-            f" (expected {LANES} lane addresses; null or -1 for an inactive lane)",
+            f" (expected {lanes} lane addresses; null or -1 for an inactive lane)",
         )
-        values = lanes.flatten().fill_null(-1).to_numpy(zero_copy_only=False)
-        _put(addr[start:end], values.reshape(-1, LANES), "addr", source)
+        values = rows.flatten().fill_null(-1).to_numpy(zero_copy_only=False)
+        _put(addr[start:end], values.reshape(-1, lanes), "addr", source)
         start = end
     return warp, codes, arg, addr
 
