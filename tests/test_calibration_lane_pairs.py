@@ -18,14 +18,16 @@ from pathlib import Path
 import pytest
 
 from wgpsim.calibration.lane_counters import probe_counters
-from wgpsim.calibration.lane_fit import counter_values, fit_lanes, span_values
+from wgpsim.calibration.lane_fit import compare_hardware, counter_values, fit_lanes, span_values
 from wgpsim.calibration.lane_pairs import OPS, REPEATS, TARGETS, catalogue
+from wgpsim.calibration.lane_traces import renamed, simulated_values
 from wgpsim.calibration.measurements import read_measurements
 from wgpsim.calibration.probe_gluon import write_kit
 from wgpsim.calibration.probes import read_kit
 from wgpsim.calibration.rocprof_csv import read_counters
 from wgpsim.cli import main
 from wgpsim.errors import ModuleError
+from wgpsim.hw import load_hardware
 
 FIXTURES = Path(__file__).parent / "fixtures" / "calibration"
 
@@ -179,3 +181,26 @@ def test_rocprof_compute_wide_layout_reads_the_same(tmp_path):
     wide.insert(2, "GPU_ID", 0)
     wide.to_csv(tmp_path / "pmc_perf.csv", index=False)
     assert _fit(tmp_path / "pmc_perf.csv") == _fit(FIXTURES / "gfx950_counter_collection.csv")
+
+
+def test_simulated_counters_fit_back_to_the_hardware_file():
+    """The model's own counters for the probes (one trace row per probe, the static bank
+    table) fit back to the wave64 file's bank count and phases: ds_load_b128's measured gfx9
+    phase (bits 2^3^4, 5) and ds_store_b64's top lane bit; a 2-way conflict is 1 cycle."""
+    from wave64_hardware import wave64
+
+    hw = wave64()
+    probes = [
+        renamed(p, {"ds_read_b128": "ds_load_b128", "ds_write_b64": "ds_store_b64"}[op])
+        for p in catalogue("gfx950")
+        if (op := p.param("op")) in ("ds_read_b128", "ds_write_b64")
+    ]
+    fits = fit_lanes(simulated_values(probes, hw), probes)
+    assert fits["ds_load_b128"].phase_bits == (0b011100, 0b100000)
+    assert fits["ds_store_b64"].phase_bits == (0b100000,)
+    assert {f.banks for f in fits.values()} == {64}
+    assert {f.cycles_per_conflict for f in fits.values()} == {1.0}
+    table = compare_hardware(fits, hw, fits)
+    assert table["agrees"].all() and len(table) == 6, table
+    # the same probes against mi450's wave32 file: one row saying so
+    assert compare_hardware(fits, load_hardware())["constant"].tolist() == ["wgp.warp_size"]

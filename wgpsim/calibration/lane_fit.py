@@ -204,36 +204,70 @@ def _model_passes(hw: HardwareConfig, op: str) -> list[int] | None:
     return passes
 
 
-def compare_hardware(fits: Mapping[str, LaneFit], hw: HardwareConfig):
-    """Per instruction and constant: what the counters imply beside the hardware file's value,
-    and whether they agree (a DataFrame: op, constant, measured, hardware, agrees)."""
-    import pandas as pd
+COLUMNS = ["op", "constant", "measured", "simulated", "hardware", "agrees"]
+"""The columns of :func:`compare_hardware`'s table."""
 
-    rows = []
-    if hw.wgp.warp_size != WAVE:
-        rows.append(("*", "wgp.warp_size", WAVE, hw.wgp.warp_size, False))
-        return pd.DataFrame(rows, columns=["op", "constant", "measured", "hardware", "agrees"])
-    for op, fit in fits.items():
-        if fit.banks is not None:
-            got = fit.banks or f"none up to {2048 // 4}"
-            rows.append((op, "banks.count", got, hw.banks.count, fit.banks == hw.banks.count))
-        if fit.groups is not None:
-            passes = _model_passes(hw, op)
-            if passes is None:
-                rows.append((op, "phases", _shown(fit), f"no {op} in the file", False))
-                continue
+
+def _hardware_phases(hw: HardwareConfig, op: str, passes: list[int]) -> str:
+    """The file's phases of ``op`` in a line, as :func:`_shown` writes the measured ones."""
+    masks = [sum(1 << b for b in mask) for mask in hw.lane_masks(op)]
+    return f"{len(set(passes))} phases: phase bits {', '.join(bit_names(m) for m in masks)}"
+
+
+def _rows(fit: LaneFit, sim: LaneFit | None, hw: HardwareConfig) -> list[tuple]:
+    """The table's rows of one instruction."""
+    op, rows = fit.op, []
+    if fit.banks is not None:
+        got = fit.banks or f"none up to {2048 // 4}"
+        model = "n/a" if sim is None else sim.banks
+        rows.append((op, "banks.count", got, model, hw.banks.count, fit.banks == hw.banks.count))
+    if fit.groups is not None:
+        passes = _model_passes(hw, op)
+        model = "n/a" if sim is None or sim.groups is None else _shown(sim)
+        if passes is None:
+            rows.append((op, "phases", _shown(fit), model, f"no {op} in the file", False))
+        else:
             wrong = [
                 ab for ab, hit in fit.conflicts.items() if hit != (passes[ab[0]] == passes[ab[1]])
             ]
-            said = f"{len(set(passes))} phases" + (
-                f"; differs on {len(wrong)} pairs, e.g. {wrong[:3]}" if wrong else ""
+            said = _hardware_phases(hw, op, passes)
+            if wrong:
+                said += f"; differs on {len(wrong)} pairs, e.g. {wrong[:3]}"
+            rows.append((op, "phases", _shown(fit), model, said, not wrong))
+    if fit.cycles_per_conflict is not None:
+        model = None if sim is None else sim.cycles_per_conflict
+        rows.append(
+            (
+                op,
+                "conflict cycles",
+                fit.cycles_per_conflict,
+                "n/a" if model is None else model,
+                "(the model's count)",
+                fit.cycles_per_conflict == model,
             )
-            rows.append((op, "phases", _shown(fit), said, not wrong))
-        if fit.cycles_per_conflict is not None:
-            rows.append(
-                (op, "conflict cycles", fit.cycles_per_conflict, 1, fit.cycles_per_conflict == 1)
-            )
-    return pd.DataFrame(rows, columns=["op", "constant", "measured", "hardware", "agrees"])
+        )
+    return rows
+
+
+def compare_hardware(
+    fits: Mapping[str, LaneFit],
+    hw: HardwareConfig,
+    simulated: Mapping[str, LaneFit] | None = None,
+):
+    """Per instruction and constant: what the measurements imply, what the model's own counters
+    for the same probes imply (``simulated``: :func:`fit_lanes` of
+    ``lane_traces.simulated_values``; "n/a" for an instruction the catalogue lacks), the
+    hardware file's value, and whether measured and file agree (the conflict cycles: measured
+    and simulated). A DataFrame with :data:`COLUMNS`."""
+    import pandas as pd
+
+    if hw.wgp.warp_size != WAVE:
+        row = ("*", "wgp.warp_size", WAVE, "n/a", hw.wgp.warp_size, False)
+        return pd.DataFrame([row], columns=COLUMNS)
+    rows = []
+    for op, fit in fits.items():
+        rows += _rows(fit, (simulated or {}).get(op), hw)
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def _shown(fit: LaneFit) -> str:
