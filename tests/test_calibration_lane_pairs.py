@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from wgpsim.calibration.lane_compare import lane_compare
 from wgpsim.calibration.lane_counters import probe_counters
 from wgpsim.calibration.lane_fit import compare_hardware, counter_values, fit_lanes, span_values
 from wgpsim.calibration.lane_pairs import OPS, REPEATS, TARGETS, catalogue
@@ -204,3 +205,34 @@ def test_simulated_counters_fit_back_to_the_hardware_file():
     assert table["agrees"].all() and len(table) == 6, table
     # the same probes against mi450's wave32 file: one row saying so
     assert compare_hardware(fits, load_hardware())["constant"].tolist() == ["wgp.warp_size"]
+
+
+def test_compare_measured_beside_simulated(tmp_path, capsys):
+    """The fixture device (issue 27's gfx950 b128 phases) beside the wave64 test file: every
+    probe agrees under its measured grouping, and under Triton's b128 tile (pass bits 2, 5)
+    the pairs that tile splits differently disagree. A wave32 file cannot simulate the kit:
+    one line, exit 2."""
+    from wave64_hardware import wave64
+
+    names = {"ds_read_b128": "ds_load_b128", "ds_write_b64": "ds_store_b64"}
+    target, probes = read_kit(FIXTURES / "gfx950_kit" / "manifest.json")
+    runs = read_measurements(FIXTURES / "gfx950_measurements.csv")
+    counters = probe_counters(read_counters(FIXTURES / "gfx950_counter_collection.csv"), runs)
+    by_old = {p.name: renamed(p, names[p.param("op")]) for p in probes}
+    measured = {by_old[k].name: v for k, v in counter_values(counters).items()}
+    used = list(by_old.values())
+    _, per_op = lane_compare(measured, simulated_values(used, wave64()), used)
+    assert (per_op["agree"] == per_op["probes"]).all() and per_op["probes"].sum() == len(used) - 2
+    triton = wave64(**{"passes.lane_grouping": "triton"})
+    _, per_op = lane_compare(measured, simulated_values(used, triton), used)
+    b128 = per_op.set_index(["op", "family"]).loc[("ds_load_b128", "phase")]
+    # lane 0's measured phase-mates 1-3, 12-15, 20-27 vs the tile's 1-3, 8-11, 16-19, 24-27
+    assert (
+        b128["probes"] - b128["agree"] == 16 and b128["first_disagreeing"] == "ds_load_b128_l0_l8"
+    )
+    kit = tmp_path / "kit"
+    shutil.copytree(FIXTURES / "gfx950_kit", kit)
+    shutil.copy(FIXTURES / "gfx950_measurements.csv", kit / "measurements.csv")
+    assert main(["compare", str(kit / "measurements.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a wave64 hardware file" in err

@@ -51,6 +51,7 @@ __all__ = [
     "bit_names",
     "compare_hardware",
     "counter_values",
+    "extra_cycles",
     "fit_lanes",
     "phase_groups",
     "span_values",
@@ -129,7 +130,7 @@ def phase_groups(pairs: Mapping[tuple[int, int], bool]):
     return tuple(sorted(tuple(c) for c in cosets.values())), bits
 
 
-def _extra(values: Mapping[str, float], probes: Sequence[Probe]) -> dict[str, float]:
+def extra_cycles(values: Mapping[str, float], probes: Sequence[Probe]) -> dict[str, float]:
     """Extra conflict cycles per instruction of every measured probe over its one-lane launch."""
     base = {
         p.param("op"): values[p.name] for p in probes if p.family == "one_lane" and p.name in values
@@ -165,7 +166,7 @@ def span_values(runs: pd.DataFrame) -> dict[str, float]:
 def fit_lanes(values: Mapping[str, float], probes: Sequence[Probe]) -> dict[str, LaneFit]:
     """Per instruction: its :class:`LaneFit`, from a value per probe (:func:`counter_values`
     or :func:`span_values`)."""
-    extra = _extra(values, probes)
+    extra = extra_cycles(values, probes)
     fits = {}
     for op in dict.fromkeys(p.param("op") for p in probes):
         sweep = [p for p in probes if p.param("op") == op and p.family == "bank_sweep"]
