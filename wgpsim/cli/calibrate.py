@@ -101,9 +101,10 @@ def handle_probes(args: argparse.Namespace) -> int:
         raise ConfigError(f"--out {args.out}: exists and is not a directory")
     with staged(args.out) as stage:  # the whole kit or (a full disk) nothing new
         write_kit(stage, probes, args.target)
+    kernels = len(list((args.out / "probes").glob("*.py")))
     print(
-        f"wrote {len(probes)} probes to {args.out}/probes/, {args.out}/run_probes.py and "
-        f"{args.out}/manifest.json"
+        f"wrote {len(probes)} probes ({kernels} kernels) to {args.out}/probes/, "
+        f"{args.out}/run_probes.py and {args.out}/manifest.json"
     )
     print(f"on the device: python {args.out}/run_probes.py   (writes {args.out}/measurements.csv)")
     return 0
@@ -139,6 +140,11 @@ def handle_lanes(args: argparse.Namespace) -> int:
         counters = probe_counters(read_counters(args.counters), runs, str(args.counters))
         values = lane_fit.counter_values(counters, str(args.counters))
         measure = f"SQ_LDS_BANK_CONFLICT of {args.counters}"
+        issued = counters.loc[counters["counter"] == "SQ_INSTS_LDS", "value"]
+        if len(issued):
+            measure += (
+                f" (SQ_INSTS_LDS per launch: median {issued.median():g}, the kernels issue 16)"
+            )
     else:
         values, measure = lane_fit.span_values(runs), "s_memtime spans"
     table = lane_fit.compare_hardware(
