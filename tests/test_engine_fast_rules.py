@@ -28,6 +28,8 @@ VARIANTS = {
     "banks_48": HW.with_overrides(**{"banks.count": 48}),
     "banks_128": HW.with_overrides(**{"banks.count": 128}),
     "one_port": HW.with_overrides(**{"ports.names": ["L"]}),
+    "store_banks_32": HW.with_overrides(**{"banks.store_count": 32}),
+    "store_banks_128": HW.with_overrides(**{"banks.store_count": 128, "banks.count": 32}),
     "xor_lanes": HW.with_overrides(  # pass bits as XORs of lane bits (linear maps over GF(2))
         **{
             "passes.groupings.seed.ds_load_b128": [[2, 3, 4]],

@@ -399,3 +399,17 @@ def test_wave64_layout_lowers_with_its_64_lanes():
     assert simulate(trace, wave64(), engine="des").passes == 4  # 1 KiB in 256 B passes
     with pytest.raises(TraceError, match="64 lanes per warp"):
         simulate(trace, load_hardware())
+
+
+def test_wave64_blocked_layout_text():
+    """A #ttg.blocked whose threadsPerWarp multiply to 64 (a gfx942/gfx950 compile's) lowers
+    with 64 lanes: 8 fp16 a lane contiguous along dim 1, lane l of warp w at row w, 16 * l."""
+    low = lower(
+        "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>",
+        "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [1, 64], warpsPerCTA = [4, 1], "
+        "order = [1, 0]}>",
+        (4, 512),
+        "fp16",
+    )
+    assert (low.counts, low.lanes, low.trace().lanes) == ({"ds_load_b128": 1}, 64, 64)
+    assert low.addresses[2, 0, :3].tolist() == [2048, 2064, 2080]

@@ -33,6 +33,7 @@ from numba import njit
 
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
 from wgpsim.trace.instructions import (
+    INSTRUCTIONS,
     NUM_LDS_OPS,
     OP_ACCESS_BYTES,
     OP_ADDRESSES,
@@ -128,7 +129,7 @@ class LaneTable:
         self.sizes = (
             _divisor(hw.partitions.size),
             _divisor(hw.banks.width_bytes),
-            _divisor(hw.banks.count),
+            _bank_table(hw),
         )
         self.mask_dtype = _mask_dtype(hw.partitions.count)
 
@@ -163,6 +164,18 @@ def _groups(masks: tuple[tuple[int, ...], ...], warp_size: int) -> np.ndarray:
 
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)
+
+
+def _bank_table(hw: HardwareConfig) -> np.ndarray:
+    """[op, 2]: the banks each LDS op goes through as (count, log2 count or -1): a write (an op
+    that loads nothing: stores, the TDM's rows) through ``banks.store_count`` when the config
+    gives one, everything else through ``banks.count``."""
+    store = hw.banks.store_count
+    counts = [
+        store if store is not None and not INSTRUCTIONS[OPS[code]].is_load else hw.banks.count
+        for code in range(NUM_LDS_OPS)
+    ]
+    return np.array([_divisor(c) for c in counts], dtype=np.int64).reshape(-1, 2)
 
 
 def _divisor(d: int) -> tuple[int, int]:
@@ -218,7 +231,7 @@ def pass_columns(n: int, table: LaneTable, **sizes: int) -> tuple[np.ndarray, ..
 
 @njit(cache=True)
 def fill_passes(
-    ops, addr, rows, lanes, count, width, bpl, acc, nacc, dist, part_size, bank_width, nbanks, out
+    ops, addr, rows, lanes, count, width, bpl, acc, nacc, dist, part_size, bank_width, banks, out
 ):
     """Write each pass with at least one active lane of ``rows`` (every row when empty; rows
     of control ops have none; in row, then pass order) into the ``out`` columns (row, index,
@@ -229,7 +242,8 @@ def fill_passes(
     An active lane moves ``bpl[op]`` bytes in ``nacc[op]`` accesses of ``acc[op]`` bytes, the
     s-th at its address + s * ``dist[r]`` (a 2addr form's second access).
     An access of w bytes at a touches dwords a//4 .. (a+w-1)//4 and the partitions of its
-    first and last byte; bank cycles = the most distinct dwords in one bank (at least 1).
+    first and last byte; bank cycles = the most distinct dwords in one bank (at least 1), of
+    the ``banks[op]`` = (count, log2 count or -1) banks op goes through.
     Dword d lies in bank d mod 64 of bank row d // 64, so a pass is a set of bank rows, each
     with a 64-bit mask of the banks it touches: the bank cycles are the most rows sharing a bit.
     With more than ``MAX_BANKS`` banks a row no longer fits one mask: the dwords are counted
@@ -253,6 +267,7 @@ def fill_passes(
         if op >= len(count):
             continue
         w, na, d = acc[op], nacc[op], np.int64(dist[r])
+        nbanks = (banks[op, 0], banks[op, 1])
         reach = (na - 1) * d  # from a lane's first access to its last
         for g in range(count[op]):
             active, mask, lo, hi = 0, np.int64(0), NEVER, np.int64(-1)

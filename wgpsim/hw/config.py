@@ -45,6 +45,7 @@ from wgpsim.hw.config_schema import (
 )
 from wgpsim.inputs import load_yaml, read_text
 from wgpsim.packaged import hardware_path
+from wgpsim.trace.instructions import INSTRUCTIONS
 
 __all__ = [
     "Arbiter",
@@ -116,7 +117,11 @@ class HardwareConfig:
                 "l0": list(self.partitions.l0),
                 "lds_bytes": self.partitions.lds_bytes,
             },
-            "banks": {"count": self.banks.count, "width_bytes": self.banks.width_bytes},
+            "banks": {
+                "count": self.banks.count,
+                "width_bytes": self.banks.width_bytes,
+                "store_count": self.banks.store_count,  # None: as count (overridable)
+            },
             "passes": {
                 "lane_grouping": self.passes.lane_grouping,
                 "groupings": {
@@ -168,6 +173,18 @@ class HardwareConfig:
 
     def pair_of_warp(self, warp: int) -> int:
         return self.pair_of_simd(self.simd_of_warp(warp))
+
+    def bank_count(self, op: str) -> int:
+        """Banks ``op`` goes through: ``banks.store_count`` for a write (a store or the TDM's)
+        when the file gives it, else ``banks.count``.
+
+        >>> hw = load_hardware().with_overrides(**{"banks.store_count": 32})
+        >>> hw.bank_count("ds_load_b128"), hw.bank_count("ds_store_b128"), load_hardware().bank_count("ds_store_b32")
+        (64, 32, 64)
+        """
+        writes = INSTRUCTIONS[op].kind in ("store", "tdm")
+        store = self.banks.store_count
+        return store if writes and store is not None else self.banks.count
 
     def lane_masks(self, op: str) -> tuple[tuple[int, ...], ...]:
         """The pass map of ``op`` under the chosen lane grouping: pass bit i of lane l is the

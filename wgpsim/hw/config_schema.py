@@ -63,10 +63,13 @@ class Partitions:
 
 @dataclass(frozen=True)
 class Banks:
-    """LDS banks: dword address d lies in bank d mod ``count``."""
+    """LDS banks: dword address d lies in bank d mod ``count``; a write (``ds_store_*``, the
+    TDM's writes) goes through ``store_count`` banks when the file gives it (gfx950 reads through
+    64 banks and writes through 32), else through ``count``."""
 
     count: int
     width_bytes: int
+    store_count: int | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,7 @@ RANGES: dict[str, tuple[int, int]] = {
     "partitions.count": (1, 32),
     "partitions.lds_bytes": (1, 1 << 24),
     "banks.count": (1, 1 << 12),
+    "banks.store_count": (1, 1 << 12),
     "banks.width_bytes": (1, 64),
     "timing.issue_interval": (1, 1 << 16),
     "timing.queue_depth": (1, 1 << 10),
@@ -317,10 +321,12 @@ class _Reader:
         return Partitions(size, count, lds, l0, lds_bytes)
 
     def banks(self, data: Any) -> Banks:
-        d = self.section(data, "banks", ("count", "width_bytes"))
+        d = self.section(data, "banks", ("count", "width_bytes"), optional=("store_count",))
+        store = d.get("store_count")  # absent or null: writes go through `count` banks
         return Banks(
             self.number(d["count"], "banks.count"),
             self.number(d["width_bytes"], "banks.width_bytes"),
+            None if store is None else self.number(store, "banks.store_count"),
         )
 
     def passes(self, data: Any, wgp: Wgp, top: dict) -> Passes:

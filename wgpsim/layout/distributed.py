@@ -174,10 +174,10 @@ class BlockedLayout:
                 )
             for v in getattr(self, f):
                 require_pow2(what, f, v)
-        if prod(self.threads_per_warp) != WARP_SIZE:
+        if prod(self.threads_per_warp) not in (WARP_SIZE, 2 * WARP_SIZE):  # wave32 or wave64
             raise LayoutError(
                 f"{what}: field 'threads_per_warp' {list(self.threads_per_warp)} must multiply to "
-                f"the warp size {WARP_SIZE}"
+                f"a warp size, {WARP_SIZE} or {2 * WARP_SIZE}"
             )
 
     @property
