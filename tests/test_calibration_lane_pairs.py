@@ -106,13 +106,13 @@ def _fit(counters: Path | None):
 def test_counters_imply_banks_and_phases():
     fits = _fit(FIXTURES / "gfx950_counter_collection.csv")
     b128 = fits["ds_read_b128"]
-    assert b128.banks == 64 and fits["ds_write_b64"].banks == 64
+    assert b128.banks == 64 and fits["ds_write_b64"].banks == 32
     # issue 27's measured gfx950 ds_read_b128 phase: lanes 0-3, 12-15, 20-27 (and the same
     # shapes for 32-63): phase bit 0 = lane bits 2^3^4, phase bit 1 = lane bit 5
     assert b128.phase_bits == (0b011100, 0b100000)
     assert b128.groups[0] == (*range(4), *range(12, 16), *range(20, 28))
     assert len(b128.groups) == 4 and all(len(g) == 16 for g in b128.groups)
-    assert fits["ds_write_b64"].phase_bits == (0b100000,)
+    assert fits["ds_write_b64"].phase_bits == (0b010000, 0b100000)  # 16 consecutive lanes
     assert b128.cycles_per_conflict == 1.0
     spans = _fit(None)  # without the counter: the s_memtime spans (20 cycles per conflicting probe)
     for op, fit in fits.items():
@@ -208,8 +208,9 @@ def test_simulated_counters_fit_back_to_the_hardware_file():
 
 
 def test_compare_measured_beside_simulated(tmp_path, capsys):
-    """The fixture device (issue 27's gfx950 b128 phases) beside the wave64 test file: every
-    probe agrees under its measured grouping, and under Triton's b128 tile (pass bits 2, 5)
+    """The fixture device (gfx950's published b128 phases and 32-bank writes) beside the wave64
+    test file: every b128 probe agrees under its measured grouping, the writes disagree where
+    the file says 64 banks and 32-lane halves, and under Triton's b128 tile (pass bits 2, 5)
     the pairs that tile splits differently disagree. A wave32 file cannot simulate the kit:
     one line, exit 2."""
     from wave64_hardware import wave64
@@ -222,7 +223,14 @@ def test_compare_measured_beside_simulated(tmp_path, capsys):
     measured = {by_old[k].name: v for k, v in counter_values(counters).items()}
     used = list(by_old.values())
     _, per_op = lane_compare(measured, simulated_values(used, wave64()), used)
-    assert (per_op["agree"] == per_op["probes"]).all() and per_op["probes"].sum() == len(used) - 2
+    per_op = per_op.set_index(["op", "family"])
+    assert per_op["probes"].sum() == len(used) - 2
+    b128 = per_op.loc["ds_load_b128"]
+    assert (b128["agree"] == b128["probes"]).all()
+    # the test file's writes: 64 banks, lanes 0-31 / 32-63; the device's: 32 banks, 16 lanes
+    b64 = per_op.loc["ds_store_b64"]
+    assert b64.loc["bank_sweep", "first_disagreeing"] == "ds_store_b64_o128"
+    assert b64.loc["phase", "probes"] - b64.loc["phase", "agree"] == 16
     triton = wave64(**{"passes.lane_grouping": "triton"})
     _, per_op = lane_compare(measured, simulated_values(used, triton), used)
     b128 = per_op.set_index(["op", "family"]).loc[("ds_load_b128", "phase")]

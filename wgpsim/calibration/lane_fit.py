@@ -6,7 +6,8 @@ instruction.
 A probe's extra cycles per instruction are ``(its SQ_LDS_BANK_CONFLICT - the one-lane
 launch's) / REPEATS``; a pair conflicts when they are at least half a cycle. Then:
 
-* **banks**: the bank sweep's first conflicting offset / 4 B (lanes 0 and 1 hit the same bank
+* **banks**: the bank sweep's first conflicting offset / 4 B (per instruction: a part's
+  writes may see fewer banks than its reads) (lanes 0 and 1 hit the same bank
   first when lane 1's offset is 4 B x banks);
 * **phases**: lanes that conflict share a phase; the groups are the connected sets of the
   conflict graph. When the phases are cosets of one subspace K of lane indices (the set of
@@ -209,6 +210,15 @@ COLUMNS = ["op", "constant", "measured", "simulated", "hardware", "agrees"]
 """The columns of :func:`compare_hardware`'s table."""
 
 
+def _file_banks(hw: HardwareConfig, op: str) -> int:
+    """The banks the file gives ``op`` (a write's may differ: ``banks.store_count``);
+    ``banks.count`` for an instruction the catalogue does not know."""
+    try:
+        return hw.bank_count(op)
+    except KeyError:
+        return hw.banks.count
+
+
 def _hardware_phases(hw: HardwareConfig, op: str, passes: list[int]) -> str:
     """The file's phases of ``op`` in a line, as :func:`_shown` writes the measured ones."""
     masks = [sum(1 << b for b in mask) for mask in hw.lane_masks(op)]
@@ -221,7 +231,8 @@ def _rows(fit: LaneFit, sim: LaneFit | None, hw: HardwareConfig) -> list[tuple]:
     if fit.banks is not None:
         got = fit.banks or f"none up to {2048 // 4}"
         model = "n/a" if sim is None else sim.banks
-        rows.append((op, "banks.count", got, model, hw.banks.count, fit.banks == hw.banks.count))
+        banks = _file_banks(hw, op)
+        rows.append((op, "banks", got, model, banks, fit.banks == banks))
     if fit.groups is not None:
         passes = _model_passes(hw, op)
         model = "n/a" if sim is None or sim.groups is None else _shown(sim)
@@ -244,7 +255,7 @@ def _rows(fit: LaneFit, sim: LaneFit | None, hw: HardwareConfig) -> list[tuple]:
                 fit.cycles_per_conflict,
                 "n/a" if model is None else model,
                 "(the model's count)",
-                fit.cycles_per_conflict == model,
+                None if model is None else fit.cycles_per_conflict == model,
             )
         )
     return rows
