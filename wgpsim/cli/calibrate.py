@@ -123,6 +123,18 @@ def handle_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def kit_hardware(args: argparse.Namespace, target: str):
+    """The hardware a kit is compared with: ``--hw`` if given, else the packaged file of the
+    kit's target (``wgpsim/hw/<target>.yaml``) where one ships, else the default; ``--set``
+    applies to either."""
+    from wgpsim.hw.config import apply_overrides, load_hardware
+    from wgpsim.packaged import hardware_path
+
+    if args.hw is None and hardware_path(target).is_file():
+        return apply_overrides(load_hardware(hardware_path(target)), args.overrides)
+    return hardware_from_args(args)
+
+
 def handle_lanes(args: argparse.Namespace) -> int:
     from wgpsim.calibration import lane_fit
     from wgpsim.calibration.lane_counters import probe_counters
@@ -133,7 +145,7 @@ def handle_lanes(args: argparse.Namespace) -> int:
     target, probes = read_kit(_manifest(args.kit))
     if target == TARGET:
         raise ConfigError(f"{args.kit}: a {TARGET} kit: fit it with wgpsim calibrate fit")
-    hw = hardware_from_args(args)
+    hw = kit_hardware(args, target)
     kit = args.kit if args.kit.is_dir() else args.kit.parent
     runs = read_measurements(args.measurements or kit / "measurements.csv")
     if args.counters is not None:

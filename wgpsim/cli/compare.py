@@ -58,10 +58,12 @@ def handle(args: argparse.Namespace) -> int:
             f"--figure {args.figure}: the file must end in {', '.join(FIGURE_FORMATS)}"
         )
     manifest = args.manifest or args.measurements.parent / "manifest.json"
-    hw = hardware_from_args(args)
     target, probes = read_kit(manifest)
     if target != TARGET:
-        return _lanes(args, target, probes, hw)
+        from wgpsim.cli.calibrate import kit_hardware
+
+        return _lanes(args, target, probes, kit_hardware(args, target))
+    hw = hardware_from_args(args)
     per_probe, per_family = compare(read_spans(args.measurements), probes, hw)
     counters = None
     if args.counters is not None:
