@@ -29,6 +29,7 @@ from wgpsim.calibration.rocprof_csv import read_counters
 from wgpsim.cli import main
 from wgpsim.errors import ModuleError
 from wgpsim.hw import load_hardware
+from wgpsim.packaged import hardware_path
 
 FIXTURES = Path(__file__).parent / "fixtures" / "calibration"
 
@@ -241,6 +242,25 @@ def test_compare_measured_beside_simulated(tmp_path, capsys):
     kit = tmp_path / "kit"
     shutil.copytree(FIXTURES / "gfx950_kit", kit)
     shutil.copy(FIXTURES / "gfx950_measurements.csv", kit / "measurements.csv")
-    assert main(["compare", str(kit / "measurements.csv")]) == 2
+    mi450 = str(hardware_path("mi450"))
+    assert main(["compare", str(kit / "measurements.csv"), "--hw", mi450]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "a wave64 hardware file" in err
+
+
+def test_packaged_gfx950_file_meets_the_fixture_device(tmp_path, capsys):
+    """With the packaged gfx950 file (picked from the kit's target, no --hw), every constant the
+    fixture's counters imply agrees with the file and with the model's own counters: the
+    fixture device holds the file's cited measurements. (Skipped in a tree without the file.)"""
+    if not hardware_path("gfx950").is_file():
+        pytest.skip("no packaged gfx950 hardware file in this tree")
+    kit = tmp_path / "kit"
+    shutil.copytree(FIXTURES / "gfx950_kit", kit)
+    shutil.copy(FIXTURES / "gfx950_measurements.csv", kit / "measurements.csv")
+    counters = str(FIXTURES / "gfx950_counter_collection.csv")
+    assert main(["calibrate", "lanes", str(kit), "--counters", counters, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 6 and all(r["agrees"] for r in rows), rows
+    assert main(["compare", str(kit / "measurements.csv"), "--counters", counters, "--json"]) == 0
+    ops = json.loads(capsys.readouterr().out)["ops"]
+    assert sum(o["probes"] for o in ops) == 143 and all(o["agree"] == o["probes"] for o in ops)
