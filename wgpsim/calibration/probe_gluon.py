@@ -27,7 +27,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from wgpsim.calibration.probes import STAGGER_ITERS, Probe, ProbeLayouts, layouts, write_manifest
+from wgpsim.calibration.lane_gluon import kernel_source
+from wgpsim.calibration.lane_pairs import kernel_name
+from wgpsim.calibration.probes import (
+    STAGGER_ITERS,
+    TARGET,
+    Probe,
+    ProbeLayouts,
+    layouts,
+    write_manifest,
+)
 from wgpsim.layout.gluon import to_gluon_code
 
 __all__ = ["GLUON_DTYPES", "TORCH_DTYPES", "probe_source", "write_kit"]
@@ -212,16 +221,22 @@ def probe_source(p: Probe) -> str:
     return header + _kernel(p.name, body)
 
 
-def write_kit(directory: str | Path, probes: Iterable[Probe]) -> Path:
-    """Write the kit into ``directory``: ``probes/NAME.py``, ``run_probes.py``, ``manifest.json``."""
+def write_kit(directory: str | Path, probes: Iterable[Probe], target: str = TARGET) -> Path:
+    """Write the kit into ``directory``: ``probes/NAME.py``, ``run_probes.py``, ``manifest.json``.
+    For gfx942 / gfx950 the lane-pair probes share one kernel per instruction,
+    ``probes/lds_OP.py`` (:mod:`wgpsim.calibration.lane_gluon`)."""
     from wgpsim.calibration import probe_runner
 
     probes = tuple(probes)
     out = Path(directory)
     (out / "probes").mkdir(parents=True, exist_ok=True)
-    for p in probes:
-        (out / "probes" / f"{p.name}.py").write_text(probe_source(p))
+    if target == TARGET:
+        for p in probes:
+            (out / "probes" / f"{p.name}.py").write_text(probe_source(p))
+    else:
+        for op in dict.fromkeys(p.param("op") for p in probes):
+            (out / "probes" / f"{kernel_name(op)}.py").write_text(kernel_source(op, target))
     runner = Path(probe_runner.__file__).read_text()
     (out / "run_probes.py").write_text(runner)
-    write_manifest(probes, out / "manifest.json")
+    write_manifest(probes, out / "manifest.json", target)
     return out

@@ -49,6 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wgpsim.calibration import lane_pairs
+from wgpsim.calibration.probe import Probe
 from wgpsim.errors import ModuleError, did_you_mean, shown
 from wgpsim.inputs import json_value, read_text
 from wgpsim.layout.distributed import BlockedLayout
@@ -65,7 +67,9 @@ __all__ = [
     "from_dict",
     "layouts",
     "probe",
+    "read_kit",
     "read_manifest",
+    "target_catalogue",
     "write_manifest",
 ]
 
@@ -80,6 +84,10 @@ FAMILIES = (
     "issue",
 )
 """The probe families, in the order the kit runs and reports them."""
+
+TARGET = "gfx1250"
+"""The target of this module's probes (MI450); :mod:`wgpsim.calibration.lane_pairs` has gfx942's
+and gfx950's."""
 
 MANIFEST_VERSION = 1
 """Version of ``manifest.json`` (bumped when a probe's meaning changes)."""
@@ -102,29 +110,6 @@ least 3 scalar instructions each, so at least 600 cycles, more than pair A's who
 
 STAGGER_CYCLES = 3 * STAGGER_ITERS
 """The delay the model gives pair B's warps in a staggered probe (a lower bound of the loop)."""
-
-
-@dataclass(frozen=True)
-class Probe:
-    """One probe: a unique ``name``, its ``family``, ``warps`` and ``params`` (sorted pairs)."""
-
-    name: str
-    family: str
-    warps: int
-    params: tuple[tuple[str, Any], ...] = ()
-
-    def param(self, key: str) -> Any:
-        """The value of parameter ``key``."""
-        return dict(self.params)[key]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The manifest's record of this probe."""
-        return {
-            "name": self.name,
-            "family": self.family,
-            "warps": self.warps,
-            "params": dict(self.params),
-        }
 
 
 def _probe(family: str, name: str, warps: int, **params: Any) -> Probe:
@@ -244,15 +229,27 @@ def layouts(p: Probe) -> ProbeLayouts | None:
 # -- manifest.json --------------------------------------------------------------------------------
 
 
-def write_manifest(probes: Iterable[Probe], path: str | Path) -> Path:
-    """Write ``manifest.json``: the version and every probe's record."""
+def write_manifest(probes: Iterable[Probe], path: str | Path, target: str = TARGET) -> Path:
+    """Write ``manifest.json``: the version, the target and every probe's record."""
     path = Path(path)
     records = [p.to_dict() for p in probes]
-    path.write_text(json.dumps({"version": MANIFEST_VERSION, "probes": records}, indent=1) + "\n")
+    data = {"version": MANIFEST_VERSION, "target": target, "probes": records}
+    path.write_text(json.dumps(data, indent=1) + "\n")
     return path
 
 
-def from_dict(record: Any, where: str = "probe") -> Probe:
+def target_catalogue(target: str) -> tuple[tuple[str, ...], dict[str, Probe]]:
+    """The families and the probes by name of ``target``'s kit: this module's for gfx1250,
+    :mod:`wgpsim.calibration.lane_pairs`' for gfx942 and gfx950."""
+    if target == TARGET:
+        return FAMILIES, {p.name: p for p in catalogue()}
+    if target not in lane_pairs.TARGETS:
+        valid = ", ".join((TARGET, *lane_pairs.TARGETS))
+        raise ModuleError(f"no calibration probes for target {shown(target)} (valid: {valid})")
+    return lane_pairs.FAMILIES, {p.name: p for p in lane_pairs.catalogue(target)}
+
+
+def from_dict(record: Any, where: str = "probe", families: tuple[str, ...] = FAMILIES) -> Probe:
     """A manifest record -> Probe; a ModuleError names the bad field."""
     if not isinstance(record, Mapping):
         raise ModuleError(f"{where}: expected a mapping with name, family, warps, params")
@@ -260,10 +257,10 @@ def from_dict(record: Any, where: str = "probe") -> Probe:
     if missing:
         raise ModuleError(f"{where}: missing field {missing[0]!r}")
     family, warps, params = record["family"], record["warps"], record["params"]
-    if family not in FAMILIES:
+    if family not in families:
         raise ModuleError(
-            f"{where}: unknown family {shown(family)}{did_you_mean(str(family), FAMILIES)} "
-            f"(valid: {', '.join(FAMILIES)})"
+            f"{where}: unknown family {shown(family)}{did_you_mean(str(family), families)} "
+            f"(valid: {', '.join(families)})"
         )
     if not isinstance(warps, int) or isinstance(warps, bool) or not 1 <= warps <= 32:
         raise ModuleError(f"{where}: field 'warps' must be an integer in 1..32, got {shown(warps)}")
@@ -273,7 +270,13 @@ def from_dict(record: Any, where: str = "probe") -> Probe:
 
 
 def read_manifest(path: str | Path) -> tuple[Probe, ...]:
-    """The probes of a ``manifest.json``; bad input is one ModuleError naming file and field.
+    """The probes of a ``manifest.json`` (:func:`read_kit` without the target)."""
+    return read_kit(path)[1]
+
+
+def read_kit(path: str | Path) -> tuple[str, tuple[Probe, ...]]:
+    """The target and probes of a ``manifest.json`` (no ``target``: gfx1250, the first kits);
+    bad input is one ModuleError naming file and field.
 
     Probes are matched to the catalogue by name: a manifest written by another version of
     the kit, whose probe means something else now, is refused.
@@ -293,10 +296,11 @@ def read_manifest(path: str | Path) -> tuple[Probe, ...]:
         raise ModuleError(
             f"{path}: manifest version {shown(version)}, this wgpsim reads {MANIFEST_VERSION}"
         )
-    known = {p.name: p for p in catalogue()}
+    target = data.get("target", TARGET)
+    families, known = target_catalogue(str(target) if isinstance(target, str) else repr(target))
     probes = []
     for i, record in enumerate(data["probes"]):
-        p = from_dict(record, f"{path}: probes[{i}]")
+        p = from_dict(record, f"{path}: probes[{i}]", families)
         if p.name not in known:
             raise ModuleError(
                 f"{path}: probes[{i}]: unknown probe {shown(p.name)}{did_you_mean(p.name, known)}"
@@ -309,4 +313,4 @@ def read_manifest(path: str | Path) -> tuple[Probe, ...]:
         probes.append(p)
     if len({p.name for p in probes}) != len(probes):
         raise ModuleError(f"{path}: a probe name repeats")
-    return tuple(probes)
+    return str(target), tuple(probes)

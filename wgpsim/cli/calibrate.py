@@ -6,6 +6,8 @@
     python kit/run_probes.py                           # on the MI450: kit/measurements.csv
     wgpsim calibrate fit kit/measurements.csv --manifest kit/manifest.json --out fitted.yaml
     wgpsim calibrate predict kit/ --hw fitted.yaml --out predicted.csv
+    wgpsim calibrate probes --target gfx950 --out kit950/    # lane-pair probes, MI355X
+    wgpsim calibrate lanes kit950/ --counters prof/counter_collection.csv --hw gfx950.yaml
 
 A bad file or value is one line on stderr and exit code 2.
 """
@@ -34,6 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     probes.add_argument(
         "--family", action="append", default=[], help="only these families (repeatable)"
     )
+    probes.add_argument(
+        "--target",
+        default="gfx1250",
+        help="gfx1250 (MI450, the default), or gfx942 / gfx950: the lane-pair probes",
+    )
     probes.set_defaults(handler=handle_probes)
 
     predict = sub.add_parser("predict", help="what the model says each probe measures (CSV)")
@@ -54,6 +61,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fit.add_argument("--json", action="store_true", help="print the fitted constants as JSON")
     fit.set_defaults(handler=handle_fit)
 
+    lanes = sub.add_parser(
+        "lanes",
+        help="the bank count, phases and conflict cycles a gfx942/gfx950 lane-pair kit implies",
+    )
+    lanes.add_argument("kit", type=Path, help="the kit directory (or its manifest.json)")
+    lanes.add_argument(
+        "--counters",
+        type=Path,
+        metavar="CSV",
+        help="rocprofv3 / rocprof-compute counters of the run (default: fit the s_memtime spans)",
+    )
+    lanes.add_argument(
+        "--measurements", type=Path, help="run_probes.py's CSV (default: KIT/measurements.csv)"
+    )
+    add_hw_args(lanes)
+    lanes.add_argument("--json", action="store_true", help="print the table as JSON")
+    lanes.set_defaults(handler=handle_lanes)
+
 
 def _manifest(path: Path) -> Path:
     return path / "manifest.json" if path.is_dir() else path
@@ -61,19 +86,25 @@ def _manifest(path: Path) -> Path:
 
 def handle_probes(args: argparse.Namespace) -> int:
     from wgpsim.calibration.probe_gluon import write_kit
-    from wgpsim.calibration.probes import FAMILIES, catalogue
+    from wgpsim.calibration.probes import target_catalogue
+    from wgpsim.errors import ModuleError
 
-    bad = [f for f in args.family if f not in FAMILIES]
+    try:
+        families, known = target_catalogue(args.target)
+    except ModuleError as err:
+        raise ConfigError(f"--target: {err}") from None
+    bad = [f for f in args.family if f not in families]
     if bad:
-        raise ConfigError(f"--family {bad[0]}: unknown (valid: {', '.join(FAMILIES)})")
-    probes = [p for p in catalogue() if not args.family or p.family in args.family]
+        raise ConfigError(f"--family {bad[0]}: unknown (valid: {', '.join(families)})")
+    probes = [p for p in known.values() if not args.family or p.family in args.family]
     if args.out.exists() and not args.out.is_dir():
         raise ConfigError(f"--out {args.out}: exists and is not a directory")
     with staged(args.out) as stage:  # the whole kit or (a full disk) nothing new
-        write_kit(stage, probes)
+        write_kit(stage, probes, args.target)
+    kernels = len(list((args.out / "probes").glob("*.py")))
     print(
-        f"wrote {len(probes)} probes to {args.out}/probes/, {args.out}/run_probes.py and "
-        f"{args.out}/manifest.json"
+        f"wrote {len(probes)} probes ({kernels} kernels) to {args.out}/probes/, "
+        f"{args.out}/run_probes.py and {args.out}/manifest.json"
     )
     print(f"on the device: python {args.out}/run_probes.py   (writes {args.out}/measurements.csv)")
     return 0
@@ -90,6 +121,76 @@ def handle_predict(args: argparse.Namespace) -> int:
     atomic_write(args.out, lambda tmp: write_measurements(frame, tmp))
     print(f"wrote {len(frame)} predicted spans ({len(probes)} probes) to {args.out}")
     return 0
+
+
+def kit_hardware(args: argparse.Namespace, target: str):
+    """The hardware a kit is compared with: ``--hw`` if given, else the packaged file of the
+    kit's target (``wgpsim/hw/<target>.yaml``) where one ships, else the default; ``--set``
+    applies to either."""
+    from wgpsim.hw.config import apply_overrides, load_hardware
+    from wgpsim.packaged import hardware_path
+
+    if args.hw is None and hardware_path(target).is_file():
+        return apply_overrides(load_hardware(hardware_path(target)), args.overrides)
+    return hardware_from_args(args)
+
+
+def handle_lanes(args: argparse.Namespace) -> int:
+    from wgpsim.calibration import lane_fit
+    from wgpsim.calibration.lane_counters import probe_counters
+    from wgpsim.calibration.measurements import read_measurements
+    from wgpsim.calibration.probes import TARGET, read_kit
+    from wgpsim.calibration.rocprof_csv import read_counters
+
+    target, probes = read_kit(_manifest(args.kit))
+    if target == TARGET:
+        raise ConfigError(f"{args.kit}: a {TARGET} kit: fit it with wgpsim calibrate fit")
+    hw = kit_hardware(args, target)
+    kit = args.kit if args.kit.is_dir() else args.kit.parent
+    runs = read_measurements(args.measurements or kit / "measurements.csv")
+    if args.counters is not None:
+        counters = probe_counters(read_counters(args.counters), runs, str(args.counters))
+        values = lane_fit.counter_values(counters, str(args.counters))
+        measure = f"SQ_LDS_BANK_CONFLICT of {args.counters}"
+        issued = counters.loc[counters["counter"] == "SQ_INSTS_LDS", "value"]
+        if len(issued):
+            measure += (
+                f" (SQ_INSTS_LDS per launch: median {issued.median():g}, the kernels issue 16)"
+            )
+    else:
+        values, measure = lane_fit.span_values(runs), "s_memtime spans"
+    table = lane_fit.compare_hardware(
+        lane_fit.fit_lanes(values, probes), hw, _simulated_fits(probes, hw)
+    )
+    if args.json:
+        print_json(table.to_dict(orient="records"))
+        return 0
+    print(f"wgpsim calibrate lanes: {target} kit, {measure}; beside {hw.name} ({hw.source})")
+    print(table.to_string(index=False))
+    return 0
+
+
+def _simulated_fits(probes, hw) -> dict:
+    """The constants the model's own counters for ``probes`` imply, per instruction it can
+    simulate (a probe whose instruction the catalogue lacks is left out)."""
+    from wgpsim.calibration import lane_fit
+    from wgpsim.calibration.lane_traces import simulated_values
+    from wgpsim.errors import ConfigError
+    from wgpsim.trace.instructions import INSTRUCTIONS
+
+    if hw.wgp.warp_size != 64:
+        return {}
+    ops = set()
+    for op in {p.param("op") for p in probes} & set(INSTRUCTIONS):
+        try:
+            hw.lane_masks(op)
+            ops.add(op)
+        except ConfigError:  # the file has no grouping for it: nothing to simulate
+            continue
+    known = [p for p in probes if p.param("op") in ops]
+    if not known:
+        return {}
+    return lane_fit.fit_lanes(simulated_values(known, hw), known)
 
 
 def handle_fit(args: argparse.Namespace) -> int:

@@ -51,15 +51,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def handle(args: argparse.Namespace) -> int:
     from wgpsim.calibration.compare import compare
     from wgpsim.calibration.measurements import read_spans
-    from wgpsim.calibration.probes import read_manifest
+    from wgpsim.calibration.probes import TARGET, read_kit
 
     if args.figure is not None and args.figure.suffix not in FIGURE_FORMATS:
         raise ConfigError(
             f"--figure {args.figure}: the file must end in {', '.join(FIGURE_FORMATS)}"
         )
     manifest = args.manifest or args.measurements.parent / "manifest.json"
+    target, probes = read_kit(manifest)
+    if target != TARGET:
+        from wgpsim.cli.calibrate import kit_hardware
+
+        return _lanes(args, target, probes, kit_hardware(args, target))
     hw = hardware_from_args(args)
-    probes = read_manifest(manifest)
     per_probe, per_family = compare(read_spans(args.measurements), probes, hw)
     counters = None
     if args.counters is not None:
@@ -104,4 +108,49 @@ def handle(args: argparse.Namespace) -> int:
         print(counters.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if args.figure is not None:
         print(f"figure: {args.figure}")
+    return 0
+
+
+def _lanes(args: argparse.Namespace, target: str, probes, hw) -> int:
+    """A gfx942 / gfx950 lane-pair kit: per probe the measured extra conflict cycles (the
+    counters' SQ_LDS_BANK_CONFLICT, or the spans without --counters) beside the model's."""
+    from wgpsim.calibration import lane_fit
+    from wgpsim.calibration.lane_compare import lane_compare
+    from wgpsim.calibration.lane_counters import probe_counters
+    from wgpsim.calibration.lane_traces import simulated_values
+    from wgpsim.calibration.measurements import read_measurements
+    from wgpsim.errors import ConfigError as _ConfigError
+    from wgpsim.trace.instructions import INSTRUCTIONS
+
+    if args.figure is not None:
+        raise ConfigError(f"--figure: not drawn for a {target} lane-pair kit (use --json)")
+    runs = read_measurements(args.measurements)
+    if args.counters is not None:
+        from wgpsim.calibration.rocprof_csv import read_counters
+
+        counters = probe_counters(read_counters(args.counters), runs, str(args.counters))
+        measured = lane_fit.counter_values(counters, str(args.counters))
+    else:
+        measured = lane_fit.span_values(runs)
+    ops = sorted({p.param("op") for p in probes if p.name in measured})
+    try:
+        if hw.wgp.warp_size != 64 or not set(ops) <= set(INSTRUCTIONS):
+            raise _ConfigError("")
+        for op in ops:
+            hw.lane_masks(op)
+    except _ConfigError:
+        raise ConfigError(
+            f"{hw.source}: cannot simulate the {target} probes' {', '.join(ops)}: a wave64 "
+            "hardware file with their lane groupings is needed (--hw)"
+        ) from None
+    used = [p for p in probes if p.name in measured]
+    per_probe, per_op = lane_compare(measured, simulated_values(used, hw), used)
+    if args.json:
+        print_json(
+            {"probes": per_probe.to_dict(orient="records"), "ops": per_op.to_dict(orient="records")}
+        )
+        return 0
+    print(f"wgpsim compare {args.measurements} ({target} lane pairs) on {hw.name} ({hw.source})")
+    print("conflicting pairs, measured beside simulated (extra cycles per instruction >= 0.5):")
+    print(per_op.to_string(index=False))
     return 0
