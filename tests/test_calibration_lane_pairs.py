@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from wgpsim.calibration.lane_compare import lane_compare
-from wgpsim.calibration.lane_counters import probe_counters
-from wgpsim.calibration.lane_fit import compare_hardware, counter_values, fit_lanes, span_values
-from wgpsim.calibration.lane_pairs import OPS, REPEATS, TARGETS, catalogue
-from wgpsim.calibration.lane_traces import renamed, simulated_values
+from wgpsim.calibration.lanes.compare import lane_compare
+from wgpsim.calibration.lanes.counters import probe_counters
+from wgpsim.calibration.lanes.fit import compare_hardware, counter_values, fit_lanes, span_values
+from wgpsim.calibration.lanes.pairs import OPS, REPEATS, TARGETS, catalogue
+from wgpsim.calibration.lanes.traces import renamed, simulated_values
 from wgpsim.calibration.measurements import read_measurements
 from wgpsim.calibration.probe_gluon import write_kit
 from wgpsim.calibration.probes import read_kit

@@ -1,6 +1,6 @@
 """One calibration probe as plain data: a name, a family, a warp count and parameters. The MI450
 kit's catalogue is :mod:`wgpsim.calibration.probes`, the CDNA lane-pair kit's
-:mod:`wgpsim.calibration.lane_pairs`.
+:mod:`wgpsim.calibration.lanes.pairs`.
 
 >>> p = Probe("banks_s4", "banks", 1, (("loads", 4), ("stride", 4)))
 >>> p.param("stride"), p.to_dict()["params"]

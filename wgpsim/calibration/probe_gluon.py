@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from wgpsim.calibration.lane_gluon import kernel_source
-from wgpsim.calibration.lane_pairs import kernel_name
+from wgpsim.calibration.lanes.gluon import kernel_source
+from wgpsim.calibration.lanes.pairs import kernel_name
 from wgpsim.calibration.probes import (
     STAGGER_ITERS,
     TARGET,
@@ -224,7 +224,7 @@ def probe_source(p: Probe) -> str:
 def write_kit(directory: str | Path, probes: Iterable[Probe], target: str = TARGET) -> Path:
     """Write the kit into ``directory``: ``probes/NAME.py``, ``run_probes.py``, ``manifest.json``.
     For gfx942 / gfx950 the lane-pair probes share one kernel per instruction,
-    ``probes/lds_OP.py`` (:mod:`wgpsim.calibration.lane_gluon`)."""
+    ``probes/lds_OP.py`` (:mod:`wgpsim.calibration.lanes.gluon`)."""
     from wgpsim.calibration import probe_runner
 
     probes = tuple(probes)

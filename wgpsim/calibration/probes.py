@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wgpsim.calibration import lane_pairs
+from wgpsim.calibration.lanes import pairs as lane_pairs
 from wgpsim.calibration.probe import Probe
 from wgpsim.errors import ModuleError, did_you_mean, shown
 from wgpsim.inputs import json_value, read_text
@@ -86,7 +86,7 @@ FAMILIES = (
 """The probe families, in the order the kit runs and reports them."""
 
 TARGET = "gfx1250"
-"""The target of this module's probes (MI450); :mod:`wgpsim.calibration.lane_pairs` has gfx942's
+"""The target of this module's probes (MI450); :mod:`wgpsim.calibration.lanes.pairs` has gfx942's
 and gfx950's."""
 
 MANIFEST_VERSION = 1
@@ -240,7 +240,7 @@ def write_manifest(probes: Iterable[Probe], path: str | Path, target: str = TARG
 
 def target_catalogue(target: str) -> tuple[tuple[str, ...], dict[str, Probe]]:
     """The families and the probes by name of ``target``'s kit: this module's for gfx1250,
-    :mod:`wgpsim.calibration.lane_pairs`' for gfx942 and gfx950."""
+    :mod:`wgpsim.calibration.lanes.pairs`' for gfx942 and gfx950."""
     if target == TARGET:
         return FAMILIES, {p.name: p for p in catalogue()}
     if target not in lane_pairs.TARGETS:

@@ -136,8 +136,8 @@ def kit_hardware(args: argparse.Namespace, target: str):
 
 
 def handle_lanes(args: argparse.Namespace) -> int:
-    from wgpsim.calibration import lane_fit
-    from wgpsim.calibration.lane_counters import probe_counters
+    from wgpsim.calibration.lanes import fit as lane_fit
+    from wgpsim.calibration.lanes.counters import probe_counters
     from wgpsim.calibration.measurements import read_measurements
     from wgpsim.calibration.probes import TARGET, read_kit
     from wgpsim.calibration.rocprof_csv import read_counters
@@ -173,8 +173,8 @@ def handle_lanes(args: argparse.Namespace) -> int:
 def _simulated_fits(probes, hw) -> dict:
     """The constants the model's own counters for ``probes`` imply, per instruction it can
     simulate (a probe whose instruction the catalogue lacks is left out)."""
-    from wgpsim.calibration import lane_fit
-    from wgpsim.calibration.lane_traces import simulated_values
+    from wgpsim.calibration.lanes import fit as lane_fit
+    from wgpsim.calibration.lanes.traces import simulated_values
     from wgpsim.errors import ConfigError
     from wgpsim.trace.instructions import INSTRUCTIONS
 

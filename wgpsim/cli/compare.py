@@ -114,10 +114,10 @@ def handle(args: argparse.Namespace) -> int:
 def _lanes(args: argparse.Namespace, target: str, probes, hw) -> int:
     """A gfx942 / gfx950 lane-pair kit: per probe the measured extra conflict cycles (the
     counters' SQ_LDS_BANK_CONFLICT, or the spans without --counters) beside the model's."""
-    from wgpsim.calibration import lane_fit
-    from wgpsim.calibration.lane_compare import lane_compare
-    from wgpsim.calibration.lane_counters import probe_counters
-    from wgpsim.calibration.lane_traces import simulated_values
+    from wgpsim.calibration.lanes import fit as lane_fit
+    from wgpsim.calibration.lanes.compare import lane_compare
+    from wgpsim.calibration.lanes.counters import probe_counters
+    from wgpsim.calibration.lanes.traces import simulated_values
     from wgpsim.calibration.measurements import read_measurements
     from wgpsim.errors import ConfigError as _ConfigError
     from wgpsim.trace.instructions import INSTRUCTIONS

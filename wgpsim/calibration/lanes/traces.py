@@ -1,4 +1,4 @@
-"""What the model runs for each lane-pair probe (:mod:`wgpsim.calibration.lane_pairs`): its trace,
+"""What the model runs for each lane-pair probe (:mod:`wgpsim.calibration.lanes.pairs`): its trace,
 and the ``SQ_LDS_BANK_CONFLICT`` the model counts for it, so ``wgpsim calibrate lanes`` and
 ``wgpsim compare`` put the simulated beside the measured.
 
@@ -8,7 +8,7 @@ assembly does. Its counters are static (a bank conflict belongs to one instructi
 :func:`wgpsim.measures.banks.bank_table`), so :func:`simulated_values` builds one trace row per
 probe and multiplies by ``REPEATS``.
 
->>> from wgpsim.calibration.lane_pairs import probe_of
+>>> from wgpsim.calibration.lanes.pairs import probe_of
 >>> lane_trace(renamed(probe_of("gfx950", "ds_read_b128_l0_l12"), "ds_load_b128")).count_by_op()
 {'ds_load_b128': 16, 'wait_ds': 16, 'clock': 2}
 
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from wgpsim.calibration.lane_pairs import REPEATS, WAVE
+from wgpsim.calibration.lanes.pairs import REPEATS, WAVE
 from wgpsim.calibration.probe import Probe
 from wgpsim.errors import ModuleError
 from wgpsim.hw.config import HardwareConfig
@@ -45,7 +45,7 @@ def _op(p: Probe) -> str:
 def lane_addresses(p: Probe) -> np.ndarray:
     """The probe's byte address per lane (-1: inactive).
 
-    >>> from wgpsim.calibration.lane_pairs import probe_of
+    >>> from wgpsim.calibration.lanes.pairs import probe_of
     >>> a = lane_addresses(probe_of("gfx942", "ds_read_b32_l3_l17"))
     >>> int(a[3]), int(a[17]), int((a >= 0).sum())
     (0, 1024, 2)

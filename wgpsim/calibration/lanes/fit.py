@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from wgpsim.calibration.lane_counters import missing_counter
-from wgpsim.calibration.lane_pairs import REPEATS, WAVE
+from wgpsim.calibration.lanes.counters import missing_counter
+from wgpsim.calibration.lanes.pairs import REPEATS, WAVE
 from wgpsim.calibration.probe import Probe
 from wgpsim.errors import ConfigError, ModuleError
 from wgpsim.hw.config import HardwareConfig
@@ -148,7 +148,7 @@ def extra_cycles(values: Mapping[str, float], probes: Sequence[Probe]) -> dict[s
 
 
 def counter_values(per_probe: pd.DataFrame, where: str = "counters") -> dict[str, float]:
-    """Per probe, its ``SQ_LDS_BANK_CONFLICT`` (``lane_counters.probe_counters``' table); a file
+    """Per probe, its ``SQ_LDS_BANK_CONFLICT`` (``counters.probe_counters``' table); a file
     without the counter is one ModuleError saying what is known of its absence."""
     mine = per_probe[per_probe["counter"] == COUNTER]
     if not len(mine):
@@ -268,7 +268,7 @@ def compare_hardware(
 ):
     """Per instruction and constant: what the measurements imply, what the model's own counters
     for the same probes imply (``simulated``: :func:`fit_lanes` of
-    ``lane_traces.simulated_values``; "n/a" for an instruction the catalogue lacks), the
+    ``traces.simulated_values``; "n/a" for an instruction the catalogue lacks), the
     hardware file's value, and whether measured and file agree (the conflict cycles: measured
     and simulated). A DataFrame with :data:`COLUMNS`."""
     import pandas as pd

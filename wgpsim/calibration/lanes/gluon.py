@@ -1,4 +1,4 @@
-"""The lane-pair probes (:mod:`wgpsim.calibration.lane_pairs`) as Gluon kernels for gfx942 and
+"""The lane-pair probes (:mod:`wgpsim.calibration.lanes.pairs`) as Gluon kernels for gfx942 and
 gfx950: one kernel per instruction, launched once per probe with the probe's lanes and offset.
 
 The kernel ``lds_OP(out_ptr, cycles_ptr, lane_a, lane_b, offset_b)`` allocates 16 KiB of LDS
@@ -19,7 +19,7 @@ True
 
 from __future__ import annotations
 
-from wgpsim.calibration.lane_pairs import OPS, REPEATS, TARGETS, WAVE, kernel_name
+from wgpsim.calibration.lanes.pairs import OPS, REPEATS, TARGETS, WAVE, kernel_name
 from wgpsim.errors import ModuleError
 
 __all__ = ["LDS_BYTES", "kernel_source", "masked_asm"]

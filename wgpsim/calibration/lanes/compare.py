@@ -1,10 +1,10 @@
 """Measured beside simulated for the lane-pair probes (``wgpsim compare`` on a gfx942 / gfx950
 kit): per probe, the extra conflict cycles per instruction the device showed (its
 ``SQ_LDS_BANK_CONFLICT`` or span over the one-lane launch, / ``REPEATS``) and the model's count
-for the same probe (:func:`wgpsim.calibration.lane_traces.simulated_values`), and whether both
+for the same probe (:func:`wgpsim.calibration.lanes.traces.simulated_values`), and whether both
 call the pair a conflict; per instruction and family, how many probes agree.
 
->>> from wgpsim.calibration.lane_pairs import catalogue
+>>> from wgpsim.calibration.lanes.pairs import catalogue
 >>> probes = [p for p in catalogue("gfx942") if p.name in
 ...     ("ds_read_b32_one_lane", "ds_read_b32_l0_l1", "ds_read_b32_l0_l33")]
 >>> measured = {"ds_read_b32_one_lane": 0.0, "ds_read_b32_l0_l1": 16.0, "ds_read_b32_l0_l33": 0}
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from wgpsim.calibration.lane_fit import CONFLICT, extra_cycles
+from wgpsim.calibration.lanes.fit import CONFLICT, extra_cycles
 from wgpsim.calibration.probe import Probe
 
 if TYPE_CHECKING:
