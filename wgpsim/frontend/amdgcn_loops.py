@@ -323,6 +323,25 @@ def _reaches(items: list, start: int, end: int) -> bool:
     return False
 
 
+_LOOP_NOTE = re.compile(
+    r"^([.\w$]+):\s*;.*?(?:=>This (?:Inner )?Loop Header|in Loop: Header=(\S+))"
+)
+
+
+def _llvm_loops(asm: str) -> dict[str, str]:
+    """Label -> the header of the LLVM loop its block belongs to, from the comments LLVM's
+    listing prints beside block labels (empty when the listing has none).
+
+    >>> _llvm_loops(".LBB0_2:  ;   in Loop: Header=BB0_3 Depth=1\\n.LBB0_3:  ; =>This Loop Header: Depth=1")
+    {'.LBB0_2': 'BB0_3', '.LBB0_3': 'BB0_3'}
+    """
+    out = {}
+    for line in asm.splitlines():
+        if line[:1] == "." and (m := _LOOP_NOTE.match(line)):
+            out[m[1]] = m[2] or m[1].removeprefix(".L")
+    return out
+
+
 def loops(asm: str) -> list[AsmBody]:
     """Every loop body of the listing, in order of their labels (an outer loop's body holds
     its inner loops' instructions once): a label and the last branch back to it, if that
@@ -332,8 +351,23 @@ def loops(asm: str) -> list[AsmBody]:
     >>> exit_first = "k:\\n  s_cbranch_scc0 .L2\\n.L1:\\n  s_endpgm\\n.L2:\\n  s_cbranch_scc1 .L1"
     >>> loops(exit_first)
     []
+
+    Where LLVM's listing names each block's loop (``; =>This Loop Header: Depth=1``, ``;   in
+    Loop: Header=BB0_3 Depth=1``), one body per LLVM loop, from its first label. A join inside a
+    loop body that an else-block placed after the body branches back to (gfx950 listings do
+    this) belongs to that loop and is no loop of its own:
+
+    >>> rotated = "\\n".join(["k:", "  s_branch .L3",
+    ...     ".L1:  ;   in Loop: Header=BB0_3 Depth=1", "  s_nop 0",
+    ...     ".L2:  ;   in Loop: Header=BB0_3 Depth=1", "  s_nop 0",
+    ...     ".L3:  ; =>This Loop Header: Depth=1", "  s_cbranch_scc1 .L4", "  s_cbranch_scc0 .L1",
+    ...     "  s_endpgm", ".L4:  ;   in Loop: Header=BB0_3 Depth=1", "  s_branch .L2"])
+    >>> [b.label for b in loops(rotated)]  # .L2 (up to .L4's branch) would be a second body
+    ['.L1']
     """
     out = []
+    loop_of = _llvm_loops(asm)
+    taken: set[str] = set()
     for fname, items in _functions(asm):
         last_back: dict[str, int] = {}  # label -> position of the last branch to it
         for i, (k, x, _) in enumerate(items):
@@ -345,6 +379,10 @@ def loops(asm: str) -> list[AsmBody]:
             end_pos = last_back.get(label, -1) if kind == "label" else -1
             if end_pos <= pos or not _reaches(items, pos, end_pos):
                 continue
+            if (llvm_loop := loop_of.get(label)) is not None:
+                if llvm_loop in taken:  # a join inside a loop already found
+                    continue
+                taken.add(llvm_loop)
             body = tuple(x for k, x, _ in items[pos + 1 : end_pos + 1] if k == "instr")
             if body:
                 end = items[end_pos][1]
