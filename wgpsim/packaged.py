@@ -28,7 +28,9 @@ __all__ = [
     "example_traces",
     "hardware_fact",
     "hardware_path",
+    "hardware_targets",
     "packaged_hardware",
+    "target_names",
 ]
 
 _ROOT = Path(__file__).resolve().parent
@@ -54,7 +56,7 @@ def packaged_hardware(value: str) -> Path | None:
     return path if path.is_file() else None
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=8)
 def _raw(path: str) -> dict[str, Any]:
     import yaml  # here, not at the top: `wgpsim --help` imports this module
 
@@ -68,6 +70,29 @@ def hardware_fact(*keys: str, name: str = "mi450") -> Any:
     for key in keys:
         node = node[key]
     return node
+
+
+def hardware_targets() -> dict[str, Path]:
+    """Triton's target name (``hip:gfx1250``) -> the packaged hardware file whose ``target:``
+    field names it: the chips whose modules wgpsim reads (docs/DESIGN.md, "Adding a hardware
+    target"); a chip without a hardware file has no entry.
+
+    >>> hardware_targets()["hip:gfx1250"].name
+    'mi450.yaml'
+    """
+    out: dict[str, Path] = {}
+    for path in sorted((_ROOT / "hw").glob("*.yaml")):
+        target = _raw(str(path)).get("target")
+        if isinstance(target, str):
+            out.setdefault(target, path)
+    if not out:  # hardware files from before the ``target:`` field: the MI450 file's
+        out["hip:gfx1250"] = hardware_path()
+    return out
+
+
+def target_names() -> str:
+    """The targets of :func:`hardware_targets`, for a message (``hip:gfx1250, hip:gfx950``)."""
+    return ", ".join(sorted(hardware_targets()))
 
 
 def example_configs() -> list[Path]:

@@ -76,8 +76,8 @@ def handle(args: argparse.Namespace) -> int:
     source = kernel_source(args)
     if source is None:  # a cache or dump root of several kernels: their list was printed
         return 0
-    hw = hardware_from_args(args)
     kernel = read_kernel(*source)
+    hw = hardware_from_args(args, kernel.target)
     report = kernel_report(kernel, hw, engine=args.engine)
     written = []
     loop = loop_section(kernel, args, hw) if wants_loop(args) else None

@@ -87,6 +87,8 @@ _LABEL = re.compile(r"^([.\w$]+):")
 _INSTR = re.compile(r"^\s+([a-z][a-z0-9_]*)\b(.*)$")
 _OFFSET = re.compile(r"\boffset([01]?):(0x[0-9a-fA-F]+|\d+)")
 _COUNT = re.compile(r"^\s*(0x[0-9a-fA-F]+|\d+)")
+_LDS_FLAG = re.compile(r"(?:^|\s)lds(?:\s|$)")
+_LGKMCNT = re.compile(r"lgkmcnt\((\d+)\)")
 _CLOCK_REG = re.compile(r"SHADER_CYCLES|HW_REG_SHADER_CYCLES", re.I)
 #: a frame of a ``.loc`` comment: ``file:line`` or ``file:line:col``
 _FRAME = re.compile(r"([^\s@\[\]:;]+):(\d+)(?::\d+)?")
@@ -102,8 +104,27 @@ def kind_of(mnemonic: str, operands: str = "") -> str:
 
     >>> kind_of("s_getreg_b32", "s0, hwreg(HW_REG_SHADER_CYCLES, 0, 20)")
     'clock'
+
+    gfx9 (gfx942, gfx950): one ``s_waitcnt`` waits on the DS (and scalar memory) counter
+    ``lgkmcnt`` and the vector memory counter ``vmcnt``; MFMA is the matrix instruction; a
+    direct-to-LDS load is ``global_load_lds_*`` or ``buffer_load_* ... lds``:
+
+    >>> [kind_of("s_waitcnt", o) for o in ("lgkmcnt(0)", "vmcnt(2) lgkmcnt(1)", "vmcnt(0)")]
+    ['wait_ds', 'wait_ds', 'wait_load']
+    >>> kind_of("v_mfma_f32_32x32x8_f16"), kind_of("global_load_lds_dwordx4", "v[2:3], off")
+    ('wmma', 'async')
+    >>> kind_of("buffer_load_dword", "v1, s[0:3], 0 offen lds"), kind_of("buffer_load_dword", "v1")
+    ('async', 'global')
     """
     m = mnemonic
+    if m == "s_waitcnt":
+        return "wait_ds" if "lgkmcnt" in operands else "wait_load"
+    if m.startswith(("global_load_lds_", "buffer_load_")) and (
+        m.startswith("global_load_lds_") or _LDS_FLAG.search(operands)
+    ):
+        return "async"
+    if m.startswith(("v_mfma_", "v_smfmac_")):
+        return "wmma"
     if m.startswith(LANE_PERMUTES):
         return "permute"
     if m.startswith("ds_"):
@@ -250,6 +271,9 @@ def _instr(n: int, mnemonic: str, rest: str, where: tuple[Frame, ...]) -> AsmIns
         }
         keys = ("0", "1") if "2addr" in mnemonic else ("",)
         offsets = tuple(found.get(k, 0) for k in keys)
+    elif mnemonic == "s_waitcnt":  # gfx9: the DS count is lgkmcnt(N) (absent: not waited on)
+        found_count = _LGKMCNT.search(operands)
+        count = _int(found_count.group(1), 0xF, "s_waitcnt lgkmcnt", n) if found_count else None
     elif kind.startswith("wait") and (m := _COUNT.match(operands)):
         count = _int(m.group(1), 0xFFFF, f"{mnemonic} count", n)  # SOPP's 16-bit immediate
         if mnemonic != "s_wait_dscnt" and kind == "wait_ds":

@@ -44,7 +44,7 @@ import numpy as np
 from wgpsim.errors import WgpsimError
 from wgpsim.frontend.model import Kernel, LdsOp, elem_bits
 from wgpsim.hw.alloc import Allocation, Buffer, allocate_on, tensor_buffers
-from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.hw.config import HardwareConfig, target_hardware
 from wgpsim.hw.scratch import SCRATCH_ALIGNMENT, scratch_bytes
 from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
@@ -125,7 +125,7 @@ def _in_triton_order(kernel: Kernel) -> list:
 
 def allocate_kernel(kernel: Kernel, hw: HardwareConfig | None = None) -> KernelAllocation:
     """wgpsim's allocation of the kernel's buffers, and the offsets the ops use."""
-    hw = load_hardware() if hw is None else hw
+    hw = target_hardware(kernel.target) if hw is None else hw
     pieces, names, notes = [], [], []
     scratch = _scratch_sizes(kernel, notes)
     zero = {name for name, size in scratch.items() if size == 0}

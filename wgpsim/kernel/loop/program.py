@@ -51,7 +51,7 @@ import numpy as np
 from wgpsim.errors import TraceError, WgpsimError
 from wgpsim.frontend.amdgcn_loops import AsmBody, AsmInstr, loops, straight
 from wgpsim.frontend.model import Kernel, LdsOp
-from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.hw.config import HardwareConfig, load_hardware, target_hardware  # noqa: F401 (doctest)
 from wgpsim.kernel.loop.matching import Assigner, Unmatched, by_line, ops_at
 from wgpsim.kernel.lowering import (
     ASYNC_COPY,
@@ -143,6 +143,8 @@ class LoopProgram:
         default_factory=dict, repr=False, compare=False
     )
     unrolled: int = 1
+    #: the module's ``ttg.target`` (its hardware file when none is given)
+    target: str = ""
     #: per TDM copy op: (first stage, per stage ``rows[warp][instruction]`` of granules)
     tdm: dict[int, tuple[int, tuple]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -392,7 +394,7 @@ def loop_program(
 ) -> LoopProgram:
     """The body of ``kernel``'s loop (see the module docstring); ``asm`` defaults to the
     kernel's own assembly, and without any, `ttgir_program`."""
-    hw = load_hardware() if hw is None else hw
+    hw = target_hardware(kernel.target) if hw is None else hw
     asm = kernel.assembly if asm is None else asm
     alloc = allocate_kernel(kernel, hw) if alloc is None else alloc
     if asm is None:
@@ -463,7 +465,7 @@ def loop_program(
         elif k in _OTHER or k in ("hint", "wait_load", "wait_tensor", "wait_async"):
             run.append(instr)
         elif k == "barrier":
-            if instr.mnemonic == "s_barrier_wait":
+            if instr.mnemonic in ("s_barrier_wait", "s_barrier"):  # gfx9: one s_barrier
                 add("barrier", 0, instr, "barrier")
             else:
                 flush_run()
@@ -549,6 +551,7 @@ def loop_program(
         iterations = math.ceil(iterations / unrolled)
     return LoopProgram(
         kernel=kernel.name,
+        target=kernel.target,
         num_warps=kernel.num_warps,
         label=body.label,
         source="assembly",
@@ -608,7 +611,7 @@ def ttgir_program(
     registers are used next); a store op by ``wait_ds 0`` and a ``barrier`` (Triton's membar
     analysis separates a write from other warps' reads of the buffer); TDM and async copies are
     one cycle of issue; no WMMA or other work (the kernel model holds only the LDS ops)."""
-    hw = load_hardware() if hw is None else hw
+    hw = target_hardware(kernel.target) if hw is None else hw
     alloc = allocate_kernel(kernel, hw) if alloc is None else alloc
     loops_ = [lp for lp in kernel.loops if lp.kind in _LOOPS]
     per_loop = Counter(i for op in kernel.ops for i in op.loops)
@@ -653,6 +656,7 @@ def ttgir_program(
         notes.append(TDM_NOTE)
     return LoopProgram(
         kernel=kernel.name,
+        target=kernel.target,
         num_warps=kernel.num_warps,
         label="ttgir",
         source="ttgir",
@@ -673,7 +677,7 @@ def loop_trace(
     constant trip count, else `DEFAULT_ITERATIONS`), with per-row provenance. Clock rows are
     labelled ``start``/``end`` when the body is one iteration with two clock reads (the
     microbenchmark's measurement), else ``clock<k>@iter<i>``; no clock is added."""
-    hw = load_hardware() if hw is None else hw
+    hw = target_hardware(program.target) if hw is None else hw
     n = iterations if iterations is not None else program.iterations
     if n is None:
         n = DEFAULT_ITERATIONS

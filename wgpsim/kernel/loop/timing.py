@@ -55,7 +55,7 @@ import numpy as np
 
 from wgpsim.engine import simulate
 from wgpsim.errors import TraceError
-from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.hw.config import HardwareConfig, load_hardware, target_hardware
 from wgpsim.kernel.loop.whatif import TRANSFORMS, WHAT_IFS, kept_rows
 from wgpsim.trace.instructions import BARRIER, NUM_LDS_OPS, TDM, WAIT_DS, WAIT_TENSOR
 from wgpsim.trace.trace import Trace
@@ -210,6 +210,7 @@ def time_kernel_loop(loop, hw: HardwareConfig | None = None, **kw) -> LoopTiming
     label = [
         lab if lab is not None else (m or "?") for lab, m in zip(labels, mnemonic, strict=True)
     ]
+    hw = target_hardware(loop.program.target) if hw is None else hw
     return time_loop(loop.trace, hw, iteration=loop.iteration, label=label, **kw)
 
 
