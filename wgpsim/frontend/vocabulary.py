@@ -4,7 +4,7 @@ not model). Anything else is an unknown op or attribute: the reader stops with o
 
 >>> "ttg.local_load" in KNOWN_OPS, "ttg.local_laod" in KNOWN_OPS
 (True, False)
->>> "swizzled_shared" in MODELLED_KINDS, "amd_mfma" in UNMODELLED_KINDS
+>>> "amd_mfma" in MODELLED_KINDS, "amd_rotating_shared" in UNMODELLED_KINDS
 (True, True)
 """
 

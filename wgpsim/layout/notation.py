@@ -36,6 +36,7 @@ from wgpsim.layout.distributed import (
     SliceLayout,
 )
 from wgpsim.layout.gluon import from_gluon, is_gluon
+from wgpsim.layout.mfma import AMDMFMALayout
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
@@ -71,6 +72,15 @@ _SPECS: dict[str, tuple[type, list[tuple[str, str, tuple[str, ...]]]]] = {
             ("reg_bases", "register", ("reg",)),
             ("warp_bases", "warp", ()),
             ("instr_shape", "instrShape", ()),
+        ],
+    ),
+    "amd_mfma": (
+        AMDMFMALayout,
+        [
+            ("version", "version", ()),
+            ("warps_per_cta", "warpsPerCTA", ()),
+            ("instr_shape", "instrShape", ()),
+            ("transposed", "isTransposed", ("is_transposed",)),
         ],
     ),
     "dot_op": (
