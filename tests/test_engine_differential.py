@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from wave64_hardware import wave64
 
 from wgpsim.engine import ENGINES, des, fast, simulate
 from wgpsim.errors import TraceError
@@ -39,6 +40,12 @@ VARIANTS = {
     "round_robin": HW.with_overrides(**{"arbiter.grant_policy": "round_robin"}),
     "fixed_priority": HW.with_overrides(**{"arbiter.grant_policy": "fixed_priority"}),
     "lowest_pair": HW.with_overrides(**{"arbiter.tie_break": "lowest_pair"}),
+    "xor_lanes": HW.with_overrides(  # pass bits as XORs of lane bits (issue 27's gfx9 phase)
+        **{
+            "passes.groupings.seed.ds_load_b128": [[2, 3, 4]],
+            "passes.groupings.seed.ds_store_b128": [[0, 4], [1, 3]],
+        }
+    ),
 }
 DRIFT = {
     j: HW.with_overrides(**{"drift.model": "uniform", "drift.jitter_cycles": j}) for j in (1, 3, 8)
@@ -91,9 +98,11 @@ addresses = st.tuples(
 )
 
 
-def lane_addresses(op: str, spec) -> np.ndarray:
-    """32 valid lane addresses of ``op`` (aligned, inside the LDS) from a drawn ``spec``."""
+def lane_addresses(op: str, spec, lanes: int = LANES) -> np.ndarray:
+    """``lanes`` valid lane addresses of ``op`` (aligned, inside the LDS) from a drawn
+    ``spec``."""
     part, offset, pattern, mult, bits, holes = spec
+    LANE = np.arange(lanes)
     ins = INSTRUCTIONS[op]
     width, align = ins.bytes_per_lane, ins.alignment
     base = part * P + offset
@@ -102,14 +111,14 @@ def lane_addresses(op: str, spec) -> np.ndarray:
     elif pattern == "stride":
         addr = base + width * mult * LANE
     elif pattern == "broadcast":
-        addr = np.full(LANES, base)
+        addr = np.full(lanes, base)
     elif pattern == "half":  # two groups of lanes in two partitions
-        addr = base + width * LANE + P * (LANE >= 16)
+        addr = base + width * LANE + P * (lanes // 2 <= LANE)
     else:
-        addr = np.random.default_rng(bits).integers(0, LDS_BYTES // 64, size=LANES) * 16
+        addr = np.random.default_rng(bits).integers(0, LDS_BYTES // 64, size=lanes) * 16
     addr = (addr % (LDS_BYTES - 256 - distance(op, spec))) // align * align
     if holes:
-        addr = np.where((bits >> LANE) & 1, addr, -1)
+        addr = np.where(((bits >> LANE % 32) ^ (LANE >= 32)) & 1, addr, -1)
     return addr
 
 
@@ -129,20 +138,23 @@ warp_op = st.one_of(
 
 
 @st.composite
-def traces(draw, max_ops: int = 8):
-    """A valid trace: 1-8 warps, each a few segments of ops separated by common barriers."""
+def traces(draw, max_ops: int = 8, lanes: int = LANES):
+    """A valid trace: 1-8 warps of ``lanes`` lanes, each a few segments of ops separated by
+    common barriers."""
     num_warps = draw(st.integers(1, 8))
     segments = draw(st.integers(1, 3))
-    b = TraceBuilder(num_warps)
+    b = TraceBuilder(num_warps, lanes)
     for segment in range(segments):
         if segment:
             b.barrier()
         for w in range(num_warps):
             for op in draw(st.lists(warp_op, max_size=max_ops)):
                 if op[0] == "lds":
-                    b.lds(w, op[1], lane_addresses(op[1], op[2]), distance(op[1], op[2]))
+                    addr = lane_addresses(op[1], op[2], lanes)
+                    b.lds(w, op[1], addr, distance(op[1], op[2]))
                 elif op[0] == "tdm":  # one TDM instruction of 1-3 rows of 256 B
-                    b.tdm(w, np.stack([lane_addresses("tensor_load_to_lds", a) for a in op[1]]))
+                    rows = [lane_addresses("tensor_load_to_lds", a, lanes) for a in op[1]]
+                    b.tdm(w, np.stack(rows))
                 else:
                     getattr(b, op[0])(w, op[1])
     return b.build(lds_bytes=LDS_BYTES)
@@ -156,6 +168,51 @@ def test_fast_equals_des_on_random_traces(trace, variant):
         simulate(trace, hw, engine="des", record_events=True, record_ops=True),
         simulate(trace, hw, engine="fast", record_events=True, record_ops=True),
     )
+
+
+WAVE64 = {  # a small wave64 hardware file (tests/wave64_hardware.py) and variants of it
+    "wave64": wave64(),
+    "wave64_triton": wave64(**{"passes.lane_grouping": "triton"}),
+    "wave64_banks_128": wave64(**{"banks.count": 128}),
+    "wave64_queue_1": wave64(**{"timing.queue_depth": 1}),
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(trace=traces(lanes=64), variant=st.sampled_from(sorted(WAVE64)))
+def test_fast_equals_des_on_wave64_traces(trace, variant):
+    """64 lane addresses a row, lane masks beyond bit 31, XOR lane groups: cycle for cycle."""
+    hw = WAVE64[variant]
+    assert_same(
+        simulate(trace, hw, engine="des", record_events=True, record_ops=True),
+        simulate(trace, hw, engine="fast", record_events=True, record_ops=True),
+    )
+
+
+def test_wave64_stream_on_the_wave64_file():
+    """Four warps of 64 lanes reading 16 B each (1 KiB a ds_load_b128): four conflict-free
+    passes of 256 B each, so 4 port cycles a load; the engines agree."""
+    b = TraceBuilder(4, lanes=64)
+    for w in range(4):
+        b.clock(w, "start")
+        b.loads(w, "ds_load_b128", w * 8192 + 1024 * np.arange(8)[:, None] + 16 * np.arange(64))
+        b.wait_ds(w, 0)
+        b.clock(w, "end")
+    trace = b.build()
+    hw = WAVE64["wave64"]
+    des_result = simulate(trace, hw, engine="des", record_events=True, record_ops=True)
+    assert des_result.passes == 4 * 8 * 4
+    assert des_result.bytes == 4 * 8 * 1024
+    assert_same(des_result, simulate(trace, hw, engine="fast", record_events=True, record_ops=True))
+
+
+def test_lane_count_must_match_the_hardware():
+    b = TraceBuilder(1, lanes=64)
+    b.load(0, "ds_load_b32", 4 * np.arange(64))
+    with pytest.raises(TraceError, match="64 lanes per warp, but .* has wgp.warp_size 32"):
+        simulate(b.build(), HW, engine="des")
+    with pytest.raises(TraceError, match="32 lanes per warp, but .* has wgp.warp_size 64"):
+        simulate(TraceBuilder(1).build(), WAVE64["wave64"], engine="fast")
 
 
 @settings(max_examples=300, deadline=None)

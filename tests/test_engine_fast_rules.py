@@ -28,6 +28,14 @@ VARIANTS = {
     "banks_48": HW.with_overrides(**{"banks.count": 48}),
     "banks_128": HW.with_overrides(**{"banks.count": 128}),
     "one_port": HW.with_overrides(**{"ports.names": ["L"]}),
+    "xor_lanes": HW.with_overrides(  # pass bits as XORs of lane bits (linear maps over GF(2))
+        **{
+            "passes.groupings.seed.ds_load_b128": [[2, 3, 4]],
+            "passes.groupings.seed.ds_store_b128": [[0, 4], [1, 3]],
+            "passes.groupings.seed.ds_load_2addr_b64": [[4, 0]],
+            "passes.groupings.seed.ds_load_b32": [[1, 2]],
+        }
+    ),
 }
 
 lane_address = st.one_of(

@@ -39,13 +39,23 @@ def test_seed_topology(hw):
 
 def test_every_instruction_has_a_lane_grouping(hw):
     for op in INSTRUCTIONS:
-        bits = hw.lane_bits(op)
-        lanes_per_pass = hw.wgp.warp_size >> len(bits)
+        masks = hw.lane_masks(op)
+        lanes_per_pass = hw.wgp.warp_size >> len(masks)
         assert lanes_per_pass * INSTRUCTIONS[op].bytes_per_lane <= hw.ports.bytes_per_cycle
-    assert hw.lane_bits("ds_load_b128") == (4,)
+    assert hw.lane_masks("ds_load_b128") == ((4,),)
     triton = hw.with_overrides(**{"passes.lane_grouping": "triton"})
-    assert triton.lane_bits("ds_load_b128") == (2,)
-    assert triton.lane_bits("ds_load_b64") == hw.lane_bits("ds_load_b64")
+    assert triton.lane_masks("ds_load_b128") == ((2,),)
+    assert triton.lane_masks("ds_load_b64") == hw.lane_masks("ds_load_b64")
+
+
+def test_groupings_read_both_forms_and_round_trip(hw):
+    """A grouping entry is the lane bits that select the pass, or masks whose XOR is a pass
+    bit; the plain form still writes back plain (the MI450 file's to_dict is unchanged)."""
+    xor = hw.with_overrides(**{"passes.groupings.seed.ds_load_b128": [[2, 3, 4]]})
+    assert xor.lane_masks("ds_load_b128") == ((2, 3, 4),)
+    assert xor.to_dict()["passes"]["groupings"]["seed"]["ds_load_b128"] == [[2, 3, 4]]
+    assert hw.to_dict()["passes"]["groupings"]["seed"]["ds_load_b128"] == [4]
+    assert HardwareConfig.from_dict(xor.to_dict()) == xor
 
 
 def test_every_constant_has_a_source_comment():
@@ -122,6 +132,18 @@ def _raw() -> dict:
             lambda d: d["passes"]["groupings"]["seed"].update(ds_load_b128=[]),
             "ds_load_b128' must be enough passes",
         ),
+        (  # pass bits 0 and 1 are one map: some passes would be empty
+            lambda d: d["passes"]["groupings"]["seed"].update(ds_load_b128=[[2, 3], [2, 3]]),
+            "ds_load_b128' must be a list of lane bits in 0..4, or of masks",
+        ),
+        (
+            lambda d: d["passes"]["groupings"]["seed"].update(ds_load_b128=[[2, 5]]),
+            "ds_load_b128' must be a list of lane bits in 0..4, or of masks",
+        ),
+        (
+            lambda d: d["passes"]["groupings"]["seed"].update(ds_load_b128=[[]]),
+            "ds_load_b128' must be a list of lane bits in 0..4, or of masks",
+        ),
         (
             lambda d: d["passes"]["groupings"]["seed"].pop("ds_load_u8"),
             "missing field 'passes.groupings.seed.ds_load_u8'",
@@ -136,8 +158,8 @@ def _raw() -> dict:
             "'wgp.pairs' must be a partition of SIMDs 0..3",
         ),
         (
-            lambda d: d["wgp"].update(warp_size=64),
-            "'wgp.warp_size' must be 32 (traces hold 32 lanes per warp",
+            lambda d: d["wgp"].update(warp_size=16),
+            "'wgp.warp_size' must be 32 (wave32) or 64 (wave64), got 16",
         ),
         (
             lambda d: d["partitions"].update(lds=[1, 2, 3, 4, 5], l0=[0]),

@@ -239,7 +239,7 @@ def test_partitioned_pieces_round_robin():
     [
         (lambda: SwizzledSharedLayout(1, 3, 1, [0, 1]), "field 'perPhase' must be a positive power of two, got 3"),
         (lambda: SwizzledSharedLayout(1, 1, 1, [0, 0]), "field 'order' [0, 0] must be a permutation"),
-        (lambda: BlockedLayout([1, 8], [4, 4], [4, 1], [1, 0]), "must multiply to a warp size (32 or 64)"),
+        (lambda: BlockedLayout([1, 8], [4, 4], [4, 1], [1, 0]), "must multiply to a warp size, 32 or 64"),
         (lambda: BlockedLayout([1, 8], [4, 8], [4], [1, 0]), "field 'warps_per_cta' [4] must have rank 2"),
         (lambda: AMDWMMALayout(2, False, [[0, 1]]), "field 'version' must be 3"),
         (lambda: AMDWMMALayout(3, False, [[2, 1], [1, 0]]), "not surjective"),

@@ -103,8 +103,11 @@ def test_errors_are_domain_errors():
         emulate("ds_load_b32", lds, np.full(32, 64))
     with pytest.raises(TraceError, match="store"):
         emulate("ds_store_b32", lds, np.zeros(32, int))
-    with pytest.raises(TraceError, match="32 lanes"):
+    with pytest.raises(TraceError, match="32 or 64 lanes, got \\(16,\\)"):
         emulate("ds_load_b32", lds, np.zeros(16, int))
+    assert emulate("ds_load_b32", lds, 4 * (np.arange(64) % 16)).shape == (64, 1)  # wave64
+    with pytest.raises(TraceError, match="dimension of 32 lanes, got \\(64,\\)"):
+        emulate("ds_load_tr16_b128", lds, np.zeros(64, int))  # gfx1250's exchange is wave32
     with pytest.raises(TraceError, match="exchanges 16-bit"):
         emulate("ds_load_tr16_b128", lds, np.zeros(32, int), elem_bits=8)
 

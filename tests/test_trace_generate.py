@@ -75,8 +75,18 @@ def test_vector_loads_checks_shapes_and_width():
         vector_loads(addr, 2, 4, "ds_load_b128")
     with pytest.raises(TraceError, match=r"8 registers per lane is not a multiple of vec=16"):
         vector_loads(addr, 1, 16, "ds_load_b128")
-    with pytest.raises(TraceError, match=r"must be \[warp, 32 lanes, register\], got \[1, 16, 8\]"):
+    with pytest.raises(
+        TraceError, match=r"must be \[warp, 32 or 64 lanes, register\], got \[1, 16, 8\]"
+    ):
         vector_loads(addr[:, :16], 2, 8, "ds_load_b128")
+
+
+def test_wave64_streams_and_random_traces():
+    """64 lanes a warp: lane l of load i reads base + i * 64 * width + l * width; a random
+    wave64 trace holds 64 addresses a row."""
+    t = streaming_trace(2, 3, "ds_load_b64", [0, 8192], lanes=64)
+    assert t.lanes == 64 and t.addr[1, 63] == 512 + 63 * 8
+    assert random_trace(np.random.default_rng(3), num_warps=2, lanes=64).lanes == 64
 
 
 # ---- the seed's microbenchmark --------------------------------------------------------------
@@ -111,7 +121,7 @@ def test_microbenchmark_without_wait():
 
 def test_microbenchmark_shape_error():
     with pytest.raises(
-        TraceError, match=r"addr_blocks must be \[warp, n_instr, 32\], got \[3, 32\]"
+        TraceError, match=r"addr_blocks must be \[warp, n_instr, 32 or 64\], got \[3, 32\]"
     ):
         microbenchmark_trace(np.zeros((3, LANES), dtype=int), "ds_load_b32")
 

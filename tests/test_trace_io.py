@@ -352,7 +352,7 @@ def _list_table(t: Trace) -> pa.Table:
             "warp": pa.array(t.warp, pa.int32()),
             "op": pa.DictionaryArray.from_arrays(pa.array(t.op, pa.int16()), pa.array(OPS)),
             "arg": pa.array(t.arg, pa.int64()),
-            "addr": pa.FixedSizeListArray.from_arrays(pa.array(t.addr.ravel()), LANES),
+            "addr": pa.FixedSizeListArray.from_arrays(pa.array(t.addr.ravel()), t.lanes),
         }
     ).replace_schema_metadata(
         {"wgpsim.num_warps": str(t.num_warps), "wgpsim.labels": json.dumps(list(t.labels))}
@@ -409,7 +409,8 @@ def _binary_table(rows: int = 2) -> pa.Table:
         ),
         (
             lambda t: t.set_column(3, "addr", pa.array([b"\0" * 64] * 2, pa.binary(64))),
-            r"field 'addr': expected fixed_size_binary\[128\] \(32 little-endian int32 lane",
+            r"field 'addr': expected fixed_size_binary\[128\] or fixed_size_binary\[256\] "
+            r"\(32 or 64 little-endian int32 lane",
         ),
     ],
 )
@@ -419,3 +420,74 @@ def test_parquet_128_byte_rows_are_checked(tmp_path, change, message, group_rows
     pq.write_table(change(_binary_table()), tmp_path / "bad.parquet", row_group_size=group_rows)
     with pytest.raises(TraceError, match=rf"^bad.parquet: {message}"):
         read_parquet(tmp_path / "bad.parquet")
+
+
+def _wave64_trace() -> Trace:
+    """Two warps of 64 lanes: an affine b128 load, a scattered b32 store with an inactive lane
+    beyond lane 31, a 2addr load, barriers and clocks."""
+    b = TraceBuilder(2, lanes=64)
+    b.barrier()
+    b.clock(0, "start")
+    b.load(0, "ds_load_b128", 16 * np.arange(64) + 4096)
+    scattered = [None if lane == 40 else 4 * ((7 * lane) % 64) for lane in range(64)]
+    b.store(1, "ds_store_b32", scattered)
+    b.load(1, "ds_load_2addr_b64", 8 * np.arange(64), distance=1024)
+    b.wait_ds(0, 0)
+    b.clock(0, "end")
+    return b.build()
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_wave64_traces_round_trip(tmp_path, suffix):
+    t = _wave64_trace()
+    back = read_trace(write_trace(t, tmp_path / f"t{suffix}"))
+    assert back == t and back.lanes == 64
+    store = back.addr[back.op == OPS.index("ds_store_b32")][0]
+    assert store[40] == -1 and store[41] == 4 * ((7 * 41) % 64)
+
+
+def test_wave64_jsonl_header_and_wave32_files_unchanged(tmp_path):
+    """The header says "lanes": 64 for a wave64 trace; a wave32 file has no such field (the
+    files written before read and write alike)."""
+    path = write_jsonl(_wave64_trace(), tmp_path / "t.jsonl")
+    assert records(path)[0] == {"num_warps": 2, "labels": ["start", "end"], "lanes": 64}
+    assert records(path)[3]["addr"] == {"base": 4096, "stride": 16}
+    b = TraceBuilder(1)
+    b.load(0, "ds_load_b64", 8 * np.arange(32))
+    assert "lanes" not in records(write_jsonl(b.build(), tmp_path / "w32.jsonl"))[0]
+
+
+def test_wave64_parquet_columns(tmp_path):
+    """256-byte addr values (64 little-endian int32), and the list column of 64 lanes reads
+    the same."""
+    t = _wave64_trace()
+    table = pq.read_table(write_parquet(t, tmp_path / "t.parquet"))
+    assert table.schema.field("addr").type == pa.binary(256)
+    pq.write_table(_list_table(t), tmp_path / "list.parquet")
+    assert read_parquet(tmp_path / "list.parquet") == t
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            '{"num_warps": 1, "lanes": 48}',
+            r"t.jsonl:1: field 'lanes': expected 32 or 64, got 48",
+        ),
+        (
+            '{"warp": 0, "op": "ds_load_b32", "addr": [' + ", ".join(["0"] * 64) + "]}",
+            r"t.jsonl:1: field 'addr': expected 32 lane addresses, got 64 \(a wave64 trace says",
+        ),
+        (
+            '{"num_warps": 1, "lanes": 64}\n{"warp": 0, "op": "ds_load_b32", "addr": ['
+            + ", ".join(["0"] * 32)
+            + "]}",
+            r"t.jsonl:2: field 'addr': expected 64 lane addresses, got 32",
+        ),
+    ],
+)
+def test_wave64_jsonl_errors(tmp_path, text, message):
+    path = tmp_path / "t.jsonl"
+    path.write_text(text + "\n")
+    with pytest.raises(TraceError, match=message):
+        read_jsonl(path)

@@ -373,3 +373,43 @@ def test_eight_byte_aligned_padding_traces_and_times():
     )
     with pytest.raises(LayoutError, match="padding a multiple of 2 elements"):
         low.trace()
+
+
+def test_wave64_layout_lowers_with_its_64_lanes():
+    """Lanes come from the layouts' lane bases: six lane bits give 64 lane addresses a row.
+    lowerLdSt's widest vector for 8 contiguous bf16 a lane is one 16-byte load a lane (lane l
+    reads row l at 16 * l); gfx1250's ds_load_tr16_b128 exchanges within 32 lanes, so a
+    64-lane layout is not eligible for it. The trace replays on a wave64 hardware file only."""
+    from wave64_hardware import wave64
+
+    from wgpsim.errors import TraceError
+    from wgpsim.layout.linear_layout import LinearLayout
+
+    rows = [[1 << k, 0] for k in range(6)]
+    shared = LinearLayout.from_bases({"offset": [[0, 1], [0, 2], [0, 4], *rows]}, ["dim0", "dim1"])
+    dst = LinearLayout.from_bases(
+        {"register": [[0, 1], [0, 2], [0, 4]], "lane": rows, "warp": []}, ["dim0", "dim1"]
+    )
+    low = lower(shared, dst, (64, 8), "bf16")
+    assert (low.instruction, low.lanes, low.counts) == ("ds_load_b128", 64, {"ds_load_b128": 1})
+    assert low.addresses[0, 0].tolist() == (16 * np.arange(64)).tolist()
+    assert low.reason.startswith("ds_load_tr16_b128 exchanges within 32 lanes; the layout has 64")
+    trace = low.trace()
+    assert trace.lanes == 64
+    assert simulate(trace, wave64(), engine="des").passes == 4  # 1 KiB in 256 B passes
+    with pytest.raises(TraceError, match="64 lanes per warp"):
+        simulate(trace, load_hardware())
+
+
+def test_wave64_blocked_layout_text():
+    """A #ttg.blocked whose threadsPerWarp multiply to 64 (a gfx942/gfx950 compile's) lowers
+    with 64 lanes: 8 fp16 a lane contiguous along dim 1, lane l of warp w at row w, 16 * l."""
+    low = lower(
+        "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>",
+        "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [1, 64], warpsPerCTA = [4, 1], "
+        "order = [1, 0]}>",
+        (4, 512),
+        "fp16",
+    )
+    assert (low.counts, low.lanes, low.trace().lanes) == ({"ds_load_b128": 1}, 64, 64)
+    assert low.addresses[2, 0, :3].tolist() == [2048, 2064, 2080]

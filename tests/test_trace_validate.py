@@ -295,7 +295,7 @@ def test_jsonl_barrier_some_warp_never_reaches(tmp_path):
     [
         ({"num_warps": 0}, r"t.jsonl:3: field 'num_warps': 0 is too small \(expected >= 1\)"),
         ({"num_warps": 1 << 20}, r"t.jsonl:3: field 'num_warps': 1048576 is too large \(at most 65536\)"),
-        ({"num_warps": 2, "lds": 5}, r"t.jsonl:3: field 'lds': not a header field \(valid: num_warps, labels\)"),
+        ({"num_warps": 2, "lds": 5}, r"t.jsonl:3: field 'lds': not a header field \(valid: num_warps, labels, lanes\)"),
         ({"num_warps": 2, "labels": "start"}, r"t.jsonl:3: field 'labels': expected a list"),
     ],
 )  # fmt: skip

@@ -74,10 +74,11 @@ def simulate(
     ``record_events``: the arbiter's per-cycle log (``Result.events()``); ``record_ops``: every
     row's cycles (``Result.ops(trace)``, columns ``wgpsim.engine.result.OP_TIMES``)."""
     from wgpsim.hw.config import load_hardware
-    from wgpsim.trace.validate import validate
+    from wgpsim.trace.validate import check_lanes, validate
 
     hw = load_hardware() if hw is None else hw
     check_seed(seed)
+    check_lanes(trace, hw.wgp.warp_size, hw.source)
     module = _engine(engine)  # an engine may check traces its own way (fast: compiled)
     getattr(module, "validate", validate)(trace, hw.partitions.lds_bytes)
     run = module.run

@@ -104,14 +104,17 @@ class LaneTable:
     j of pass ``pass`` (``count[op]`` passes of ``width[op]`` lanes), ``bytes_per_lane[op]``,
     and the sizes the rules divide by as (size, log2 size or -1).
 
-    Lanes are ordered by the number their pass-selecting bits (config ``passes``) spell:
+    Lanes are ordered by their pass number (config ``passes``: bit i is the parity of the lane
+    bits of mask i):
 
     >>> lane_table(load_hardware()).lanes[OPS.index("ds_load_b128"), :, :3].tolist()
     [[0, 1, 2], [16, 17, 18]]
     """
 
     def __init__(self, hw: HardwareConfig) -> None:
-        groups = [_groups(hw.lane_bits(OPS[code]), hw.wgp.warp_size) for code in range(NUM_LDS_OPS)]
+        groups = [
+            _groups(hw.lane_masks(OPS[code]), hw.wgp.warp_size) for code in range(NUM_LDS_OPS)
+        ]
         self.count = np.array([g.shape[0] for g in groups], dtype=np.int64)
         self.width = np.array([g.shape[1] for g in groups], dtype=np.int64)
         self.lanes = np.zeros((NUM_LDS_OPS, self.count.max(), self.width.max()), dtype=np.int64)
@@ -148,12 +151,15 @@ class LaneTable:
         return fill_passes(*rows, *per_op, *self.sizes, out)
 
 
-def _groups(bits: tuple[int, ...], warp_size: int) -> np.ndarray:
-    """[passes, lanes]: the lanes sorted (stably) by the pass number their ``bits`` spell."""
-    pass_of = np.zeros(warp_size, dtype=np.int64)
-    for i, b in enumerate(bits):
-        pass_of += ((np.arange(warp_size) >> b) & 1) * (1 << i)
-    return np.argsort(pass_of, kind="stable").reshape(1 << len(bits), -1)
+def _groups(masks: tuple[tuple[int, ...], ...], warp_size: int) -> np.ndarray:
+    """[passes, lanes]: the lanes sorted (stably) by their pass number, whose bit i is the
+    parity of the lane's bits under mask i (a linear map over GF(2))."""
+    weights = [sum(1 << b for b in mask) for mask in masks]
+    pass_of = [
+        sum((bin(lane & m).count("1") & 1) << i for i, m in enumerate(weights))
+        for lane in range(warp_size)
+    ]
+    return np.argsort(np.array(pass_of), kind="stable").reshape(1 << len(masks), -1)
 
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)

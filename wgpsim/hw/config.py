@@ -10,8 +10,8 @@ small frozen dataclasses, checked field by field in ``wgpsim.hw.config_schema``:
 (256, 65536, 64)
 >>> hw.pair_names, hw.pair_of_warp(3)
 (('A', 'B'), 1)
->>> hw.lane_bits("ds_load_b128"), hw.with_overrides(**{"passes.lane_grouping": "triton"}).lane_bits("ds_load_b128")
-((4,), (2,))
+>>> hw.lane_masks("ds_load_b128"), hw.with_overrides(**{"passes.lane_grouping": "triton"}).lane_masks("ds_load_b128")
+(((4,),), ((2,),))
 
 Errors name the file and the field:
 
@@ -40,6 +40,7 @@ from wgpsim.hw.config_schema import (
     Ports,
     Timing,
     Wgp,
+    masks_form,
     read_sections,
 )
 from wgpsim.inputs import load_yaml, read_text
@@ -119,7 +120,7 @@ class HardwareConfig:
             "passes": {
                 "lane_grouping": self.passes.lane_grouping,
                 "groupings": {
-                    name: {op: list(bits) for op, bits in table}
+                    name: {op: masks_form(masks) for op, masks in table}
                     for name, table in self.passes.groupings
                 },
             },
@@ -168,12 +169,14 @@ class HardwareConfig:
     def pair_of_warp(self, warp: int) -> int:
         return self.pair_of_simd(self.simd_of_warp(warp))
 
-    def lane_bits(self, op: str) -> tuple[int, ...]:
-        """Lane-index bits selecting the pass of ``op`` under the chosen lane grouping."""
-        return _lane_bits(self.passes, op, self.source)
+    def lane_masks(self, op: str) -> tuple[tuple[int, ...], ...]:
+        """The pass map of ``op`` under the chosen lane grouping: pass bit i of lane l is the
+        XOR of the bits of l listed in mask i (``passes.groupings``; docs/DESIGN.md, "The
+        hardware model")."""
+        return _lane_masks(self.passes, op, self.source)
 
 
-def _lane_bits(passes: Passes, op: str, source: str) -> tuple[int, ...]:
+def _lane_masks(passes: Passes, op: str, source: str) -> tuple[tuple[int, ...], ...]:
     tables = dict(passes.groupings)
     for name in (passes.lane_grouping, passes.groupings[0][0]):
         table = dict(tables[name])

@@ -16,7 +16,7 @@ from typing import Any
 
 from wgpsim.errors import ConfigError, did_you_mean, field_error, shown
 from wgpsim.layout.bits import log2
-from wgpsim.trace.instructions import INSTRUCTIONS, LANES
+from wgpsim.trace.instructions import INSTRUCTIONS, WAVE_SIZES
 
 SECTIONS = (
     "name",
@@ -71,11 +71,14 @@ class Banks:
 
 @dataclass(frozen=True)
 class Passes:
-    """Lane grouping: per instruction, the lane bits that select the pass (``lane_grouping`` picks
-    one of ``groupings``; a grouping other than the first lists only its differences)."""
+    """Lane grouping: per instruction, a linear map over GF(2) from lane bits to pass bits
+    (``lane_grouping`` picks one of ``groupings``; a grouping other than the first lists only
+    its differences). An instruction's entry is its masks: pass bit i of lane l is the XOR of
+    the bits of l that mask i lists (the YAML's plain ``[4]`` reads as the masks ``((4,),)``).
+    """
 
     lane_grouping: str
-    groupings: tuple[tuple[str, tuple[tuple[str, tuple[int, ...]], ...]], ...]
+    groupings: tuple[tuple[str, tuple[tuple[str, tuple[tuple[int, ...], ...]], ...]], ...]
 
 
 @dataclass(frozen=True)
@@ -267,10 +270,8 @@ class _Reader:
             self.number(d["max_warps"], "wgp.max_warps")
         simds = self.number(d["simds"], "wgp.simds")
         warp_size = self.number(d["warp_size"], "wgp.warp_size")
-        if warp_size != LANES:
-            raise self.fail(
-                "wgp.warp_size", f"{LANES} (traces hold {LANES} lanes per warp, wave32)", warp_size
-            )
+        if warp_size not in WAVE_SIZES:
+            raise self.fail("wgp.warp_size", "32 (wave32) or 64 (wave64)", warp_size)
         if not isinstance(d["pairs"], dict) or not d["pairs"]:
             raise self.fail("wgp.pairs", "a mapping of pair name -> SIMD list", d["pairs"])
         pairs = tuple((str(n), self.ints(s, f"wgp.pairs.{n}")) for n, s in d["pairs"].items())
@@ -335,23 +336,19 @@ class _Reader:
             if not isinstance(table, dict):
                 raise self.fail(path, "a mapping of instruction -> lane bits", table)
             entries = []
-            for op, bits in table.items():
+            for op, entry in table.items():
                 if op not in INSTRUCTIONS:
                     raise ConfigError(
                         f"{self.source}: unknown instruction {_join(path, str(op))!r} "
                         f"(valid: {', '.join(INSTRUCTIONS)})"
                     )
-                bits = self.ints(bits, f"{path}.{op}")
-                if any(b >= lane_bits for b in bits):
-                    raise self.fail(f"{path}.{op}", f"lane bits in 0..{lane_bits - 1}", list(bits))
-                pass_bytes = (wgp.warp_size >> len(bits)) * INSTRUCTIONS[op].bytes_per_lane
+                masks = self.lane_masks(entry, f"{path}.{op}", lane_bits)
+                pass_bytes = (wgp.warp_size >> len(masks)) * INSTRUCTIONS[op].bytes_per_lane
                 if pass_bytes > port_bytes:
                     raise self.fail(
-                        f"{path}.{op}",
-                        f"enough passes that one moves <= {port_bytes} B",
-                        list(bits),
+                        f"{path}.{op}", f"enough passes that one moves <= {port_bytes} B", entry
                     )
-                entries.append((op, bits))
+                entries.append((op, masks))
             tables.append((str(gname), tuple(entries)))
         base = dict(tables[0][1])
         missing = [op for op in INSTRUCTIONS if op not in base]
@@ -364,6 +361,26 @@ class _Reader:
         if not isinstance(choice, str) or choice not in groupings:
             raise self.fail("passes.lane_grouping", f"one of {', '.join(groupings)}", choice)
         return Passes(choice, tuple(tables))
+
+    def lane_masks(self, entry: Any, path: str, lane_bits: int) -> tuple[tuple[int, ...], ...]:
+        """One instruction's grouping as masks: ``[4]`` (the lane bits that select the pass)
+        or ``[[2, 3, 4], [5]]`` (pass bit i = XOR of the lane bits of mask i); the masks must
+        be independent over GF(2), so every pass holds warp_size / 2**len(masks) lanes."""
+        what = (
+            f"a list of lane bits in 0..{lane_bits - 1}, or of masks (lists of such bits) "
+            "independent over GF(2)"
+        )
+        if not isinstance(entry, list):
+            raise self.fail(path, what, entry)
+        masks = []
+        for item in entry:
+            bits = self.ints(item if isinstance(item, list) else [item], path)
+            if not bits or any(b >= lane_bits for b in bits):
+                raise self.fail(path, what, entry)
+            masks.append(tuple(bits))
+        if gf2_rank([sum(1 << b for b in m) for m in masks]) != len(masks):
+            raise self.fail(path, what, entry)
+        return tuple(masks)
 
     def timing(self, data: Any) -> Timing:
         names = (
@@ -388,6 +405,33 @@ class _Reader:
         names = tuple(Costs.__dataclass_fields__)
         d = self.section(data, "costs", names)
         return Costs(**{k: self.number(d[k], f"costs.{k}") for k in names})
+
+
+def gf2_rank(vectors: list[int]) -> int:
+    """Rank over GF(2) of bit vectors given as integers.
+
+    >>> gf2_rank([0b11100, 0b100000]), gf2_rank([0b110, 0b011, 0b101])
+    (2, 2)
+    """
+    basis: dict[int, int] = {}  # highest bit -> the basis vector with that highest bit
+    for v in vectors:
+        while v and v.bit_length() in basis:
+            v ^= basis[v.bit_length()]
+        if v:
+            basis[v.bit_length()] = v
+    return len(basis)
+
+
+def masks_form(masks: tuple[tuple[int, ...], ...]) -> list:
+    """An instruction's masks as the YAML writes them: the plain lane bits when every mask is
+    one bit (the form that selects the pass by bits), else the list of masks.
+
+    >>> masks_form(((4,),)), masks_form(((2, 3, 4), (5,)))
+    ([4], [[2, 3, 4], [5]])
+    """
+    if all(len(m) == 1 for m in masks):
+        return [m[0] for m in masks]
+    return [list(m) for m in masks]
 
 
 def _join(path: str, key: str) -> str:

@@ -85,7 +85,9 @@ def bank_of(addr: np.ndarray | int, hw: HardwareConfig) -> np.ndarray | int:
 def lane_groups(op: str, hw: HardwareConfig) -> np.ndarray:
     """Lanes of each pass of ``op``: int array [passes, lanes per pass].
 
-    Pass k holds the lanes whose pass-selecting lane bits (config ``passes``) read k.
+    Pass k holds the lanes whose pass bits read k: pass bit i of lane l is the XOR of the lane
+    bits that mask i of the config's ``passes`` entry lists (a linear map over GF(2); a plain
+    entry ``[4]`` is the one mask ``[4]``: lane bit 4 selects the pass).
 
     >>> lane_groups("ds_load_b128", load_hardware())[:, :4]
     array([[ 0,  1,  2,  3],
@@ -93,13 +95,19 @@ def lane_groups(op: str, hw: HardwareConfig) -> np.ndarray:
     >>> lane_groups("ds_load_b128", load_hardware().with_overrides(
     ...     **{"passes.lane_grouping": "triton"}))[0]
     array([ 0,  1,  2,  3,  8,  9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27])
+    >>> lane_groups("ds_load_b128", load_hardware().with_overrides(
+    ...     **{"passes.groupings.seed.ds_load_b128": [[2, 3, 4]]}))[0]
+    array([ 0,  1,  2,  3, 12, 13, 14, 15, 20, 21, 22, 23, 24, 25, 26, 27])
     """
-    bits = hw.lane_bits(op)
+    masks = hw.lane_masks(op)
     lanes = np.arange(hw.wgp.warp_size)
     selector = np.zeros_like(lanes)
-    for i, bit in enumerate(bits):
-        selector |= ((lanes >> bit) & 1) << i
-    groups = np.stack([lanes[selector == k] for k in range(1 << len(bits))])
+    for i, mask in enumerate(masks):
+        parity = np.zeros_like(lanes)
+        for bit in mask:
+            parity ^= (lanes >> bit) & 1
+        selector |= parity << i
+    groups = np.stack([lanes[selector == k] for k in range(1 << len(masks))])
     groups.setflags(write=False)
     return groups
 

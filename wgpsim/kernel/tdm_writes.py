@@ -118,10 +118,12 @@ def block_rows(
     bases,
     *,
     num_warps: int,
+    lanes: int = LANES,
 ) -> list[list[np.ndarray]]:
-    """``rows[w][k]``: warp w's instruction k, int32 ``[rows, 32]`` granule byte addresses
+    """``rows[w][k]``: warp w's instruction k, int32 ``[rows, lanes]`` granule byte addresses
     (-1 past the end of its block), for a TDM copy of a ``shape`` block into ``shared`` (a
-    layout or a `wgpsim.layout.SharedView`) at ``bases``."""
+    layout or a `wgpsim.layout.SharedView`) at ``bases``; a row is as wide as the trace's
+    (``lanes``: 32 on gfx1250, the one target with a TDM)."""
     shape = tuple(int(s) for s in shape)
     addr = _element_addresses(shared, shape, elem_bytes, bases)
     per = GRANULE_BYTES // elem_bytes
@@ -158,7 +160,7 @@ def block_rows(
                     "TDM write: the destination layout does not keep 8-byte granules contiguous"
                 )
             flat = granules[:, 0]
-            rows = np.full((ceil(len(flat) / LANES), LANES), -1, dtype=np.int32)
+            rows = np.full((ceil(len(flat) / lanes), lanes), -1, dtype=np.int32)
             rows.ravel()[: len(flat)] = flat
             mine.append(rows)
         out.append(mine)

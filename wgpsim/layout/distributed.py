@@ -30,9 +30,6 @@ from wgpsim.layout.linear_layout import LinearLayout
 #: Lanes per warp on gfx1250 (wave32; Triton ``TargetFeatures::getWarpSize``). The WMMA tiles
 #: below are wave32 tiles, so this is a property of the encodings, not a tunable.
 WARP_SIZE = 32
-#: Lanes per warp a ``#ttg.blocked`` layout may spread over: wave32 (gfx1250) and wave64
-#: (gfx942, gfx950; Triton's ``GPUTarget("hip", "gfx950", 64)``).
-WARP_SIZES = (32, 64)
 DISTRIBUTED_IN_DIMS = ("register", "lane", "warp", "block")
 #: (M, N) of the gfx1250 WMMA (version 3) instructions Triton models.
 WMMA_V3_MN = ((16, 16), (32, 16))
@@ -177,10 +174,10 @@ class BlockedLayout:
                 )
             for v in getattr(self, f):
                 require_pow2(what, f, v)
-        if prod(self.threads_per_warp) not in WARP_SIZES:
+        if prod(self.threads_per_warp) not in (WARP_SIZE, 2 * WARP_SIZE):  # wave32 or wave64
             raise LayoutError(
                 f"{what}: field 'threads_per_warp' {list(self.threads_per_warp)} must multiply to "
-                f"a warp size ({' or '.join(map(str, WARP_SIZES))})"
+                f"a warp size, {WARP_SIZE} or {2 * WARP_SIZE}"
             )
 
     @property

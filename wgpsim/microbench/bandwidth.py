@@ -67,7 +67,7 @@ from wgpsim.sweeps.config import (
 from wgpsim.sweeps.drift_section import DriftSection, parse_drift, run_drift
 from wgpsim.sweeps.executor import Execution, fingerprint
 from wgpsim.sweeps.kinds import ExperimentResult, register_kind
-from wgpsim.trace.instructions import INSTRUCTIONS, LANES
+from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.trace import Trace
 
 FIELDS = (
@@ -136,8 +136,9 @@ class LdsBandwidthConfig:
         return INSTRUCTIONS[self.instruction].bytes_per_lane // self.elem_bytes
 
     def shape(self, burst: int) -> tuple[int, int]:
-        """``[warps, N]``: one row per warp, ``burst`` loads of 32 lanes x ``vec`` elements."""
-        return (self.warps, burst * LANES * self.vec)
+        """``[warps, N]``: one row per warp, ``burst`` loads of ``wgp.warp_size`` lanes x
+        ``vec`` elements."""
+        return (self.warps, burst * self.hw.wgp.warp_size * self.vec)
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,7 @@ import numpy as np
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.rules import pass_table
 from wgpsim.microbench.operand_plan import BUFFER_SHIFT, OperandPlan
-from wgpsim.trace.instructions import INSTRUCTIONS, op_code
-
-LANES = 32
-"""Lanes per row of a plan's addresses (a wave32 instruction)."""
+from wgpsim.trace.instructions import INSTRUCTIONS, WAVE_SIZES, op_code
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,8 +78,10 @@ def operand_statics(
     for plan, _, offsets, _ in items:
         zero = np.zeros(plan.num_buffers, dtype=np.int64)
         sentinel = np.arange(plan.num_buffers, dtype=np.int64) << BUFFER_SHIFT
-        addrs.append(plan.addresses(offsets, zero).reshape(-1, LANES))
-        bufs.append((plan.addresses(offsets, sentinel).reshape(-1, LANES) >> BUFFER_SHIFT)[:, 0])
+        lane_addr = plan.addresses(offsets, zero)  # [..., lanes]: the layout's lanes
+        lanes = lane_addr.shape[-1]
+        addrs.append(lane_addr.reshape(-1, lanes))
+        bufs.append((plan.addresses(offsets, sentinel).reshape(-1, lanes) >> BUFFER_SHIFT)[:, 0])
         codes.append(np.full(len(addrs[-1]), op_code(plan.instruction)))
         starts.append(starts[-1] + len(addrs[-1]))
     addr = np.concatenate(addrs)
@@ -121,12 +120,12 @@ def _passes(codes: np.ndarray, addr: np.ndarray, hw: HardwareConfig) -> tuple[np
     plans of a search repeat most rows (on the AMD blog's tile, 455,040 rows hold 132,693
     distinct ones)."""
     key = np.concatenate([codes[:, None], addr], axis=1)
-    digest = key @ _MIX  # wraps around: a hash, checked below
+    digest = key @ _MIX[: key.shape[1]]  # wraps around: a hash, checked below
     _, first, inverse = np.unique(digest, return_index=True, return_inverse=True)
     if not np.array_equal(key[first][inverse], key):  # a collision: split every row
         first, inverse = np.arange(len(key)), np.arange(len(key))
     table = pass_table(codes[first], addr[first], hw)
-    lanes = ((table.lane_mask[:, None] >> np.arange(LANES)[None, :]) & 1).astype(bool)
+    lanes = ((table.lane_mask[:, None] >> np.arange(addr.shape[1])[None, :]) & 1).astype(bool)
     rows = addr[first][table.row]
     lo = np.where(lanes, rows, np.iinfo(np.int64).max).min(axis=1)
     hi = np.where(lanes, rows, -1).max(axis=1)
@@ -139,7 +138,8 @@ def _passes(codes: np.ndarray, addr: np.ndarray, hw: HardwareConfig) -> tuple[np
     return row, table.bank_cycles[index], lo[index], hi[index]
 
 
-_MIX = np.random.default_rng(2026).integers(1, 2**62, size=LANES + 1, dtype=np.int64) | 1
-"""Odd multipliers hashing an (instruction, 32 addresses) row into one int64."""
+_MIX = np.random.default_rng(2026).integers(1, 2**62, size=max(WAVE_SIZES) + 1, dtype=np.int64) | 1
+"""Odd multipliers hashing an (instruction, 32 or 64 addresses) row into one int64 (a 32-lane
+row takes the first 33: the hashes of wave32 rows are as before)."""
 
 __all__ = ["OperandStatic", "operand_statics"]

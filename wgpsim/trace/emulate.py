@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from wgpsim.errors import TraceError
-from wgpsim.trace.instructions import LANES, instruction
+from wgpsim.trace.instructions import LANES, WAVE_SIZES, instruction
 
 GROUP_LANES = LANES // 4
 """Lanes of one independent exchange group (seed: "4 independent groups of 8 lanes")."""
@@ -81,9 +81,11 @@ def _read_rows(ins_name: str, lds: np.ndarray, addr: np.ndarray, distance: int) 
     lds = np.asarray(lds)
     if lds.dtype != np.uint8 or lds.ndim != 1:
         raise TraceError(f"emulate: lds must be a 1-D uint8 array, got {lds.dtype} {lds.shape}")
-    if addr.shape[-1:] != (LANES,):
+    wave = LANES if ins.kind == "load_tr" else None  # gfx1250's exchanges are wave32
+    if addr.shape[-1:] not in ([(wave,)] if wave else [(n,) for n in WAVE_SIZES]):
+        lanes = wave or " or ".join(map(str, WAVE_SIZES))
         raise TraceError(
-            f"emulate: addr must end in a dimension of {LANES} lanes, got {addr.shape}"
+            f"emulate: addr must end in a dimension of {lanes} lanes, got {addr.shape}"
         )
     if (ins.addresses == 2) != (distance != 0):
         raise TraceError(

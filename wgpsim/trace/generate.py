@@ -30,6 +30,7 @@ from wgpsim.trace.instructions import (
     LANES,
     WAIT_DS,
     WAIT_TENSOR,
+    WAVE_SIZES,
     instruction,
     op_code,
 )
@@ -38,7 +39,7 @@ from wgpsim.trace.validate import DEFAULT_LDS_BYTES, validate
 
 
 def vector_loads(addresses: np.ndarray, elem_bytes: int, vec: int, op: str) -> np.ndarray:
-    """``[warp, lane, register]`` element byte addresses -> ``[warp, n_instr, 32]`` blocks.
+    """``[warp, lane, register]`` element byte addresses -> ``[warp, n_instr, lanes]`` blocks.
 
     Instruction i of a warp covers registers ``i*vec .. i*vec+vec-1``; each lane's address is
     that of its first register. The registers of one instruction must be contiguous in memory
@@ -46,19 +47,19 @@ def vector_loads(addresses: np.ndarray, elem_bytes: int, vec: int, op: str) -> n
     """
     addresses = np.asarray(addresses)
     ins = instruction(op)
-    if addresses.ndim != 3 or addresses.shape[1] != LANES:
+    if addresses.ndim != 3 or addresses.shape[1] not in WAVE_SIZES:
         raise TraceError(
-            f"vector_loads: addresses must be [warp, {LANES} lanes, register], got {list(addresses.shape)}"
+            f"vector_loads: addresses must be [warp, 32 or 64 lanes, register], got {list(addresses.shape)}"
         )
     if ins.bytes_per_lane != vec * elem_bytes:
         raise TraceError(
             f"vector_loads: {op} moves {ins.bytes_per_lane} bytes per lane but vec * elem_bytes "
             f"= {vec} * {elem_bytes} = {vec * elem_bytes}"
         )
-    warps, _, regs = addresses.shape
+    warps, lanes, regs = addresses.shape
     if regs % vec:
         raise TraceError(f"vector_loads: {regs} registers per lane is not a multiple of vec={vec}")
-    chunks = addresses.reshape(warps, LANES, regs // vec, vec)
+    chunks = addresses.reshape(warps, lanes, regs // vec, vec)
     expected = chunks[..., :1] + np.arange(vec) * elem_bytes
     bad = np.argwhere(chunks != expected)
     if bad.size:
@@ -83,10 +84,10 @@ def microbenchmark_trace(
     addr_blocks = np.asarray(addr_blocks)
     if addr_blocks.ndim != 3:
         raise TraceError(
-            f"microbenchmark_trace: addr_blocks must be [warp, n_instr, {LANES}], "
+            f"microbenchmark_trace: addr_blocks must be [warp, n_instr, 32 or 64], "
             f"got {list(addr_blocks.shape)}"
         )
-    b = TraceBuilder(len(addr_blocks))
+    b = TraceBuilder(len(addr_blocks), addr_blocks.shape[2])
     b.barrier()
     for w, block in enumerate(addr_blocks):
         b.clock(w, "start")
@@ -109,11 +110,13 @@ def streaming_trace(
     step: int | None = None,
     timed: bool = False,
     lds_bytes: int = DEFAULT_LDS_BYTES,
+    lanes: int = LANES,
 ) -> Trace:
-    """Each warp streams: lane l of load i of warp w reads ``base[w] + i*step + l*stride``.
+    """Each warp of ``lanes`` lanes streams: lane l of load i of warp w reads ``base[w] + i*step
+    + l*stride``.
 
     ``stride`` defaults to the instruction's bytes per lane (contiguous lanes) and ``step`` to
-    32 * stride (each load follows the previous). The loads end with ``wait_ds 0``; with
+    lanes * stride (each load follows the previous). The loads end with ``wait_ds 0``; with
     ``timed`` they are wrapped in the microbenchmark's barriers and clocks instead.
 
     >>> streaming_trace(2, 4, "ds_load_b64", [0, 4096]).addr[5, :3].tolist()
@@ -121,7 +124,7 @@ def streaming_trace(
     """
     width = instruction(op).bytes_per_lane
     stride = width if stride is None else stride
-    step = LANES * stride if step is None else step
+    step = lanes * stride if step is None else step
     bases = np.array(
         [base_of_warp(w) for w in range(num_warps)] if callable(base_of_warp) else base_of_warp
     )
@@ -132,11 +135,11 @@ def streaming_trace(
     blocks = (
         bases[:, None, None]
         + np.arange(loads_per_warp)[None, :, None] * step
-        + np.arange(LANES)[None, None, :] * stride
+        + np.arange(lanes)[None, None, :] * stride
     )
     if timed:
         return microbenchmark_trace(blocks, op, lds_bytes=lds_bytes)
-    b = TraceBuilder(num_warps)
+    b = TraceBuilder(num_warps, lanes)
     for w in range(num_warps):
         b.lds_many(w, op, blocks[w])
         b.wait_ds(w, 0)
@@ -144,23 +147,28 @@ def streaming_trace(
 
 
 def _random_addresses(
-    rng: np.random.Generator, width: int, align: int, lds_bytes: int, distance: int = 0
+    rng: np.random.Generator,
+    width: int,
+    align: int,
+    lds_bytes: int,
+    distance: int = 0,
+    lanes: int = LANES,
 ) -> np.ndarray:
-    """32 lane addresses: contiguous, strided (bank-conflicting for large strides), broadcast or
+    """``lanes`` lane addresses: contiguous, strided (bank-conflicting for large strides), broadcast or
     scattered, with some lanes inactive now and then; each lane reaches ``distance`` bytes
     further (a 2addr form's second access)."""
     pattern = rng.integers(4)
     reach = width + distance
     if pattern == 3:  # scattered
-        addr = rng.integers(0, (lds_bytes - reach) // align + 1, size=LANES) * align
+        addr = rng.integers(0, (lds_bytes - reach) // align + 1, size=lanes) * align
     else:
         stride = (0, width, width << int(rng.integers(1, 7)))[pattern]
-        span = (LANES - 1) * stride + reach
+        span = (lanes - 1) * stride + reach
         if span > lds_bytes:
-            stride, span = width, (LANES - 1) * width + reach
-        addr = rng.integers(0, (lds_bytes - span) // align + 1) * align + np.arange(LANES) * stride
+            stride, span = width, (lanes - 1) * width + reach
+        addr = rng.integers(0, (lds_bytes - span) // align + 1) * align + np.arange(lanes) * stride
     if rng.random() < 0.25:
-        addr = np.where(rng.random(LANES) < 0.3, -1, addr)
+        addr = np.where(rng.random(lanes) < 0.3, -1, addr)
     return addr
 
 
@@ -174,8 +182,9 @@ def random_trace(
     max_barriers: int = 2,
     labels: Sequence[str] = ("start", "mid", "end"),
     lds_bytes: int = DEFAULT_LDS_BYTES,
+    lanes: int = LANES,
 ) -> Trace:
-    """A random valid trace for property tests: random warps, LDS instructions (from ``ops``,
+    """A random valid trace for property tests (warps of ``lanes`` lanes): random warps, LDS instructions (from ``ops``,
     default all), addresses with and without bank conflicts, ``wait_ds``, ``delay``, ``clock``,
     and the same number of barriers in every warp. Warps' rows interleave randomly.
 
@@ -205,7 +214,9 @@ def random_trace(
                     dist = ins.offset_unit_bytes * int(
                         rng.choice([1, 2, 16, 64, 255]).clip(1, units)
                     )
-                    addr = _random_addresses(rng, ins.access_bytes, ins.alignment, lds_bytes, dist)
+                    addr = _random_addresses(
+                        rng, ins.access_bytes, ins.alignment, lds_bytes, dist, lanes
+                    )
                     if ins.kind == "tdm":  # a TDM row: the last of its instruction or not
                         dist = int(rng.integers(2))
                     stream.append((w, op_code(ins.name), dist, addr))
@@ -215,7 +226,7 @@ def random_trace(
         keys.append(np.sort(rng.random(len(stream))))
     order = np.argsort(np.concatenate(keys + [np.zeros(0)]), kind="stable")
     rows = [rows[i] for i in order]
-    addr = np.full((len(rows), LANES), -1, dtype=np.int32)
+    addr = np.full((len(rows), lanes), -1, dtype=np.int32)
     for i, row in enumerate(rows):
         if row[3] is not None:
             addr[i] = row[3]

@@ -33,7 +33,11 @@ import numpy as np
 from wgpsim.errors import TraceError
 
 LANES = 32
-"""Lanes of a wave32 warp: the width of one row of ``Trace.addr`` (a trace format constant)."""
+"""Lanes of a wave32 warp: the default width of one row of ``Trace.addr`` (gfx1250 is wave32)."""
+
+WAVE_SIZES = (32, 64)
+"""Lanes a warp may have (``wgp.warp_size`` of a hardware file, ``Trace.lanes``): wave32 on
+gfx1250 (MI450), wave64 on gfx942/gfx950 (CDNA3/CDNA4)."""
 
 Kind = Literal["load", "store", "load_tr", "tdm"]
 

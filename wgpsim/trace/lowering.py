@@ -39,25 +39,21 @@ from typing import Any
 import numpy as np
 
 from wgpsim.errors import LayoutError
-from wgpsim.layout.addresses import (
-    check_num_warps,
-    check_warps,
-    linear_of,
-    local_load_addresses,
-    local_load_encodings,
-)
-from wgpsim.layout.dtypes import dtype_bits, parse_shape
+from wgpsim.layout.addresses import local_load_addresses
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.trace.emulate import emulate
-from wgpsim.trace.instructions import INSTRUCTIONS, LANES
+from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.lowering_asm import Issued, assemble
 from wgpsim.trace.lowering_plans import (
     MAX_VECTOR_BITS,
     PLAIN_LOADS,
     PLAIN_STORES,
+    Choice,
     Plan,
+    choose,
     plan_plain,
-    plan_transposed,
+    registers_of,
+    sources_of,
 )
 from wgpsim.trace.trace import Trace, TraceBuilder
 from wgpsim.trace.transpose import transposed_load_for
@@ -144,6 +140,11 @@ class Lowering:
         return int(self.addresses.shape[0])
 
     @property
+    def lanes(self) -> int:
+        """Lanes of a warp, from the layouts' lane bases (5 bits: wave32, 6: wave64)."""
+        return int(self.addresses.shape[2])
+
+    @property
     def num_instructions(self) -> int:
         """Triton-level instructions per warp."""
         return int(self.addresses.shape[1])
@@ -181,7 +182,7 @@ class Lowering:
         LayoutError naming the padding, before any trace is built.
         """
         self._check_alignment()
-        b = TraceBuilder(num_warps=self.num_warps)
+        b = TraceBuilder(num_warps=self.num_warps, lanes=self.lanes)
         if barrier:
             b.barrier()
         for w in range(self.num_warps):
@@ -213,7 +214,7 @@ class Lowering:
         the destination registers; broadcast registers copy the register they duplicate.
         """
         dt = np.dtype(f"<u{self.elem_bits // 8}")
-        out = np.zeros((self.num_warps, LANES, self.num_registers), dtype=dt)
+        out = np.zeros((self.num_warps, self.lanes, self.num_registers), dtype=dt)
         for k in range(self.num_instructions):
             vals = emulate(self.instruction, lds, self.addresses[:, k, :], elem_bits=self.elem_bits)
             out[:, :, self.registers[k]] = vals
@@ -226,12 +227,12 @@ class Lowering:
         instruction's element index), and ``source_lane`` whose LDS read supplied it."""
         if self.dst_layout is None:
             raise LayoutError("sources: this Lowering was built without its dst layout")
-        lane = np.arange(LANES)[:, None]
+        lane = np.arange(self.lanes)[:, None]
         elem = np.arange(self.vector_elems)[None, :]
-        reg = np.broadcast_to(self.registers[k][None, :], (LANES, self.vector_elems))
+        reg = np.broadcast_to(self.registers[k][None, :], (self.lanes, self.vector_elems))
         ins = {"register": reg, "lane": lane, "warp": warp, "block": 0}
         out = self.dst_layout.apply({d: ins[d] for d in self.dst_layout.in_dim_names})
-        shape = (LANES, self.vector_elems)
+        shape = (self.lanes, self.vector_elems)
         res = {d: np.broadcast_to(v, shape) for d, v in out.items()}
         src = transposed_load_for(self.elem_bits).source_lanes() if self.transposed else None
         res["lane"] = np.broadcast_to(lane, shape)
@@ -259,48 +260,9 @@ class Lowering:
         }
 
 
-# ------------------------------------------------------------------------------ inputs
-def _linear(layout: Any, shape: tuple[int, ...]) -> LinearLayout:
-    return linear_of(layout, shape)
-
-
-def _min_interval(shared: Any) -> int | None:
-    """Smallest padding interval of a padded (or partitioned-padded) layout, else None."""
-    inner = getattr(shared, "partition_layout", shared)
-    pairs = getattr(inner, "interval_padding_pairs", None)
-    return min(interval for interval, _ in pairs) if pairs else None
-
-
-def _cvt(dst_ll: LinearLayout, shared_ll: LinearLayout, cvt: LinearLayout | None = None):
-    """dst.invert_and_compose(shared) (``cvt`` if given) without the (trivial) block dim, ins
-    register/lane/warp."""
-    cvt = dst_ll.invert_and_compose(shared_ll) if cvt is None else cvt
-    if cvt.has_in_dim("block"):
-        if cvt.has_out_dim("block"):
-            q = cvt.quotient(["block"])
-        else:
-            q = cvt.sublayout([d for d in cvt.in_dim_names if d != "block"], cvt.out_dim_names)
-            q = q if all(not any(b) for b in cvt.get_bases("block")) else None
-        if q is None:
-            raise LayoutError("local_load across CTAs (block dim not trivial): not modelled")
-        cvt = q
-    for d in ("register", "lane", "warp"):
-        if not cvt.has_in_dim(d):
-            cvt = cvt * LinearLayout.identity_1d(1, d, cvt.out_dim_names[0])
-    return cvt.transpose_ins(["register", "lane", "warp"])
-
-
 # ------------------------------------------------------------------------------ helpers
 def _bases_text(layout: LinearLayout) -> str:
     return "; ".join(f"{d}={[list(b) for b in bs]}" for d, bs in layout.bases)
-
-
-def _register_index(order: Sequence[int], positions: np.ndarray) -> np.ndarray:
-    """Original register index of permuted index ``positions`` (bit j -> bit order[j])."""
-    out = np.zeros_like(positions)
-    for j, src in enumerate(order):
-        out |= ((positions >> j) & 1) << src
-    return out
 
 
 def lower(
@@ -348,101 +310,6 @@ def lower(
     )
 
 
-@dataclass(frozen=True)
-class Choice:
-    """What :func:`lower` decides before any address: the plan (instruction, vector, register
-    order, a ds_load_tr lane's row), the conversion ``cvt`` (register, lane, warp -> offset),
-    ``composed`` (the same with the dst's own dims, what the element addresses need), the
-    destination's linear layout and the parsed inputs."""
-
-    plan: Plan
-    cvt: LinearLayout
-    composed: LinearLayout
-    dst_ll: LinearLayout
-    dst_enc: Any
-    shared_enc: Any
-    shape: tuple[int, ...]
-    elem_bits: int
-
-    def sources(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(lane, register)`` of the destination element lane l reads in instruction i, each
-        ``[instruction, lane]``: a plain load's lane reads its own first register of the
-        vector; a ds_load_tr lane reads the row another lane owns (``plan.row_lane``).
-
-        >>> from wgpsim.layout.linear_layout import LinearLayout
-        >>> shared = LinearLayout.from_bases({"offset": [[1, 0], [2, 0], [4, 0], [8, 0],
-        ...     [16, 0], [0, 1], [0, 2], [0, 4]]}, ["dim0", "dim1"])
-        >>> dst = LinearLayout.from_bases({"register": [[0, 1], [0, 2], [0, 4]], "lane": [[1, 0],
-        ...     [2, 0], [4, 0], [8, 0], [16, 0]], "warp": []}, ["dim0", "dim1"])
-        >>> lane, register = choose(shared, dst, (32, 8), "bf16").sources()
-        >>> lane[0, :9].tolist(), register[0, :9].tolist()
-        ([0, 0, 0, 0, 0, 0, 0, 0, 8], [0, 1, 2, 3, 4, 5, 6, 7, 0])
-
-        (lane 1 reads offset 32, element (0, 1): lane 0's register 1.)
-        """
-        return _sources(self.plan, _registers(self.plan), self.cvt.in_dim_size("lane"))
-
-
-def choose(
-    shared: Any,
-    dst: Any,
-    shape: str | Sequence[int],
-    dtype: str | int,
-    *,
-    num_warps: int | None = None,
-    allow_transpose: bool = True,
-    store: bool = False,
-) -> Choice:
-    """The instruction :func:`lower` picks and how lanes map to registers, without the
-    addresses (:meth:`Choice.sources`: which element each lane reads); arguments as
-    :func:`lower`'s."""
-    shape = parse_shape(shape)
-    elem_bits = dtype_bits(dtype) if isinstance(dtype, str) else int(dtype)
-    dst_enc, shared_enc = local_load_encodings(dst, shared)
-    dst_ll = _linear(dst_enc, shape)
-    check_num_warps(dst_ll.in_dim_size("warp"), "the dst layout's warp count")  # before any address
-    shared_ll = _linear(shared_enc, shape)
-    composed = dst_ll.invert_and_compose(shared_ll)  # also what every element's address needs
-    cvt = _cvt(dst_ll, shared_ll, composed)
-    check_warps(num_warps, cvt.in_dim_size("warp"))
-    min_interval = _min_interval(shared_enc)
-    eligibility = "invalid"
-    if store:
-        plan: Plan | str = "a local_store takes lowerLdSt's vector path (no transposed store)"
-        eligibility = "store"
-    elif not allow_transpose:
-        plan = "transposed loads disabled"
-        eligibility = "disabled"
-    elif elem_bits not in (8, 16):
-        plan = f"ds_load_tr needs 8- or 16-bit elements, not {elem_bits}"
-        eligibility = "unsupported"
-    else:
-        plan = plan_transposed(cvt, transposed_load_for(elem_bits), min_interval)
-    if isinstance(plan, str):
-        names = PLAIN_STORES if store else PLAIN_LOADS
-        plan = plan_plain(cvt, elem_bits, min_interval, plan, eligibility, names)
-    return Choice(plan, cvt, composed, dst_ll, dst_enc, shared_enc, tuple(shape), elem_bits)
-
-
-def _registers(plan: Plan) -> np.ndarray:
-    """Register index of every element of every instruction, ``[instruction, vector]``."""
-    # permuted position -> index in the (broadcast-free) register list -> register index
-    perm = [plan.regs.index(i) for i in plan.order]
-    n = 1 << len(plan.regs)
-    pos = np.arange(n).reshape(-1, plan.vector_elems)  # [instr, element]
-    compact = _register_index(perm, pos)
-    return _register_index(plan.regs, compact)
-
-
-def _sources(plan: Plan, registers: np.ndarray, lanes: int) -> tuple[np.ndarray, np.ndarray]:
-    """:meth:`Choice.sources` from the plan's ``registers`` ([instruction, vector])."""
-    if plan.row_lane is None:
-        lane = np.broadcast_to(np.arange(lanes), (len(registers), lanes))
-        return lane, np.broadcast_to(registers[:, :1], lane.shape)
-    regs = registers[:, plan.row_reg]  # [instr, source lane]
-    return np.broadcast_to(plan.row_lane[None, :], regs.shape), regs
-
-
 def lower_offsets(
     cvt: LinearLayout,
     elem_bits: int,
@@ -465,14 +332,14 @@ def lower_offsets(
     """
     names = PLAIN_STORES if store else PLAIN_LOADS
     plan = plan_plain(cvt, elem_bits, None, reason, "scratch", names)
-    w, n = cvt.in_dim_size("warp"), cvt.in_dim_size("register")
+    w, n, lanes = (cvt.in_dim_size(d) for d in ("warp", "register", "lane"))
     idx = {
         "register": np.arange(n)[None, None, :],
-        "lane": np.arange(LANES)[None, :, None],
+        "lane": np.arange(lanes)[None, :, None],
         "warp": np.arange(w)[:, None, None],
     }
     offset = cvt.apply(idx)["offset"]
-    elem = base + (elem_bits // 8) * np.broadcast_to(offset, (w, LANES, n)).astype(np.int64)
+    elem = base + (elem_bits // 8) * np.broadcast_to(offset, (w, lanes, n)).astype(np.int64)
     return _build(plan, cvt, tuple(shape), elem_bits, elem, None, store)
 
 
@@ -481,8 +348,8 @@ def _build(
 ) -> Lowering:
     """The Lowering of ``plan``; ``elem`` is the byte address of every [warp, lane, register]."""
     full = list(range(cvt.num_bases("register")))
-    registers = _registers(plan)
-    lane, register = _sources(plan, registers, elem.shape[1])
+    registers = registers_of(plan)
+    lane, register = sources_of(plan, registers, elem.shape[1])
     addresses = elem[:, lane, register]  # [warp, instr, lane]
     mask = sum(1 << i for i in full if i not in plan.regs)
     addresses = np.ascontiguousarray(addresses)

@@ -116,6 +116,10 @@ def lower_packed_transposed(
     fp4 = _fp4_layout(dst_ll, kdim, ("dim0", "dim1"), packed)
     elem = local_load_addresses(fp4, shared_enc, mem_shape, 1, bases)  # [warp, lane, fp4 reg]
     nreg = elem.shape[2]
+    if elem.shape[1] != LANES:  # gfx1250's instruction, whose exchange is wave32's
+        raise LayoutError(
+            f"{INSTRUCTION} exchanges within {LANES} lanes; the layout has {elem.shape[1]}"
+        )
     if nreg % ROW_ELEMS:
         raise LayoutError(f"{nreg} fp4 registers per lane: {INSTRUCTION} fills {ROW_ELEMS}")
     lane = np.arange(LANES)

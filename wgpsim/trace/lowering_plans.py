@@ -4,7 +4,8 @@
 ``divide_left(cvt, tile)`` succeeds) and ``plan_plain`` the generic ``lowerLdSt`` fallback (the
 widest vector ``largestVectorisation`` allows; Triton 3.9.0's ``TritonGPUToLLVM/Utility.cpp``).
 A ``Plan`` says which instruction, why, and in which order the registers are loaded;
-``wgpsim.trace.lowering`` turns it into per-lane addresses.
+``choose`` (a ``Choice``) is Triton's choice between the two for a local_load or local_store,
+before any address; ``wgpsim.trace.lowering`` turns it into per-lane addresses.
 
 >>> PLAIN_LOADS[64], MAX_VECTOR_BITS
 ('ds_load_b64', 128)
@@ -14,12 +15,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from wgpsim.errors import LayoutError
+from wgpsim.layout.addresses import (
+    check_num_warps,
+    check_warps,
+    linear_of,
+    local_load_encodings,
+)
+from wgpsim.layout.dtypes import dtype_bits, parse_shape
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.trace.instructions import single_address
-from wgpsim.trace.transpose import TransposedLoad
+from wgpsim.trace.transpose import TransposedLoad, transposed_load_for
 
 MAX_VECTOR_BITS = 128
 """Widest plain LDS load per lane, ``ds_load_b128`` (Triton: maxVec = 128 / bitwidth)."""
@@ -84,6 +94,10 @@ class Plan:
 
 def plan_transposed(cvt: LinearLayout, t: TransposedLoad, min_interval: int | None) -> Plan | str:
     """The ds_load_tr plan, or the reason it does not apply (notes 3.2 conditions 3-9)."""
+    if cvt.in_dim_size("lane") != t.lanes:
+        return (
+            f"{t.name} exchanges within {t.lanes} lanes; the layout has {cvt.in_dim_size('lane')}"
+        )
     if min_interval is not None and min_interval < t.tile_size:
         return f"padding interval {min_interval} < {t.tile_size} elements: a row would straddle padding"
     ins = list(cvt.in_dim_names)
@@ -162,3 +176,136 @@ def plan_plain(
         else f"no register maps to offset 1: one {elem_bits}-bit element per {name}"
     )
     return Plan(name, v, eligibility, f"{why_not}; fallback: {how}", order, regs)
+
+
+# ------------------------------------------------------------------------------ Triton's choice
+def _linear(layout: Any, shape: tuple[int, ...]) -> LinearLayout:
+    return linear_of(layout, shape)
+
+
+def _min_interval(shared: Any) -> int | None:
+    """Smallest padding interval of a padded (or partitioned-padded) layout, else None."""
+    inner = getattr(shared, "partition_layout", shared)
+    pairs = getattr(inner, "interval_padding_pairs", None)
+    return min(interval for interval, _ in pairs) if pairs else None
+
+
+def _cvt(dst_ll: LinearLayout, shared_ll: LinearLayout, cvt: LinearLayout | None = None):
+    """dst.invert_and_compose(shared) (``cvt`` if given) without the (trivial) block dim, ins
+    register/lane/warp."""
+    cvt = dst_ll.invert_and_compose(shared_ll) if cvt is None else cvt
+    if cvt.has_in_dim("block"):
+        if cvt.has_out_dim("block"):
+            q = cvt.quotient(["block"])
+        else:
+            q = cvt.sublayout([d for d in cvt.in_dim_names if d != "block"], cvt.out_dim_names)
+            q = q if all(not any(b) for b in cvt.get_bases("block")) else None
+        if q is None:
+            raise LayoutError("local_load across CTAs (block dim not trivial): not modelled")
+        cvt = q
+    for d in ("register", "lane", "warp"):
+        if not cvt.has_in_dim(d):
+            cvt = cvt * LinearLayout.identity_1d(1, d, cvt.out_dim_names[0])
+    return cvt.transpose_ins(["register", "lane", "warp"])
+
+
+def _register_index(order: Sequence[int], positions: np.ndarray) -> np.ndarray:
+    """Original register index of permuted index ``positions`` (bit j -> bit order[j])."""
+    out = np.zeros_like(positions)
+    for j, src in enumerate(order):
+        out |= ((positions >> j) & 1) << src
+    return out
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What :func:`lower` decides before any address: the plan (instruction, vector, register
+    order, a ds_load_tr lane's row), the conversion ``cvt`` (register, lane, warp -> offset),
+    ``composed`` (the same with the dst's own dims, what the element addresses need), the
+    destination's linear layout and the parsed inputs."""
+
+    plan: Plan
+    cvt: LinearLayout
+    composed: LinearLayout
+    dst_ll: LinearLayout
+    dst_enc: Any
+    shared_enc: Any
+    shape: tuple[int, ...]
+    elem_bits: int
+
+    def sources(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(lane, register)`` of the destination element lane l reads in instruction i, each
+        ``[instruction, lane]``: a plain load's lane reads its own first register of the
+        vector; a ds_load_tr lane reads the row another lane owns (``plan.row_lane``).
+
+        >>> shared = LinearLayout.from_bases({"offset": [[1, 0], [2, 0], [4, 0], [8, 0],
+        ...     [16, 0], [0, 1], [0, 2], [0, 4]]}, ["dim0", "dim1"])
+        >>> dst = LinearLayout.from_bases({"register": [[0, 1], [0, 2], [0, 4]], "lane": [[1, 0],
+        ...     [2, 0], [4, 0], [8, 0], [16, 0]], "warp": []}, ["dim0", "dim1"])
+        >>> lane, register = choose(shared, dst, (32, 8), "bf16").sources()
+        >>> lane[0, :9].tolist(), register[0, :9].tolist()
+        ([0, 0, 0, 0, 0, 0, 0, 0, 8], [0, 1, 2, 3, 4, 5, 6, 7, 0])
+
+        (lane 1 reads offset 32, element (0, 1): lane 0's register 1.)
+        """
+        return sources_of(self.plan, registers_of(self.plan), self.cvt.in_dim_size("lane"))
+
+
+def choose(
+    shared: Any,
+    dst: Any,
+    shape: str | Sequence[int],
+    dtype: str | int,
+    *,
+    num_warps: int | None = None,
+    allow_transpose: bool = True,
+    store: bool = False,
+) -> Choice:
+    """The instruction :func:`lower` picks and how lanes map to registers, without the
+    addresses (:meth:`Choice.sources`: which element each lane reads); arguments as
+    :func:`lower`'s."""
+    shape = parse_shape(shape)
+    elem_bits = dtype_bits(dtype) if isinstance(dtype, str) else int(dtype)
+    dst_enc, shared_enc = local_load_encodings(dst, shared)
+    dst_ll = _linear(dst_enc, shape)
+    check_num_warps(dst_ll.in_dim_size("warp"), "the dst layout's warp count")  # before any address
+    shared_ll = _linear(shared_enc, shape)
+    composed = dst_ll.invert_and_compose(shared_ll)  # also what every element's address needs
+    cvt = _cvt(dst_ll, shared_ll, composed)
+    check_warps(num_warps, cvt.in_dim_size("warp"))
+    min_interval = _min_interval(shared_enc)
+    eligibility = "invalid"
+    if store:
+        plan: Plan | str = "a local_store takes lowerLdSt's vector path (no transposed store)"
+        eligibility = "store"
+    elif not allow_transpose:
+        plan = "transposed loads disabled"
+        eligibility = "disabled"
+    elif elem_bits not in (8, 16):
+        plan = f"ds_load_tr needs 8- or 16-bit elements, not {elem_bits}"
+        eligibility = "unsupported"
+    else:
+        plan = plan_transposed(cvt, transposed_load_for(elem_bits), min_interval)
+    if isinstance(plan, str):
+        names = PLAIN_STORES if store else PLAIN_LOADS
+        plan = plan_plain(cvt, elem_bits, min_interval, plan, eligibility, names)
+    return Choice(plan, cvt, composed, dst_ll, dst_enc, shared_enc, tuple(shape), elem_bits)
+
+
+def registers_of(plan: Plan) -> np.ndarray:
+    """Register index of every element of every instruction, ``[instruction, vector]``."""
+    # permuted position -> index in the (broadcast-free) register list -> register index
+    perm = [plan.regs.index(i) for i in plan.order]
+    n = 1 << len(plan.regs)
+    pos = np.arange(n).reshape(-1, plan.vector_elems)  # [instr, element]
+    compact = _register_index(perm, pos)
+    return _register_index(plan.regs, compact)
+
+
+def sources_of(plan: Plan, registers: np.ndarray, lanes: int) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`Choice.sources` from the plan's ``registers`` ([instruction, vector])."""
+    if plan.row_lane is None:
+        lane = np.broadcast_to(np.arange(lanes), (len(registers), lanes))
+        return lane, np.broadcast_to(registers[:, :1], lane.shape)
+    regs = registers[:, plan.row_reg]  # [instr, source lane]
+    return np.broadcast_to(plan.row_lane[None, :], regs.shape), regs

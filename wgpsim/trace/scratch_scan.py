@@ -39,7 +39,6 @@ from wgpsim.errors import LayoutError
 from wgpsim.layout.bits import log2
 from wgpsim.layout.dtypes import dtype_bits, parse_shape
 from wgpsim.layout.linear_layout import LinearLayout
-from wgpsim.trace.instructions import LANES
 from wgpsim.trace.lowering import MAX_VECTOR_BITS, PLAIN_LOADS, PLAIN_STORES, Lowering
 from wgpsim.trace.lowering_asm import Issued, assemble
 from wgpsim.trace.scratch_lowering import BARRIER, ScratchLowering, thread_layout
@@ -109,7 +108,8 @@ def scan_scratch(layout: LinearLayout, axis: int, reverse: bool = False) -> Scan
             step *= 2
         elif b[axis]:
             blocks.append(i)
-    lane, warp = np.arange(LANES), np.arange(1 << len(warp_axis) + len(warp_off))[:, None]
+    lanes = layout.in_dim_size("lane")  # the layout's lane bases: 5 bits (wave32) or 6
+    lane, warp = np.arange(lanes), np.arange(1 << len(warp_axis) + len(warp_off))[:, None]
     parallel = _gather_bits(lane, lane_off)[None, :] | (
         _gather_bits(warp, warp_off) << len(lane_off)
     )
@@ -190,7 +190,7 @@ def _step(
         arr.flags.writeable = False
     warps = rows.shape[0]
     none = LinearLayout.from_bases(
-        {"register": [], "lane": [[0]] * log2(LANES), "warp": [[0]] * log2(warps)},
+        {"register": [], "lane": [[0]] * log2(rows.shape[2]), "warp": [[0]] * log2(warps)},
         ["offset"],
         [1],
         require_surjective=False,

@@ -46,6 +46,7 @@ from wgpsim.trace.instructions import (
     TDM,
     WAIT_DS,
     WAIT_TENSOR,
+    WAVE_SIZES,
     instruction,
     is_lds,
     op_code,
@@ -93,9 +94,23 @@ def affine_rows(addr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return mask, base, stride
 
 
+def _lanes_of(addr) -> int:
+    """The lanes of an ``addr`` column: its second dimension when it is one of
+    :data:`WAVE_SIZES` (else wave32's, which the shape check then names)."""
+    shape = np.shape(addr)
+    return shape[1] if len(shape) == 2 and shape[1] in WAVE_SIZES else LANES
+
+
 @dataclass(frozen=True, eq=False)
 class Trace:
-    """One op stream per warp, as columns (see the module docstring). Arrays are read-only."""
+    """One op stream per warp, as columns (see the module docstring). Arrays are read-only.
+
+    ``addr`` holds one address per lane of a warp: 32 (wave32, gfx1250) or 64 (wave64) columns,
+    ``lanes``; the hardware file's ``wgp.warp_size`` must agree (``check_lanes``).
+
+    >>> Trace([0], [op_code("ds_load_b32")], [0], 4 * np.arange(64)[None]).lanes
+    64
+    """
 
     warp: np.ndarray
     op: np.ndarray
@@ -108,8 +123,10 @@ class Trace:
         object.__setattr__(self, "warp", _frozen(self.warp, np.int32, "warp"))
         object.__setattr__(self, "op", _frozen(self.op, np.int16, "op"))
         object.__setattr__(self, "arg", _frozen(self.arg, np.int64, "arg"))
-        addr = np.asarray(self.addr).reshape(-1, LANES) if np.size(self.addr) == 0 else self.addr
-        object.__setattr__(self, "addr", _frozen(addr, np.int32, "addr", (LANES,)))
+        addr = self.addr
+        if np.size(addr) == 0 and np.ndim(addr) != 2:
+            addr = np.asarray(addr).reshape(-1, LANES)
+        object.__setattr__(self, "addr", _frozen(addr, np.int32, "addr", (_lanes_of(addr),)))
         object.__setattr__(self, "labels", tuple(str(s) for s in self.labels))
         object.__setattr__(self, "num_warps", int(self.num_warps))
         n = len(self.warp)
@@ -123,6 +140,11 @@ class Trace:
 
     def __len__(self) -> int:
         return len(self.warp)
+
+    @property
+    def lanes(self) -> int:
+        """Lanes of a warp: the addresses of one row (32 or 64)."""
+        return self.addr.shape[1]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Trace):
@@ -188,7 +210,7 @@ class Trace:
     def to_frame(self, lanes: bool = False) -> pd.DataFrame:
         """One readable row per op: warp, op, arg, label, active lanes, addr (compact text).
 
-        With ``lanes=True`` the 32 lane addresses are added as integer columns ``lane0``...
+        With ``lanes=True`` the lane addresses (32 or 64) are added as integer columns ``lane0``...
         """
         import pandas as pd
 
@@ -215,7 +237,9 @@ class Trace:
             }
         )
         if lanes:
-            frame = frame.join(pd.DataFrame(self.addr, columns=[f"lane{i}" for i in range(LANES)]))
+            frame = frame.join(
+                pd.DataFrame(self.addr, columns=[f"lane{i}" for i in range(self.lanes)])
+            )
         return frame
 
     def __repr__(self) -> str:
@@ -243,6 +267,9 @@ class Trace:
         Labels are merged by name; ``num_warps`` is the largest of all.
         """
         traces = (self, *others)
+        for t in others:
+            if t.lanes != self.lanes:
+                raise TraceError(f"concat: a {t.lanes}-lane trace after a {self.lanes}-lane one")
         labels: dict[str, int] = {}
         args = []
         for t in traces:
@@ -269,10 +296,13 @@ class TraceBuilder:
     {'ds_load_b64': 4, 'ds_store_b32': 1, 'barrier': 2}
     """
 
-    def __init__(self, num_warps: int):
+    def __init__(self, num_warps: int, lanes: int = LANES):
         if int(num_warps) < 1:
             raise TraceError(f"num_warps {num_warps}: expected at least 1")
+        if lanes not in WAVE_SIZES:
+            raise TraceError(f"lanes {lanes!r}: expected one of {', '.join(map(str, WAVE_SIZES))}")
         self.num_warps = int(num_warps)
+        self.lanes = lanes
         self._chunks: list[tuple[np.ndarray, ...]] = []
         self._rows: list[tuple[int, int, int]] = []
         self._addr_rows: dict[int, np.ndarray] = {}
@@ -287,7 +317,7 @@ class TraceBuilder:
         if not self._rows:
             return
         w, o, a = (np.array(c, dtype=np.int64) for c in zip(*self._rows, strict=True))
-        addr = np.full((len(w), LANES), -1, dtype=np.int32)
+        addr = np.full((len(w), self.lanes), -1, dtype=np.int32)
         if self._addr_rows:
             idx = np.fromiter(self._addr_rows, dtype=np.int64)
             addr[idx] = np.stack(list(self._addr_rows.values()))
@@ -298,11 +328,11 @@ class TraceBuilder:
         self._rows.append((self._warp(warp), code, int(arg)))
 
     def lds(self, warp: int, op: str, addr, distance: int = 0) -> None:
-        """One LDS instruction: ``addr`` holds 32 byte addresses (None or -1 = inactive lane);
+        """One LDS instruction: ``addr`` holds a byte address per lane (None or -1 = inactive lane);
         a 2addr form's second address is ``addr + distance`` bytes (``distance`` goes in
         ``arg``)."""
         code = op_code(instruction(op).name)
-        self._addr_rows[len(self._rows)] = _lane_addresses(addr, op)[0]
+        self._addr_rows[len(self._rows)] = _lane_addresses(addr, op, self.lanes)[0]
         self._rows.append((self._warp(warp), code, int(distance)))
 
     def load(self, warp: int, op: str, addr, distance: int = 0) -> None:
@@ -314,10 +344,10 @@ class TraceBuilder:
         self.lds(warp, _checked_kind(op, load=False), addr, distance)
 
     def lds_many(self, warp: int, op: str, addr_2d, distance=0) -> None:
-        """Many instructions of one warp at once: ``addr_2d`` is ``[n_instr, 32]``;
+        """Many instructions of one warp at once: ``addr_2d`` is ``[n_instr, lanes]``;
         ``distance`` (one int or one per instruction) as in ``lds``."""
         code = op_code(instruction(op).name)
-        addr = _lane_addresses(addr_2d, op, batch=True)
+        addr = _lane_addresses(addr_2d, op, self.lanes, batch=True)
         n = len(addr)
         self._flush()
         arg = np.broadcast_to(np.asarray(distance, dtype=np.int64), (n,)).copy()
@@ -339,7 +369,7 @@ class TraceBuilder:
         """One ``tensor_load_to_lds``: the copy engine writes ``addr`` ([rows, 32] byte
         addresses of 8-byte granules, 256 B a row) for ``warp``; the last row carries
         ``arg`` 1 (the instruction ends there; ``wait_tensor`` counts instructions)."""
-        rows = _lane_addresses(np.asarray(addr), "tensor_load_to_lds", batch=True)
+        rows = _lane_addresses(np.asarray(addr), "tensor_load_to_lds", self.lanes, batch=True)
         for k, row in enumerate(rows):
             self._addr_rows[len(self._rows)] = row
             self._rows.append((self._warp(warp), TDM, int(k == len(rows) - 1)))
@@ -365,7 +395,7 @@ class TraceBuilder:
         """The ``Trace``; with ``check`` it is validated against an LDS of ``lds_bytes``."""
         self._flush()
         cols = list(zip(*self._chunks, strict=True)) or [[np.zeros(0, np.int64)]] * 3 + [
-            [np.zeros((0, LANES), np.int32)]
+            [np.zeros((0, self.lanes), np.int32)]
         ]
         trace = Trace(*(np.concatenate(c) for c in cols), tuple(self._labels), self.num_warps)
         if check:
@@ -381,24 +411,26 @@ def _checked_kind(op: str, *, load: bool) -> str:
     return op
 
 
-def _lane_addresses(addr, op: str, *, batch: bool = False) -> np.ndarray:
-    """``addr`` as int32 ``[k, 32]`` (-1 = inactive), with a TraceError naming what is wrong."""
+def _lane_addresses(addr, op: str, lanes: int, *, batch: bool = False) -> np.ndarray:
+    """``addr`` as int32 ``[k, lanes]`` (-1 = inactive), with a TraceError naming what is wrong."""
     if not isinstance(addr, np.ndarray):
         rows = [addr] if not batch else list(addr)
         try:
             addr = np.array([[-1 if a is None else a for a in row] for row in rows], dtype=np.int64)
         except (TypeError, ValueError) as e:
-            raise TraceError(f"{op}: field 'addr': expected 32 integers or None ({e})") from None
+            raise TraceError(
+                f"{op}: field 'addr': expected {lanes} integers or None ({e})"
+            ) from None
     elif not batch:
         addr = addr[None]
-    if addr.ndim != 2 or addr.shape[1] != LANES:
+    if addr.ndim != 2 or addr.shape[1] != lanes:
         got = addr.shape[-1] if addr.ndim >= 1 else 0
-        raise TraceError(f"{op}: field 'addr': expected {LANES} lane addresses, got {got}")
+        raise TraceError(f"{op}: field 'addr': expected {lanes} lane addresses, got {got}")
     if addr.size and addr.dtype.kind not in "iu":
         raise TraceError(f"{op}: field 'addr': expected integer addresses, got dtype {addr.dtype}")
     bad = np.flatnonzero(((addr < -1) | (addr > _INT32_MAX)).ravel())
     if bad.size:
-        lane, value = bad[0] % LANES, addr.ravel()[bad[0]]
+        lane, value = bad[0] % lanes, addr.ravel()[bad[0]]
         raise TraceError(
             f"{op}: field 'addr': lane {lane} address {value} is out of range "
             f"(a byte address >= 0, or -1/None for an inactive lane)"

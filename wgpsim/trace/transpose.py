@@ -47,7 +47,8 @@ class TransposedLoad:
     """One ``ds_load_tr`` variant on gfx1250 (Triton's ``LDSTransLoadParams``, "V2").
 
     ``leading_reg_bases`` / ``leading_lane_bases`` are Triton's ``a`` and ``b``: how many
-    register bases, then how many of the non-tile lane bases, come first in ``addr``.
+    register bases, then how many of the non-tile lane bases, come first in ``addr``;
+    ``lanes`` the warp it exchanges within (gfx1250's transposed loads are wave32).
 
     >>> TR16.tile_size, TR16.bytes_per_lane, TR8.tile_size, TR8.bytes_per_lane
     (8, 16, 8, 8)
@@ -57,6 +58,7 @@ class TransposedLoad:
     elem_bits: int
     leading_reg_bases: int
     leading_lane_bases: int
+    lanes: int = LANES
 
     @property
     def inst_bits(self) -> int:
@@ -79,7 +81,7 @@ class TransposedLoad:
     def full_tile(self) -> LinearLayout:
         """(lane, register) of one instruction's destination -> (offset in row, source lane)."""
         reg_bits = self.tile_size.bit_length() - 1
-        lane_bits = LANES.bit_length() - 1 - reg_bits
+        lane_bits = self.lanes.bit_length() - 1 - reg_bits
         a, b = self.leading_reg_bases, self.leading_lane_bases
         return (
             self.tile()
@@ -92,10 +94,10 @@ class TransposedLoad:
 
     @cached_property
     def _maps(self) -> tuple[np.ndarray, np.ndarray]:
-        lane = np.arange(LANES)[:, None]
+        lane = np.arange(self.lanes)[:, None]
         reg = np.arange(self.tile_size)[None, :]
         out = self.full_tile().apply({"lane": lane, "register": reg, "warp": 0})
-        shape = (LANES, self.tile_size)
+        shape = (self.lanes, self.tile_size)
         return np.broadcast_to(out["addr"], shape).copy(), np.broadcast_to(
             out["offset"], shape
         ).copy()
@@ -118,7 +120,7 @@ class TransposedLoad:
 
     @cached_property
     def _owner(self) -> tuple[np.ndarray, np.ndarray]:
-        out = self._inverse.apply({"offset": 0, "addr": np.arange(LANES)})
+        out = self._inverse.apply({"offset": 0, "addr": np.arange(self.lanes)})
         lane, reg = np.array(out["lane"]), np.array(out["register"])
         lane.flags.writeable = reg.flags.writeable = False
         return lane, reg

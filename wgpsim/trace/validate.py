@@ -267,6 +267,25 @@ def validate(
     return remember_valid(trace, lds_bytes)
 
 
+def check_lanes(trace: TraceColumns, warp_size: int, hardware: str) -> None:
+    """Refuse a trace whose lanes per warp are not the hardware's ``wgp.warp_size``, in one
+    line naming both (a wave64 trace replayed on a wave32 file is no question the model
+    answers).
+
+    >>> from wgpsim.trace.trace import TraceBuilder
+    >>> check_lanes(TraceBuilder(1, lanes=64).build(), 32, "mi450.yaml")
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.TraceError: the trace has 64 lanes per warp, but mi450.yaml has wgp.warp_size 32 (a wave32 target: give a hardware file of its wave size)
+    """
+    lanes = trace.addr.shape[1]
+    if lanes != warp_size:
+        raise TraceError(
+            f"the trace has {lanes} lanes per warp, but {hardware} has wgp.warp_size "
+            f"{warp_size} (a wave{warp_size} target: give a hardware file of its wave size)"
+        )
+
+
 def is_validated(trace: TraceColumns, lds_bytes: int) -> bool:
     """True if ``trace`` was found valid against an LDS of ``lds_bytes`` or fewer bytes (it
     then is valid for ``lds_bytes``: its columns are read-only)."""
