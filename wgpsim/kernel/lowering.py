@@ -404,7 +404,7 @@ def writes_with_ds(op: LdsOp) -> bool:
 def op_trace(low: Lowering) -> Trace:
     """Every warp's instructions of the op between a barrier + clock and wait_ds 0 + clock:
     the AMD blog's lock-step measurement of one op."""
-    b = TraceBuilder(num_warps=low.num_warps)
+    b = TraceBuilder(num_warps=low.num_warps, lanes=low.lanes)
     b.barrier()
     for w in range(low.num_warps):
         b.clock(w, "start")

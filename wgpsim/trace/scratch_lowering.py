@@ -88,6 +88,11 @@ class ScratchLowering:
         return max((low.num_warps for low in self.lowerings), default=1)
 
     @property
+    def lanes(self) -> int:
+        """Lanes of a warp (32 or 64), its lowerings'."""
+        return max((low.lanes for low in self.lowerings), default=32)
+
+    @property
     def barriers(self) -> int:
         return sum(1 for s in self.steps if s == BARRIER)
 
@@ -173,7 +178,7 @@ class ScratchLowering:
     def trace(self, *, clocks: bool = True) -> Trace:
         """The op's trace between a barrier + clock and wait_ds 0 + clock, like
         `Lowering.trace`."""
-        b = TraceBuilder(num_warps=self.num_warps)
+        b = TraceBuilder(num_warps=self.num_warps, lanes=self.lanes)
         b.barrier()
         for w in range(self.num_warps):
             if clocks:

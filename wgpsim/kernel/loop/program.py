@@ -684,7 +684,7 @@ def loop_trace(
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise TraceError(f"iterations {n!r}: expected a positive integer")
     clocks = sum(s.op == "clock" for s in program.steps)
-    b = TraceBuilder(num_warps=program.num_warps)
+    b = TraceBuilder(num_warps=program.num_warps, lanes=hw.wgp.warp_size)
     it_col, step_col = [], []
     for w in range(program.num_warps):
         for i in range(n):
