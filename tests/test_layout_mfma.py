@@ -64,3 +64,41 @@ def test_tiles_it_does_not_model_are_named():
 
     with pytest.raises(LayoutError, match="instrShape.*not modelled"):
         AMDMFMALayout(3, (2, 2), (4, 4, 4))
+
+
+DOT_CASES = [
+    (version, instr, op_idx, k_width, warps, shape)
+    for version, instr in (
+        (3, (32, 32, 8)),
+        (3, (16, 16, 16)),
+        (4, (32, 32, 16)),
+        (4, (16, 16, 32)),
+    )
+    for op_idx in (0, 1)
+    for k_width in (4, 8, 16)
+    for warps, shape in (
+        ((2, 2), (128, 64)),
+        ((1, 4), (64, 128)),
+        ((4, 1), (32, 16)),
+        ((4, 1, 1), (4, 64, 32)),
+    )
+]
+
+
+@pytest.mark.parametrize(("version", "instr", "op_idx", "k_width", "warps", "shape"), DOT_CASES)
+def test_mfma_dot_operand_is_tritons(builder, version, instr, op_idx, k_width, warps, shape):
+    """``#ttg.dot_op`` of an MFMA parent (the A/B operands of every gfx942/gfx950 GEMM)."""
+    import triton.experimental.gluon.language as gl
+
+    from wgpsim.layout.distributed import DotOperandLayout
+
+    parent = gl.amd.AMDMFMALayout(version, list(instr), True, list(warps))
+    theirs = builder.to_linear_layout(
+        gl.DotOperandLayout(op_idx, parent, k_width)._to_ir(builder), list(shape)
+    )
+    mine = DotOperandLayout(
+        op_idx, AMDMFMALayout(version, warps, instr, True), k_width
+    ).to_linear_layout(shape)
+    for dim, got in (("register", theirs.reg_bases), ("lane", theirs.lane_bases),
+                     ("warp", theirs.warp_bases)):  # fmt: skip
+        assert [list(b) for b in mine.get_bases(dim)] == [list(b) for b in got], dim

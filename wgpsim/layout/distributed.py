@@ -410,9 +410,12 @@ class DotOperandLayout:
         what = "dot_op"
         if self.op_idx not in (0, 1):
             raise LayoutError(f"{what}: field 'opIdx' must be 0 or 1, got {self.op_idx}")
-        if not isinstance(self.parent, AMDWMMALayout):
+        # an MMA parent that builds its own operand layouts (``#ttg.amd_mfma``:
+        # `wgpsim.layout.mfma`) or the WMMA one below
+        if not isinstance(self.parent, AMDWMMALayout) and not hasattr(self.parent, "dot_operand"):
             raise LayoutError(
-                f"{what}: field 'parent' must be an amd_wmma layout, got {type(self.parent).__name__}"
+                f"{what}: field 'parent' must be an amd_wmma or amd_mfma layout, got "
+                f"{type(self.parent).__name__}"
             )
         require_pow2(what, "kWidth", self.k_width)
         if self.k_width > MAX_K_WIDTH:
@@ -430,6 +433,8 @@ class DotOperandLayout:
         return self.parent.rank
 
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
+        if hasattr(self.parent, "dot_operand"):
+            return self.parent.dot_operand(self.op_idx, self.k_width, shape)
         rank = self.parent._shape_rank(shape)
         shape = check_shape(shape, "dot_op", rank)
         dims = standard_dims(rank)
@@ -473,7 +478,7 @@ class SliceLayout:
     parent: Any
 
     def __post_init__(self) -> None:
-        if not isinstance(self.parent, DISTRIBUTED_TYPES):
+        if not is_distributed(self.parent):
             raise LayoutError(
                 f"slice: field 'parent' must be a distributed layout, got {type(self.parent).__name__}"
             )
@@ -511,3 +516,9 @@ DISTRIBUTED_TYPES = (
 DistributedLayout = (
     BlockedLayout | DistributedLinearLayout | AMDWMMALayout | DotOperandLayout | SliceLayout
 )
+
+
+def is_distributed(layout: Any) -> bool:
+    """A distributed encoding: one of `DISTRIBUTED_TYPES`, or an MMA layout defined above this
+    module that builds its own dot operands (``#ttg.amd_mfma``, `wgpsim.layout.mfma`)."""
+    return isinstance(layout, DISTRIBUTED_TYPES) or hasattr(layout, "dot_operand")

@@ -161,7 +161,7 @@ def to_gluon_code(layout: Any, shape: Any = None) -> str:
         )
     if isinstance(layout, SliceLayout):
         return _kw("ttgl.SliceLayout", dim=layout.dim, parent=to_gluon_code(layout.parent, shape))
-    if isinstance(layout, SwizzledSharedLayout):
+    if type(layout) is SwizzledSharedLayout:  # not its gfx942 rotating variant
         return _kw(
             "ttgl.SwizzledSharedLayout",
             vec=layout.vec,

@@ -100,6 +100,34 @@ class AMDMFMALayout:
             standard_dims(self.rank),
         )
 
+    def dot_operand(self, op_idx: int, k_width: int, shape: Sequence[int]) -> LinearLayout:
+        """``#ttg.dot_op<{opIdx, parent = this, kWidth}>`` (Triton's ``mfmaDotToLinearLayout``):
+        a lane holds ``k_width`` consecutive K elements; lanes walk the non-K dim (32 or 16
+        of them) and then step K by ``k_width`` (twice for a 16x16 tile); registers repeat
+        along K, then warps (M, N grid; broadcast along K) and the non-K repeats.
+
+        >>> a = AMDMFMALayout(3, (2, 2), (32, 32, 8), True).dot_operand(0, 4, (128, 64))
+        >>> a.get_bases("register"), a.get_bases("warp")
+        (((0, 1), (0, 2), (0, 8), (0, 16), (0, 32), (64, 0)), ((0, 0), (32, 0)))
+        """
+        shape = check_shape(shape, "dot_op", self.rank)
+        dims = standard_dims(self.rank)
+        k_dim, non_k = (dims[-1], dims[-2]) if op_idx == 0 else (dims[-2], dims[-1])
+        ident = LinearLayout.identity_1d
+        lanes_k = 2 if self.instr_shape[0] == 32 else 4
+        tile = (
+            ident(k_width, "register", k_dim)
+            * ident(64 // lanes_k, "lane", non_k)
+            * ident(lanes_k, "lane", k_dim)
+            * ident(max(1, shape[dims.index(k_dim)] // (k_width * lanes_k)), "register", k_dim)
+        )
+        if self.rank == 3:
+            tile = tile * ident(1, "register", dims[0])
+        order = tuple(reversed(range(self.rank)))
+        warps = identity_standard_nd("warp", self.warps_per_cta, order)
+        ll = tile.transpose_outs(dims) * warps.transpose_outs(dims)
+        return _distributed(ll.transpose_outs(dims[::-1]), shape, drop_registers=False)
+
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
         shape = check_shape(shape, "amd_mfma", self.rank)
         order = tuple(reversed(range(self.rank)))

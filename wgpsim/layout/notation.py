@@ -37,6 +37,7 @@ from wgpsim.layout.distributed import (
 )
 from wgpsim.layout.gluon import from_gluon, is_gluon
 from wgpsim.layout.mfma import AMDMFMALayout
+from wgpsim.layout.rotating import AMDRotatingSharedLayout
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
@@ -90,6 +91,15 @@ _SPECS: dict[str, tuple[type, list[tuple[str, str, tuple[str, ...]]]]] = {
     "slice": (SliceLayout, [("dim", "dim", ()), ("parent", "parent", ())]),
     "swizzled_shared": (
         SwizzledSharedLayout,
+        [
+            ("vec", "vec", ()),
+            ("per_phase", "perPhase", ()),
+            ("max_phase", "maxPhase", ()),
+            ("order", "order", ()),
+        ],
+    ),
+    "amd_rotating_shared": (
+        AMDRotatingSharedLayout,
         [
             ("vec", "vec", ()),
             ("per_phase", "perPhase", ()),
