@@ -50,7 +50,7 @@ VARIANTS = {
 DRIFT = {
     j: HW.with_overrides(**{"drift.model": "uniform", "drift.jitter_cycles": j}) for j in (1, 3, 8)
 }
-OPS = sorted(INSTRUCTIONS)
+OPS = sorted(load_hardware().instructions)
 LABELS = ("start", "mid", "end")
 
 

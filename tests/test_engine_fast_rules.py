@@ -47,7 +47,7 @@ lane_address = st.one_of(
 )
 rows = st.lists(
     st.tuples(
-        st.sampled_from(sorted(INSTRUCTIONS)),
+        st.sampled_from(sorted(load_hardware().instructions)),
         st.lists(lane_address, min_size=32, max_size=32),
         st.sampled_from([1, 2, 3, 16, 64, 255]),  # a 2addr form's distance in offset units
     ),

@@ -43,7 +43,7 @@ def test_partition_and_bank_vectorised():
 
 def test_lane_groups_cover_every_lane_once():
     for hw in (HW, TRITON):
-        for op in INSTRUCTIONS:
+        for op in hw.instructions:
             groups = lane_groups(op, hw)
             assert sorted(groups.ravel().tolist()) == list(range(32))
     assert lane_groups("ds_load_b128", HW).tolist() == [list(range(16)), list(range(16, 32))]
@@ -152,7 +152,7 @@ def _reference_bank_cycles(addr: np.ndarray, bytes_per_lane: int, banks: int = 6
 
 @settings(max_examples=60, deadline=None)
 @given(
-    op=st.sampled_from(sorted(INSTRUCTIONS)),
+    op=st.sampled_from(sorted(HW.instructions)),
     slots=st.lists(st.integers(-1, 300), min_size=32, max_size=32),
     grouping=st.sampled_from(["seed", "triton", "xor"]),
     base=st.sampled_from([0, 65536 - 2048]),

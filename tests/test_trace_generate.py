@@ -177,7 +177,8 @@ def test_random_traces_cover_every_kind_of_op_and_address():
     rng = np.random.default_rng(7)
     traces = [random_trace(rng) for _ in range(30)]
     seen = set().union(*(t.count_by_op() for t in traces))
-    assert seen == set(OPS)
+    gfx9 = {n for n, ins in INSTRUCTIONS.items() if ins.family == "gfx9"}  # other targets'
+    assert seen == set(OPS) - gfx9
     lds = [t.addr[t.lds_mask()] for t in traces]
     rows = np.concatenate(lds)
     assert ((rows < 0).any(axis=1)).any()  # some inactive lanes

@@ -25,13 +25,46 @@ MNEMONIC = re.compile(
 
 def test_the_tdm_record():
     """The TDM's write rows (docs/DESIGN.md, "TDM writes"): 32 granules of 8 bytes, 256 B a
-    row (one port cycle), a write (not a load), after every ds_* instruction."""
+    row (one port cycle), a write (not a load), after every gfx1250 ds_* instruction (the
+    gfx9 records come after it, so gfx1250's op codes are those of earlier traces)."""
     ins = INSTRUCTIONS["tensor_load_to_lds"]
     assert (ins.bytes_per_lane * 32, ins.kind, ins.is_load, ins.addresses) == (256, "tdm", False, 1)
-    assert list(INSTRUCTIONS)[-1] == "tensor_load_to_lds"
+    gfx12 = [n for n, i in INSTRUCTIONS.items() if i.family == "gfx12"]
+    assert gfx12[-1] == "tensor_load_to_lds"
+    assert list(INSTRUCTIONS)[: len(gfx12)] == gfx12
 
 
-@pytest.mark.parametrize("name", [n for n in INSTRUCTIONS if n.startswith("ds_")])
+GFX9 = re.compile(
+    r"ds_(?P<verb>read|write)(?P<two>2)?(?P<st64>st64)?_[bu](?P<bits>\d+)(?:_tr_b(?P<tr>\d+))?"
+    r"(?P<hi>_d16_hi)?"
+)
+
+
+@pytest.mark.parametrize(
+    "name", [n for n, i in INSTRUCTIONS.items() if n.startswith("ds_") and i.family == "gfx9"]
+)
+def test_each_gfx9_record_agrees_with_its_mnemonic(name):
+    # CDNA3/CDNA4 spell the same accesses ds_read/ds_write: read2 = two accesses, st64 = offsets
+    # in units of 64 elements, _tr_bK = a transposed load of K-bit elements (LLVM's assembler
+    # names for gfx942/gfx950, as Triton 3.9.0's gfx950 assembly prints them)
+    m = GFX9.fullmatch(name)
+    assert m, name
+    ins = INSTRUCTIONS[name]
+    two = 2 if m["two"] else 1
+    verb = {"read": "load", "write": "store"}[m["verb"]]
+    assert (ins.addresses, ins.bytes_per_lane) == (two, two * int(m["bits"]) // 8)
+    assert ins.offset_unit_elems == (64 if m["st64"] else 1)
+    assert ins.kind == ("load_tr" if m["tr"] else verb)
+    assert ins.d16_hi == bool(m["hi"])
+    assert ins.elem_bits == (int(m["tr"]) if m["tr"] else int(m["bits"]))
+    if two == 2:
+        assert ins.single == f"ds_{m['verb']}_b{m['bits']}"
+        assert two_address_forms(ins.single)[ins.offset_unit_elems] == name
+
+
+@pytest.mark.parametrize(
+    "name", [n for n, i in INSTRUCTIONS.items() if n.startswith("ds_") and i.family == "gfx12"]
+)
 def test_each_record_agrees_with_its_mnemonic(name):
     # The gfx1250 mnemonic spells the record: bN / uN = N bits per access, 2addr = two
     # accesses, stride64 = offsets in units of 64 elements, trK = a transposed load of K-bit

@@ -23,7 +23,8 @@ def wave64(**changes):
     hw = load_hardware()
     port = hw.ports.bytes_per_cycle
     groupings = {}
-    for op, ins in INSTRUCTIONS.items():
+    for op in hw.instructions:  # MI450's instructions (the gfx9 ones are other targets')
+        ins = INSTRUCTIONS[op]
         bits = 0
         while (64 >> bits) * ins.bytes_per_lane > port:
             bits += 1

@@ -31,6 +31,7 @@ __all__ = [
     "hardware_targets",
     "packaged_hardware",
     "target_names",
+    "triton_targets",
 ]
 
 _ROOT = Path(__file__).resolve().parent
@@ -41,6 +42,16 @@ DATA = _ROOT / "data"
 def hardware_path(name: str = "mi450") -> Path:
     """The packaged hardware file ``wgpsim/hw/<name>.yaml``."""
     return _ROOT / "hw" / f"{name}.yaml"
+
+
+def hardware_targets() -> tuple[str, ...]:
+    """The names of the packaged hardware files (``--target NAME``), MI450's first.
+
+    >>> hardware_targets()
+    ('mi450', 'gfx942', 'gfx950')
+    """
+    names = sorted(p.stem for p in (_ROOT / "hw").glob("*.yaml"))
+    return ("mi450", *(n for n in names if n != "mi450"))
 
 
 def packaged_hardware(value: str) -> Path | None:
@@ -72,27 +83,25 @@ def hardware_fact(*keys: str, name: str = "mi450") -> Any:
     return node
 
 
-def hardware_targets() -> dict[str, Path]:
+def triton_targets() -> dict[str, Path]:
     """Triton's target name (``hip:gfx1250``) -> the packaged hardware file whose ``target:``
     field names it: the chips whose modules wgpsim reads (docs/DESIGN.md, "Adding a hardware
     target"); a chip without a hardware file has no entry.
 
-    >>> hardware_targets()["hip:gfx1250"].name
-    'mi450.yaml'
+    >>> triton_targets()["hip:gfx1250"].name, triton_targets()["hip:gfx950"].name
+    ('mi450.yaml', 'gfx950.yaml')
     """
     out: dict[str, Path] = {}
     for path in sorted((_ROOT / "hw").glob("*.yaml")):
         target = _raw(str(path)).get("target")
         if isinstance(target, str):
             out.setdefault(target, path)
-    if not out:  # hardware files from before the ``target:`` field: the MI450 file's
-        out["hip:gfx1250"] = hardware_path()
     return out
 
 
 def target_names() -> str:
-    """The targets of :func:`hardware_targets`, for a message (``hip:gfx1250, hip:gfx950``)."""
-    return ", ".join(sorted(hardware_targets()))
+    """The targets of :func:`triton_targets`, for a message (``hip:gfx1250, hip:gfx942, ...``)."""
+    return ", ".join(sorted(triton_targets()))
 
 
 def example_configs() -> list[Path]:

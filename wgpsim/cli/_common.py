@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "add_hw_args",
+    "add_hw_option",
     "atomic_write",
     "column_groups",
     "rich_console",
@@ -28,9 +29,47 @@ __all__ = [
 ]
 
 
+def add_hw_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--hw FILE`` or its shorthand ``--target NAME`` (a packaged hardware file: mi450,
+    gfx950, gfx942), one or the other, both into dest ``hw`` (a path).
+
+    >>> p = argparse.ArgumentParser(prog="wgpsim replay")
+    >>> add_hw_option(p, "hardware YAML")
+    >>> p.parse_args(["--target", "gfx950"]).hw.name, p.parse_args(["--hw", "x.yaml"]).hw
+    ('gfx950.yaml', PosixPath('x.yaml'))
+    """
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--hw", type=Path, help=help)
+    group.add_argument(
+        "--target",
+        dest="hw",
+        type=_target_path,
+        metavar="NAME",
+        help=f"a packaged hardware file by name, for --hw ({' | '.join(_targets())})",
+    )
+
+
+def _targets() -> tuple[str, ...]:
+    from wgpsim.packaged import hardware_targets
+
+    return hardware_targets()
+
+
+def _target_path(name: str) -> Path:
+    """The packaged hardware file of target ``name``; argparse reports a bad name in one line."""
+    from wgpsim.packaged import hardware_path
+
+    if name not in _targets():
+        raise argparse.ArgumentTypeError(
+            f"unknown target {name!r} (valid: {', '.join(_targets())})"
+        )
+    return hardware_path(name)
+
+
 def add_hw_args(parser: argparse.ArgumentParser) -> None:
-    """``--hw FILE`` and repeatable ``--set KEY=VALUE`` (dest ``hw`` and ``overrides``)."""
-    parser.add_argument("--hw", type=Path, help="hardware YAML (default: configs/mi450.yaml)")
+    """``--hw FILE`` (or ``--target NAME``) and repeatable ``--set KEY=VALUE`` (dest ``hw`` and
+    ``overrides``)."""
+    add_hw_option(parser, "hardware YAML (default: configs/mi450.yaml)")
     parser.add_argument(
         "--set",
         dest="overrides",

@@ -37,7 +37,13 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wgpsim.cli._common import column_groups, output_width, print_json, rich_console
+from wgpsim.cli._common import (
+    add_hw_option,
+    column_groups,
+    output_width,
+    print_json,
+    rich_console,
+)
 from wgpsim.errors import ConfigError
 from wgpsim.extras import require
 from wgpsim.files import STAGE, commit_stage, discard_stage, prepare_stage
@@ -67,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the main table as JSON rows")
     parser.add_argument("--parquet", action="store_true", help="also write tables as Parquet")
-    parser.add_argument("--hw", type=Path, help="hardware YAML replacing the config's `hardware`")
+    add_hw_option(parser, "hardware YAML replacing the config's `hardware`")
     parser.add_argument(
         "--set",
         dest="overrides",

@@ -21,6 +21,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from wgpsim.cli._common import add_hw_option
 from wgpsim.cli.run import add_execution_args, execute, show
 from wgpsim.errors import ConfigError
 
@@ -59,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="also write the tables (results, pareto, winners, counts) and figures here",
     )
     parser.add_argument("--parquet", action="store_true", help="with --out: tables as Parquet too")
-    parser.add_argument("--hw", type=Path, help="hardware YAML replacing the config's `hardware`")
+    add_hw_option(parser, "hardware YAML replacing the config's `hardware`")
     add_execution_args(parser)
     parser.set_defaults(handler=handle)
 

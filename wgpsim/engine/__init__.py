@@ -81,10 +81,20 @@ def simulate(
     check_lanes(trace, hw.wgp.warp_size, hw.source)
     module = _engine(engine)  # an engine may check traces its own way (fast: compiled)
     getattr(module, "validate", validate)(trace, hw.partitions.lds_bytes)
+    hw.require(_used_ops(trace))
     run = module.run
     if record_ops:
         return run(trace, hw, seed=seed, record_events=record_events, record_ops=True)
     return run(trace, hw, seed=seed, record_events=record_events)
+
+
+def _used_ops(trace) -> list[str]:
+    """Names of the ops ``trace`` uses, in op-code order."""
+    import numpy as np
+
+    from wgpsim.trace.instructions import OPS
+
+    return [OPS[code] for code in np.unique(np.asarray(trace.op))]
 
 
 def _engine(name: str):

@@ -102,7 +102,8 @@ def pass_list(
 class LaneTable:
     """The lane groups of every LDS op as the kernels take them: ``lanes[op, pass, j]`` is lane
     j of pass ``pass`` (``count[op]`` passes of ``width[op]`` lanes), ``bytes_per_lane[op]``,
-    and the sizes the rules divide by as (size, log2 size or -1).
+    and the sizes the rules divide by as (size, log2 size or -1): the bank count per op code
+    (``banks.count_of``: gfx950 reads 64 banks, writes 32).
 
     Lanes are ordered by their pass number (config ``passes``: bit i is the parity of the lane
     bits of mask i):
@@ -113,7 +114,8 @@ class LaneTable:
 
     def __init__(self, hw: HardwareConfig) -> None:
         groups = [
-            _groups(hw.lane_masks(OPS[code]), hw.wgp.warp_size) for code in range(NUM_LDS_OPS)
+            _groups(hw.lane_masks_or_one_pass(OPS[code]), hw.wgp.warp_size)
+            for code in range(NUM_LDS_OPS)
         ]
         self.count = np.array([g.shape[0] for g in groups], dtype=np.int64)
         self.width = np.array([g.shape[1] for g in groups], dtype=np.int64)
@@ -128,7 +130,12 @@ class LaneTable:
         self.sizes = (
             _divisor(hw.partitions.size),
             _divisor(hw.banks.width_bytes),
-            _divisor(hw.banks.count),
+            _read_only(
+                np.array(
+                    [_divisor(hw.banks.count_of(OPS[code])) for code in range(NUM_LDS_OPS)],
+                    dtype=np.int64,
+                )
+            ),
         )
         self.mask_dtype = _mask_dtype(hw.partitions.count)
 
@@ -219,7 +226,7 @@ def pass_columns(n: int, table: LaneTable, **sizes: int) -> tuple[np.ndarray, ..
 @njit(cache=True)
 def fill_passes(
     ops, addr, rows, lanes, count, width, bpl, acc, nacc, dist, part_size, bank_width, nbanks, out
-):
+):  # nbanks: [op, (count, log2 count or -1)]
     """Write each pass with at least one active lane of ``rows`` (every row when empty; rows
     of control ops have none; in row, then pass order) into the ``out`` columns (row, index,
     lane_mask, bytes, partitions, bank_cycles, start), each long enough for every lane group;
@@ -253,6 +260,7 @@ def fill_passes(
         if op >= len(count):
             continue
         w, na, d = acc[op], nacc[op], np.int64(dist[r])
+        banks = (nbanks[op, 0], nbanks[op, 1])  # this instruction's bank count
         reach = (na - 1) * d  # from a lane's first access to its last
         for g in range(count[op]):
             active, mask, lo, hi = 0, np.int64(0), NEVER, np.int64(-1)
@@ -278,13 +286,13 @@ def fill_passes(
             parts_out[k] = parts
             # dwords closer than one bank row apart cannot share a bank: one cycle
             cycles_out[k] = 1
-            if high - low >= nbanks[0] and nbanks[0] > MAX_BANKS:
+            if high - low >= banks[0] and banks[0] > MAX_BANKS:
                 cycles_out[k] = _most_dwords_per_bank(
-                    addr, r, lanes, op, g, width[op], w, na, d, bank_width, nbanks, bank_rows
+                    addr, r, lanes, op, g, width[op], w, na, d, bank_width, banks, bank_rows
                 )
-            elif high - low >= nbanks[0]:
+            elif high - low >= banks[0]:
                 nrows = _bank_rows(
-                    addr, r, lanes, op, g, width[op], w, na, d, bank_width, nbanks, bank_rows,
+                    addr, r, lanes, op, g, width[op], w, na, d, bank_width, banks, bank_rows,
                     bank_masks,
                 )  # fmt: skip
                 cycles_out[k] = _most_rows_per_bank(bank_masks, nrows)

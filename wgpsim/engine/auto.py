@@ -129,5 +129,5 @@ def _lane_groups(hw: HardwareConfig) -> np.ndarray:
     """Lane groups (passes at most) per op code; 0 for control ops."""
     groups = np.zeros(len(OPS), dtype=np.int64)
     for code in range(NUM_LDS_OPS):
-        groups[code] = 1 << len(hw.lane_masks(OPS[code]))
+        groups[code] = 1 << len(hw.lane_masks_or_one_pass(OPS[code]))
     return groups

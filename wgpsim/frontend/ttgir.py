@@ -74,7 +74,7 @@ from wgpsim.frontend.vocabulary import (
 from wgpsim.inputs import read_text
 from wgpsim.layout.addresses import check_num_warps
 from wgpsim.layout.notation import parse
-from wgpsim.packaged import hardware_targets, target_names
+from wgpsim.packaged import target_names, triton_targets
 
 __all__ = ["read_ttgir", "read_ttgir_file"]
 
@@ -299,7 +299,7 @@ class _Reader(OpSemantics):
                 col,
                 f'ttg.target = "{target}": not an AMD target; wgpsim models {target_names()}',
             )
-        if target and target not in hardware_targets():
+        if target and target not in triton_targets():
             raise self.fail(
                 no,
                 col,

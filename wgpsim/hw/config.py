@@ -44,7 +44,8 @@ from wgpsim.hw.config_schema import (
     read_sections,
 )
 from wgpsim.inputs import load_yaml, read_text
-from wgpsim.packaged import hardware_path, hardware_targets, target_names
+from wgpsim.packaged import hardware_path, target_names, triton_targets
+from wgpsim.trace.instructions import INSTRUCTIONS
 
 __all__ = [
     "Arbiter",
@@ -69,6 +70,7 @@ class HardwareConfig:
     """One MI450 WGP. Build with :meth:`from_yaml`, :func:`load_hardware` or :meth:`from_dict`."""
 
     name: str
+    target: str
     wgp: Wgp
     ports: Ports
     partitions: Partitions
@@ -100,6 +102,7 @@ class HardwareConfig:
         """The nested dict this config was read from (round-trips through :meth:`from_dict`)."""
         return {
             "name": self.name,
+            **({"target": self.target} if self.target else {}),
             "wgp": {
                 "simds": self.wgp.simds,
                 "warp_size": self.wgp.warp_size,
@@ -116,7 +119,16 @@ class HardwareConfig:
                 "l0": list(self.partitions.l0),
                 "lds_bytes": self.partitions.lds_bytes,
             },
-            "banks": {"count": self.banks.count, "width_bytes": self.banks.width_bytes},
+            "banks": {
+                "count": self.banks.count,
+                "width_bytes": self.banks.width_bytes,
+                **({"store_count": self.banks.store_count} if self.banks.store_count else {}),
+                **(
+                    {"by_instruction": dict(self.banks.by_instruction)}
+                    if self.banks.by_instruction
+                    else {}
+                ),
+            },
             "passes": {
                 "lane_grouping": self.passes.lane_grouping,
                 "groupings": {
@@ -169,6 +181,42 @@ class HardwareConfig:
     def pair_of_warp(self, warp: int) -> int:
         return self.pair_of_simd(self.simd_of_warp(warp))
 
+    @property
+    def instructions(self) -> tuple[str, ...]:
+        """The LDS instructions this target has: those its first grouping lists (in file order).
+
+        >>> "ds_load_b128" in load_hardware().instructions, "ds_read_b128" in load_hardware().instructions
+        (True, False)
+        """
+        return tuple(op for op, _ in self.passes.groupings[0][1])
+
+    def require(self, ops) -> None:
+        """A ConfigError, in one line, naming the first of ``ops`` (instruction names) that this
+        target lacks; control ops and names outside the catalogue are the trace's to check.
+
+        >>> load_hardware().require(["ds_load_b128", "wait_ds", "ds_read_b128"])
+        Traceback (most recent call last):
+        ...
+        wgpsim.errors.ConfigError: the trace uses ds_read_b128, which mi450 (hip:gfx1250) does not have (its LDS instructions: ds_load_b32, ...)
+        """
+        have = set(self.instructions)
+        for op in ops:
+            if op in INSTRUCTIONS and op not in have:
+                raise ConfigError(
+                    f"the trace uses {op}, which {self.describe()} does not have "
+                    f"(its LDS instructions: {', '.join(o for o in INSTRUCTIONS if o in have)})"
+                )
+
+    def lane_masks_or_one_pass(self, op: str) -> tuple[tuple[int, ...], ...]:
+        """``lane_masks(op)``, or () (one pass) for an instruction this target lacks: for tables
+        indexed by every op code (the fast engine's); :meth:`require` refuses a trace using it.
+        """
+        return self.lane_masks(op) if op in self.instructions else ()
+
+    def describe(self) -> str:
+        """``mi450 (hip:gfx1250)``: the name, and the target when the file gives one."""
+        return f"{self.name} ({self.target})" if self.target else self.name
+
     def lane_masks(self, op: str) -> tuple[tuple[int, ...], ...]:
         """The pass map of ``op`` under the chosen lane grouping: pass bit i of lane l is the
         XOR of the bits of l listed in mask i (``passes.groupings``; docs/DESIGN.md, "The
@@ -182,6 +230,11 @@ def _lane_masks(passes: Passes, op: str, source: str) -> tuple[tuple[int, ...], 
         table = dict(tables[name])
         if op in table:
             return table[op]
+    if op in INSTRUCTIONS:
+        raise ConfigError(
+            f"{source}: this target does not have {op} (it is not in 'passes.groupings."
+            f"{passes.groupings[0][0]}')"
+        )
     raise ConfigError(f"{source}: no lane grouping for instruction {op!r} in 'passes.groupings'")
 
 
@@ -214,7 +267,7 @@ def target_hardware(target: str | None) -> HardwareConfig:
     """
     if not target:
         return load_hardware()
-    path = hardware_targets().get(target)
+    path = triton_targets().get(target)
     if path is None:
         raise ConfigError(
             f"no hardware file for target {target!r} (packaged: {target_names()}); "

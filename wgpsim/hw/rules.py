@@ -129,16 +129,19 @@ def lane_dwords(addr: np.ndarray, width: int, hw: HardwareConfig) -> np.ndarray:
     return np.where(touched, dwords, -1).reshape(*addr.shape[:-1], addr.shape[-1] * span)
 
 
-def pass_bank_cycles(addr: np.ndarray, width: int, hw: HardwareConfig) -> np.ndarray:
+def pass_bank_cycles(
+    addr: np.ndarray, width: int, hw: HardwareConfig, nbanks: int | None = None
+) -> np.ndarray:
     """Bank cycles of each pass ``addr[i]`` (lane addresses, -1 inactive, ``width`` bytes per
-    lane): the most distinct dwords falling in one bank, at least 1. Lanes reading the same
-    dword share it (a broadcast)."""
+    lane) on ``nbanks`` banks (default ``banks.count``; an instruction's own:
+    ``hw.banks.count_of(op)``): the most distinct dwords falling in one bank, at least 1. Lanes
+    reading the same dword share it (a broadcast)."""
     addr = np.asarray(addr, dtype=np.int64)
     dwords = np.sort(lane_dwords(addr, width, hw), axis=-1)  # per pass; untouched (-1) first
     distinct = dwords >= 0
     distinct[:, 1:] &= dwords[:, 1:] != dwords[:, :-1]  # each dword once per pass
     which = np.broadcast_to(np.arange(len(addr))[:, None], dwords.shape)[distinct]
-    nbanks = hw.banks.count
+    nbanks = hw.banks.count if nbanks is None else nbanks
     per_bank = np.bincount(which * nbanks + dwords[distinct] % nbanks, minlength=len(addr) * nbanks)
     return np.maximum(per_bank.reshape(len(addr), nbanks).max(axis=1, initial=0), 1)
 
@@ -215,7 +218,7 @@ def _passes_of(
         lane_mask=np.where(active, np.left_shift(1, groups[index]), 0).sum(axis=-1),
         bytes=active.sum(axis=-1) * ins.bytes_per_lane,
         partitions=pass_partitions(accesses, ins.access_bytes, hw),
-        bank_cycles=pass_bank_cycles(accesses, ins.access_bytes, hw),
+        bank_cycles=pass_bank_cycles(accesses, ins.access_bytes, hw, hw.banks.count_of(ins.name)),
     )
 
 

@@ -184,8 +184,9 @@ def random_trace(
     lds_bytes: int = DEFAULT_LDS_BYTES,
     lanes: int = LANES,
 ) -> Trace:
-    """A random valid trace for property tests (warps of ``lanes`` lanes): random warps, LDS instructions (from ``ops``,
-    default all), addresses with and without bank conflicts, ``wait_ds``, ``delay``, ``clock``,
+    """A random valid trace for property tests (warps of ``lanes`` lanes): random warps, LDS
+    instructions (from ``ops``, default the gfx1250 ones, MI450's), addresses with and without
+    bank conflicts, ``wait_ds``, ``delay``, ``clock``,
     and the same number of barriers in every warp. Warps' rows interleave randomly.
 
     >>> t = random_trace(np.random.default_rng(0), num_warps=4)
@@ -193,7 +194,11 @@ def random_trace(
     True
     """
     num_warps = int(rng.integers(1, 9)) if num_warps is None else num_warps
-    names = list(INSTRUCTIONS) if ops is None else [instruction(o).name for o in ops]
+    names = (
+        [n for n, ins in INSTRUCTIONS.items() if ins.family == "gfx12"]  # MI450's, the default
+        if ops is None
+        else [instruction(o).name for o in ops]
+    )
     barriers = int(rng.integers(0, max_barriers + 1))
     rows: list[tuple[int, int, int, np.ndarray | None]] = []
     keys: list[np.ndarray] = []

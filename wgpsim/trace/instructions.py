@@ -9,7 +9,8 @@ across lanes afterwards (16 for ``tr16``, 8 for ``tr8``). The 2addr forms (``ds_
 address and, in ``arg``, the byte distance to the second (the same for every lane).
 
 A trace stores ops as small integers: the index into ``OPS``, which lists every LDS instruction
-(the TDM's writes, ``tensor_load_to_lds``, last) and then the control ops ``wait_ds``,
+(gfx1250's, with the TDM's writes ``tensor_load_to_lds`` last, then CDNA3/CDNA4's ``ds_read_*``
+... in the gfx9 spelling) and then the control ops ``wait_ds``,
 ``barrier``, ``clock``, ``wait_tensor`` and ``delay``.
 
 >>> b128 = INSTRUCTIONS["ds_load_b128"]
@@ -39,7 +40,12 @@ WAVE_SIZES = (32, 64)
 """Lanes a warp may have (``wgp.warp_size`` of a hardware file, ``Trace.lanes``): wave32 on
 gfx1250 (MI450), wave64 on gfx942/gfx950 (CDNA3/CDNA4)."""
 
-Kind = Literal["load", "store", "load_tr", "tdm"]
+Kind = Literal["load", "store", "load_tr", "tdm", "lds_dma"]
+
+Family = Literal["gfx12", "gfx9"]
+"""The assembly spelling an instruction belongs to: gfx1250's ``ds_load_*`` / ``ds_store_*``
+(``gfx12``) or CDNA3/CDNA4's ``ds_read_*`` / ``ds_write_*`` (``gfx9``: gfx942, gfx950). A
+target's hardware file lists the instructions it has (``passes.groupings``)."""
 
 MIN_ALIGNMENT = 4
 """Coarsest alignment an access of a dword or more needs (bytes): gfx1250 runs the LDS in
@@ -65,7 +71,9 @@ class Instruction:
       ``ds_store_b16_d16_hi``): the same access as its plain twin;
     - ``exchange``: for ``load_tr``, Triton's ``(leadingRegBases, leadingLaneBases)``, which
       fix the cross-lane exchange (``wgpsim.trace.transpose``); None for ``ds_load_tr4_b64``,
-      whose rows ``wgpsim.trace.lowering_packed`` places.
+      whose rows ``wgpsim.trace.lowering_packed`` places, and for gfx950's ``ds_read_*_tr_*``
+      (traces give their lane addresses; no Triton lowering here yet);
+    - ``family``: the assembly spelling (:data:`Family`): ``gfx12`` or ``gfx9``.
 
     >>> Instruction("ds_load_b96", 12, "load", 96).alignment
     4
@@ -83,6 +91,7 @@ class Instruction:
     single: str | None = None
     exchange: tuple[int, int] | None = None
     d16_hi: bool = False
+    family: Family = "gfx12"
 
     @property
     def access_bytes(self) -> int:
@@ -117,6 +126,9 @@ class Instruction:
         """True for plain and transposed loads."""
         return self.kind in ("load", "load_tr")
 
+
+_ST64 = {"addresses": 2, "offset_unit_elems": 64}
+"""The stride-64 2addr forms' fields (offsets in units of 64 elements)."""
 
 CATALOGUE: tuple[Instruction, ...] = (
     # plain loads (Triton's llvm.load from addrspace(3), by vector width)
@@ -153,10 +165,55 @@ CATALOGUE: tuple[Instruction, ...] = (
     # is 256 B, 8 B per "lane" (a write granule at the destination layout's address); an
     # instruction is consecutive rows of its warp, ``arg`` 1 on its last row
     Instruction("tensor_load_to_lds", 8, "tdm", 64),
+    # CDNA3/CDNA4 (gfx942, gfx950): the same accesses as printed by their assembly (the gfx9
+    # spelling; CDNA3 ISA guide, DS opcodes; LLVM DSInstructions.td). Appended so the gfx1250
+    # op codes above stay as they were.
+    *(
+        Instruction(name, size, kind, bits, family="gfx9", **extra)
+        for name, size, kind, bits, extra in (
+            ("ds_read_b32", 4, "load", 32, {}),
+            ("ds_read_b64", 8, "load", 64, {}),
+            ("ds_read_b96", 12, "load", 96, {}),
+            ("ds_read_b128", 16, "load", 128, {}),
+            ("ds_read_u8", 1, "load", 8, {}),
+            ("ds_read_u16", 2, "load", 16, {}),
+            ("ds_write_b8", 1, "store", 8, {}),
+            ("ds_write_b16", 2, "store", 16, {}),
+            ("ds_write_b32", 4, "store", 32, {}),
+            ("ds_write_b64", 8, "store", 64, {}),
+            ("ds_write_b96", 12, "store", 96, {}),
+            ("ds_write_b128", 16, "store", 128, {}),
+            ("ds_write_b8_d16_hi", 1, "store", 8, {"d16_hi": True}),
+            ("ds_write_b16_d16_hi", 2, "store", 16, {"d16_hi": True}),
+            ("ds_read2_b32", 8, "load", 32, {"addresses": 2, "single": "ds_read_b32"}),
+            ("ds_read2_b64", 16, "load", 64, {"addresses": 2, "single": "ds_read_b64"}),
+            ("ds_read2st64_b32", 8, "load", 32, _ST64 | {"single": "ds_read_b32"}),
+            ("ds_read2st64_b64", 16, "load", 64, _ST64 | {"single": "ds_read_b64"}),
+            ("ds_write2_b32", 8, "store", 32, {"addresses": 2, "single": "ds_write_b32"}),
+            ("ds_write2_b64", 16, "store", 64, {"addresses": 2, "single": "ds_write_b64"}),
+            ("ds_write2st64_b32", 8, "store", 32, _ST64 | {"single": "ds_write_b32"}),
+            ("ds_write2st64_b64", 16, "store", 64, _ST64 | {"single": "ds_write_b64"}),
+            # gfx950's transposed loads (CDNA4 ISA guide; clang __builtin_amdgcn_ds_read_tr*):
+            # 8 B (12 B for b6) of contiguous bytes per lane, exchanged across lanes after
+            ("ds_read_b64_tr_b16", 8, "load_tr", 16, {}),
+            ("ds_read_b64_tr_b8", 8, "load_tr", 8, {}),
+            ("ds_read_b64_tr_b4", 8, "load_tr", 4, {}),
+            ("ds_read_b96_tr_b6", 12, "load_tr", 6, {}),
+            # direct-to-LDS writes of a global load (global_load_lds_* / buffer_load ... lds):
+            # lane l's bytes land at its LDS address (M0-based, lane-consecutive); dwordx3/x4
+            # are gfx950's (LLVM FeatureGFX950Insts), dword/ubyte/ushort both targets'
+            ("global_load_lds_ubyte", 1, "lds_dma", 8, {}),
+            ("global_load_lds_ushort", 2, "lds_dma", 16, {}),
+            ("global_load_lds_dword", 4, "lds_dma", 32, {}),
+            ("global_load_lds_dwordx3", 12, "lds_dma", 96, {}),
+            ("global_load_lds_dwordx4", 16, "lds_dma", 128, {}),
+        )
+    ),
 )
-"""Every LDS instruction, one record each. Adding an instruction is its record here, its
-lowering (``wgpsim.trace.lowering*``) and its lane grouping in ``configs/mi450.yaml``
-(``passes:``); every table below and in the other layers is derived from these records."""
+"""Every LDS instruction of every target, one record each. Adding an instruction is its record
+here, its lowering (``wgpsim.trace.lowering*``) and its lane grouping in the hardware file of
+each target that has it (``passes:``); every table below and in the other layers is derived
+from these records. A target has exactly the instructions its hardware file groups."""
 
 
 INSTRUCTIONS: dict[str, Instruction] = {ins.name: ins for ins in CATALOGUE}
@@ -205,17 +262,20 @@ OP_OFFSET_UNIT = _per_op(lambda ins: ins.offset_unit_bytes, 0)
 """Bytes per unit of a 2addr form's offset fields, indexed by op code (0 for the others)."""
 
 
-def single_address(kind: Kind) -> dict[int, str]:
+def single_address(kind: Kind, family: Family = "gfx12") -> dict[int, str]:
     """Plain single-address instructions of ``kind`` by the bits one lane moves (powers of two:
-    Triton vectorises to 2^k elements).
+    Triton vectorises to 2^k elements), in the assembly spelling ``family``.
 
     >>> single_address("store")
     {8: 'ds_store_b8', 16: 'ds_store_b16', 32: 'ds_store_b32', 64: 'ds_store_b64', 128: 'ds_store_b128'}
+    >>> single_address("load", "gfx9")
+    {8: 'ds_read_u8', 16: 'ds_read_u16', 32: 'ds_read_b32', 64: 'ds_read_b64', 128: 'ds_read_b128'}
     """
     out = {
         8 * ins.bytes_per_lane: ins.name
         for ins in CATALOGUE
         if ins.kind == kind
+        and ins.family == family
         and ins.addresses == 1
         and not ins.d16_hi
         and ins.bytes_per_lane & (ins.bytes_per_lane - 1) == 0

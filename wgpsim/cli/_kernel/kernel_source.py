@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from wgpsim.errors import ModuleError
-from wgpsim.packaged import hardware_targets, target_names
+from wgpsim.packaged import target_names, triton_targets
 
 __all__ = ["kernel_source", "format_listing"]
 
@@ -54,7 +54,7 @@ def kernel_source(args: argparse.Namespace) -> tuple[Path, str | None] | None:
         entry = found[0]
         if not args.json:
             print(f"{entry.name} in {entry.folder} (the one kernel{_named(args.name)} in {path})")
-        if entry.target is not None and entry.target not in hardware_targets():
+        if entry.target is not None and entry.target not in triton_targets():
             print(
                 f"wgpsim: note: {entry.name} was compiled for {entry.target}; wgpsim models "
                 f"{target_names()} (wgpsim compile FILE.py:FUNCTION compiles for gfx1250 on "
