@@ -53,6 +53,7 @@ from wgpsim.trace.lowering_packed import lower_packed_transposed
 from wgpsim.trace.scratch_lowering import ScratchLowering, lower_convert
 from wgpsim.trace.scratch_reduce import lower_atomic, lower_reduce
 from wgpsim.trace.scratch_scan import lower_scan
+from wgpsim.trace.spelling import in_spelling
 from wgpsim.trace.trace import Trace, TraceBuilder
 
 __all__ = [
@@ -264,8 +265,9 @@ def lower_op(
 ) -> OpLowering:
     """The instructions and addresses of one LDS op (see the module docstring); ``stage``
     stands for a computed or loop-carried ``memdesc_index`` (see ``_shared``)."""
+    hw = target_hardware(kernel.target) if hw is None else hw
     if op.direction == "scratch":
-        return _lower_scratch(kernel, op, alloc)
+        return _lower_scratch(kernel, op, alloc, hw)
     if not writes_with_ds(op):
         if op.op == ASYNC_COPY:
             why = "the copy engine writes the LDS (global_load_async_to_lds; no other value)"
@@ -297,6 +299,7 @@ def lower_op(
                 allow_transpose=not store,
                 store=store,
             )
+        low = in_spelling(low, hw.instructions, hw.describe())
         low._check_alignment()
     except WgpsimError as err:
         return OpLowering(op, None, {}, bases=bases, note=str(err))
@@ -314,7 +317,9 @@ def lower_op(
     )
 
 
-def _lower_scratch(kernel: Kernel, op: LdsOp, alloc: KernelAllocation) -> OpLowering:
+def _lower_scratch(
+    kernel: Kernel, op: LdsOp, alloc: KernelAllocation, hw: HardwareConfig
+) -> OpLowering:
     """A scratch op's store, barrier and load steps (`wgpsim.trace.scratch_lowering`), at its
     scratch buffer's offset; ops wgpsim does not lower yet say so."""
     given = {b.name for b in kernel.buffers}
@@ -333,6 +338,7 @@ def _lower_scratch(kernel: Kernel, op: LdsOp, alloc: KernelAllocation) -> OpLowe
     bases = tuple(offsets) if offsets else (0,)
     try:
         low = lower_fn(op, bases[0], kernel.num_warps)
+        low = in_spelling(low, hw.instructions, hw.describe())
         low._check_alignment()
     except WgpsimError as err:
         return OpLowering(op, None, {}, bases=bases, note=str(err))
