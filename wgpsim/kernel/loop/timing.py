@@ -56,7 +56,7 @@ import numpy as np
 from wgpsim.engine import simulate
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware, target_hardware
-from wgpsim.kernel.loop.whatif import TRANSFORMS, WHAT_IFS, kept_rows
+from wgpsim.kernel.loop.whatif import TRANSFORMS, WHAT_IFS, applies, kept_rows
 from wgpsim.trace.instructions import BARRIER, NUM_LDS_OPS, TDM, WAIT_DS, WAIT_TENSOR
 from wgpsim.trace.trace import Trace
 
@@ -179,7 +179,7 @@ def time_loop(
     acc = _account(trace, times, result.events(), iteration, label, n, steady)
     notes = list(acc.pop("notes"))
     ifs = {}
-    for name in what_ifs:
+    for name in (n for n in what_ifs if applies(n, hw)):
         t2, hw2 = TRANSFORMS[name](trace, hw)
         r2 = simulate(t2, hw2, engine=engine, seed=seed, record_ops=True)
         keep = kept_rows(name, trace)
