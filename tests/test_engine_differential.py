@@ -37,6 +37,11 @@ VARIANTS = {
     "issue_3": HW.with_overrides(**{"timing.issue_interval": 3}),
     "dscnt_2": HW.with_overrides(**{"timing.dscnt_max": 2, "timing.lds_latency": 9}),
     "banks_128": HW.with_overrides(**{"banks.count": 128}),
+    "store_banks_32": HW.with_overrides(**{"banks.store_count": 32}),
+    "one_partition": HW.with_overrides(  # a chip without partitions: the LDS in one
+        **{"partitions.size": LDS_BYTES, "partitions.count": 1, "partitions.lds": [0]},
+        **{"partitions.l0": []},
+    ),
     "round_robin": HW.with_overrides(**{"arbiter.grant_policy": "round_robin"}),
     "fixed_priority": HW.with_overrides(**{"arbiter.grant_policy": "fixed_priority"}),
     "lowest_pair": HW.with_overrides(**{"arbiter.tie_break": "lowest_pair"}),
@@ -175,6 +180,7 @@ WAVE64 = {  # a small wave64 hardware file (tests/wave64_hardware.py) and varian
     "wave64_triton": wave64(**{"passes.lane_grouping": "triton"}),
     "wave64_banks_128": wave64(**{"banks.count": 128}),
     "wave64_queue_1": wave64(**{"timing.queue_depth": 1}),
+    "wave64_store_banks_32": wave64(**{"banks.store_count": 32}),  # gfx950: 64 read, 32 write
 }
 
 

@@ -22,12 +22,21 @@ from wgpsim.hw.rules import POLICIES
 from wgpsim.trace.instructions import INSTRUCTIONS, NUM_LDS_OPS, op_code
 
 HW = load_hardware()
+ONE_PARTITION = {
+    "partitions.size": 327680,
+    "partitions.count": 1,
+    "partitions.lds": [0],
+    "partitions.l0": [],
+}  # a chip without partitions: the whole LDS in one
 VARIANTS = {
     "default": HW,
     "triton_lanes": HW.with_overrides(**{"passes.lane_grouping": "triton"}),
     "banks_48": HW.with_overrides(**{"banks.count": 48}),
     "banks_128": HW.with_overrides(**{"banks.count": 128}),
     "one_port": HW.with_overrides(**{"ports.names": ["L"]}),
+    "one_partition": HW.with_overrides(**ONE_PARTITION),
+    "store_banks_32": HW.with_overrides(**{"banks.store_count": 32}),
+    "store_banks_128": HW.with_overrides(**{"banks.store_count": 128, "banks.count": 32}),
     "xor_lanes": HW.with_overrides(  # pass bits as XORs of lane bits (linear maps over GF(2))
         **{
             "passes.groupings.seed.ds_load_b128": [[2, 3, 4]],
@@ -124,15 +133,17 @@ def _compiled_decision(heads, state, hw):
     favor=st.integers(0, 1),
     policy=st.sampled_from(sorted(POLICIES)),
     tie_break=st.sampled_from(["alternate", "lowest_pair"]),
+    one_partition=st.booleans(),
 )
 def test_compiled_grant_equals_the_reference(
-    present, issued, parts, held, free, favor, policy, tie_break
+    present, issued, parts, held, free, favor, policy, tie_break, one_partition
 ):
     hw = HW.with_overrides(
         **{
             "ports.names": ["L", "C", "X"][: len(free)],
             "arbiter.grant_policy": policy,
             "arbiter.tie_break": tie_break,
+            **(ONE_PARTITION if one_partition else {}),
         }
     )
     heads = tuple(

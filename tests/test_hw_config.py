@@ -52,6 +52,25 @@ def test_every_instruction_has_a_lane_grouping(hw):
     assert triton.lane_masks("ds_load_b64") == hw.lane_masks("ds_load_b64")
 
 
+def test_a_file_without_partitions(hw):
+    """partitions.count 1 with the whole LDS in one partition (gfx950: 160 KiB) and no L0;
+    lds_bytes must still be len(lds) * size."""
+    one = {"partitions.count": 1, "partitions.lds": [0], "partitions.l0": []}
+    flat = hw.with_overrides(**one, **{"partitions.size": 163840, "partitions.lds_bytes": 163840})
+    assert (flat.partitions.count, flat.partitions.lds_bytes) == (1, 163840)
+    with pytest.raises(ConfigError, match="'partitions.lds_bytes' must be len"):
+        hw.with_overrides(**one, **{"partitions.size": 163840, "partitions.lds_bytes": 327680})
+
+
+def test_store_count_is_optional_and_round_trips(hw):
+    assert hw.banks.store_count is None and hw.to_dict()["banks"]["store_count"] is None
+    split = hw.with_overrides(**{"banks.store_count": 32})
+    assert split.to_dict()["banks"]["store_count"] == 32
+    assert HardwareConfig.from_dict(split.to_dict()) == split
+    assert (split.bank_count("ds_load_b64"), split.bank_count("ds_store_b64")) == (64, 32)
+    assert split.bank_count("tensor_load_to_lds") == 32  # the TDM's rows are writes
+
+
 def test_groupings_read_both_forms_and_round_trip(hw):
     """A grouping entry is the lane bits that select the pass, or masks whose XOR is a pass
     bit; the plain form still writes back plain (the MI450 file's to_dict is unchanged)."""
@@ -122,6 +141,10 @@ def _raw() -> dict:
         ),
         (lambda d: d["timing"].update(extra=3), "unknown field 'timing.extra'"),
         (lambda d: d["banks"].pop("count"), "missing field 'banks.count'"),
+        (
+            lambda d: d["banks"].update(store_count=0),
+            "field 'banks.store_count' must be a positive integer (valid: 1..4096), got 0",
+        ),
         (lambda d: d.pop("drift"), "missing field 'drift'"),
         (lambda d: d["drift"].update(model=False), "quote it in YAML"),
         (

@@ -71,6 +71,38 @@ def test_xor_grouping_gives_the_measured_gfx9_b128_phase():
     ]
 
 
+def test_stores_go_through_store_count_banks():
+    """gfx950 reads through 64 banks and writes through 32 (anchors §3.1): lane l at 8 * l
+    touches dwords 0, 2, ..., 62. Read, they fall in 32 distinct banks of 64 (1 cycle);
+    written through 32 banks, dwords d and d + 32 share a bank (2 cycles). Without
+    store_count a store goes through banks.count, as before."""
+    hw = HW.with_overrides(**{"banks.store_count": 32})
+    addr = 8 * LANES
+    assert split_passes("ds_load_b32", addr, hw)[0].bank_cycles == 1
+    assert split_passes("ds_store_b32", addr, hw)[0].bank_cycles == 2
+    assert split_passes("ds_store_b32", addr, HW)[0].bank_cycles == 1
+    assert split_passes("ds_store_2addr_b32", addr, hw, distance=4)[0].bank_cycles == 2
+    assert pass_table(np.array([op_code("ds_store_b32")]), addr[None], hw).bank_cycles.tolist() == [
+        2
+    ]
+
+
+def test_one_partition_has_no_partition_conflicts():
+    """A hardware file without partitions (partitions.count 1, the whole LDS in one): two
+    heads in the one partition are both granted, one per port; with one port the second
+    waits for it without a partition stall. Every address lies in partition 0."""
+    one = {"partitions.size": 327680, "partitions.count": 1}
+    hw = HW.with_overrides(**one, **{"partitions.lds": [0], "partitions.l0": []})
+    assert partition_of(np.array([0, 65536, 327679]), hw).tolist() == [0, 0, 0]
+    heads = (Head(0, issued=5, partitions=0b1), Head(1, issued=5, partitions=0b1))
+    assert grant(heads, ArbiterState.idle(hw), hw).granted == ((0, 0), (1, 1))
+    one_port = hw.with_overrides(**{"ports.names": ["L"]})
+    decision = grant(heads, ArbiterState.idle(one_port), one_port)
+    assert (len(decision.granted), decision.stalled) == (1, ())
+    held = ArbiterState((0b1, 0), (False, True), 0)  # pair 0's pass holds partition 0
+    assert grant((Head(1, 5, 0b1),), held, hw).granted == ((1, 1),)
+
+
 def test_seed_microbenchmark_load_is_two_conflict_free_passes():
     passes = split_passes("ds_load_b128", 16 * LANES, HW)
     assert [(p.lanes, p.bytes, p.partitions, p.bank_cycles) for p in passes] == [

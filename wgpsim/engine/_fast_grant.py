@@ -37,19 +37,22 @@ POLICY_CODES = {
 
 
 def policy_of(hw) -> np.ndarray:
-    """``grant``'s ``policy`` argument for config ``hw``: (policy code, alternate ties)."""
+    """``grant``'s ``policy`` argument for config ``hw``: (policy code, alternate ties, 1 if
+    heads can conflict on a partition: the LDS has more than one)."""
     arbiter = hw.arbiter
     alternate = arbiter.tie_break == "alternate"
-    return np.array([POLICY_CODES[arbiter.grant_policy], alternate], dtype=np.int64)
+    partitioned = hw.partitions.count > 1
+    return np.array([POLICY_CODES[arbiter.grant_policy], alternate, partitioned], dtype=np.int64)
 
 
 @njit(cache=True, inline="always")
 def grant(heads, nheads, held, ports_free, favor, policy, order, out):
     """The arbiter's decision for one cycle, as ``rules.grant``: the heads (columns of
     ``heads[:, :nheads]``: pair, issue cycle, partitions) are ordered by ``policy`` = (code
-    in ``POLICY_CODES``, 1 if ``tie_break`` is ``alternate``); each is granted the lowest free
-    port unless it shares a partition with a pass in service (``held``, per pair) or a head
-    granted before it this cycle, then it stalls.
+    in ``POLICY_CODES``, 1 if ``tie_break`` is ``alternate``, 1 if partitions can conflict);
+    each is granted the lowest free port unless it shares a partition with a pass in service
+    (``held``, per pair) or a head granted before it this cycle, then it stalls (never with
+    one partition).
 
     Writes grants (pair, port, pair, port, ...) to ``out[0]`` and stalled pairs to ``out[1]``,
     marks granted ports taken in ``ports_free``; ``order`` is scratch.
@@ -72,7 +75,7 @@ def grant(heads, nheads, held, ports_free, favor, policy, order, out):
     granted, stalled = 0, 0
     for i in range(nheads):
         h = order[i]
-        if heads[PARTS, h] & taken:
+        if policy[2] and heads[PARTS, h] & taken:
             out[1, stalled] = heads[PAIR, h]
             stalled += 1
             continue

@@ -33,6 +33,7 @@ from numba import njit
 
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
 from wgpsim.trace.instructions import (
+    INSTRUCTIONS,
     NUM_LDS_OPS,
     OP_ACCESS_BYTES,
     OP_ADDRESSES,
@@ -102,8 +103,7 @@ def pass_list(
 class LaneTable:
     """The lane groups of every LDS op as the kernels take them: ``lanes[op, pass, j]`` is lane
     j of pass ``pass`` (``count[op]`` passes of ``width[op]`` lanes), ``bytes_per_lane[op]``,
-    and the sizes the rules divide by as (size, log2 size or -1): the bank count per op code
-    (``banks.count_of``: gfx950 reads 64 banks, writes 32).
+    and the sizes the rules divide by as (size, log2 size or -1).
 
     Lanes are ordered by their pass number (config ``passes``: bit i is the parity of the lane
     bits of mask i):
@@ -130,12 +130,7 @@ class LaneTable:
         self.sizes = (
             _divisor(hw.partitions.size),
             _divisor(hw.banks.width_bytes),
-            _read_only(
-                np.array(
-                    [_divisor(hw.banks.count_of(OPS[code])) for code in range(NUM_LDS_OPS)],
-                    dtype=np.int64,
-                )
-            ),
+            _bank_table(hw),
         )
         self.mask_dtype = _mask_dtype(hw.partitions.count)
 
@@ -170,6 +165,22 @@ def _groups(masks: tuple[tuple[int, ...], ...], warp_size: int) -> np.ndarray:
 
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)
+
+
+def _bank_table(hw: HardwareConfig) -> np.ndarray:
+    """[op, 2]: the banks each LDS op goes through as (count, log2 count or -1): a write (an op
+    that loads nothing: stores, the TDM's rows) through ``banks.store_count`` when the config
+    gives one, everything else through ``banks.count``; an op ``banks.by_instruction`` names
+    through its own count."""
+    store, own = hw.banks.store_count, dict(hw.banks.by_instruction)
+    counts = [
+        own.get(
+            OPS[code],
+            store if store is not None and not INSTRUCTIONS[OPS[code]].is_load else hw.banks.count,
+        )
+        for code in range(NUM_LDS_OPS)
+    ]
+    return np.array([_divisor(c) for c in counts], dtype=np.int64).reshape(-1, 2)
 
 
 def _divisor(d: int) -> tuple[int, int]:
@@ -225,8 +236,8 @@ def pass_columns(n: int, table: LaneTable, **sizes: int) -> tuple[np.ndarray, ..
 
 @njit(cache=True)
 def fill_passes(
-    ops, addr, rows, lanes, count, width, bpl, acc, nacc, dist, part_size, bank_width, nbanks, out
-):  # nbanks: [op, (count, log2 count or -1)]
+    ops, addr, rows, lanes, count, width, bpl, acc, nacc, dist, part_size, bank_width, banks, out
+):
     """Write each pass with at least one active lane of ``rows`` (every row when empty; rows
     of control ops have none; in row, then pass order) into the ``out`` columns (row, index,
     lane_mask, bytes, partitions, bank_cycles, start), each long enough for every lane group;
@@ -236,7 +247,8 @@ def fill_passes(
     An active lane moves ``bpl[op]`` bytes in ``nacc[op]`` accesses of ``acc[op]`` bytes, the
     s-th at its address + s * ``dist[r]`` (a 2addr form's second access).
     An access of w bytes at a touches dwords a//4 .. (a+w-1)//4 and the partitions of its
-    first and last byte; bank cycles = the most distinct dwords in one bank (at least 1).
+    first and last byte; bank cycles = the most distinct dwords in one bank (at least 1), of
+    the ``banks[op]`` = (count, log2 count or -1) banks op goes through.
     Dword d lies in bank d mod 64 of bank row d // 64, so a pass is a set of bank rows, each
     with a 64-bit mask of the banks it touches: the bank cycles are the most rows sharing a bit.
     With more than ``MAX_BANKS`` banks a row no longer fits one mask: the dwords are counted
@@ -260,7 +272,7 @@ def fill_passes(
         if op >= len(count):
             continue
         w, na, d = acc[op], nacc[op], np.int64(dist[r])
-        banks = (nbanks[op, 0], nbanks[op, 1])  # this instruction's bank count
+        nbanks = (banks[op, 0], banks[op, 1])
         reach = (na - 1) * d  # from a lane's first access to its last
         for g in range(count[op]):
             active, mask, lo, hi = 0, np.int64(0), NEVER, np.int64(-1)
@@ -286,13 +298,13 @@ def fill_passes(
             parts_out[k] = parts
             # dwords closer than one bank row apart cannot share a bank: one cycle
             cycles_out[k] = 1
-            if high - low >= banks[0] and banks[0] > MAX_BANKS:
+            if high - low >= nbanks[0] and nbanks[0] > MAX_BANKS:
                 cycles_out[k] = _most_dwords_per_bank(
-                    addr, r, lanes, op, g, width[op], w, na, d, bank_width, banks, bank_rows
+                    addr, r, lanes, op, g, width[op], w, na, d, bank_width, nbanks, bank_rows
                 )
-            elif high - low >= banks[0]:
+            elif high - low >= nbanks[0]:
                 nrows = _bank_rows(
-                    addr, r, lanes, op, g, width[op], w, na, d, bank_width, banks, bank_rows,
+                    addr, r, lanes, op, g, width[op], w, na, d, bank_width, nbanks, bank_rows,
                     bank_masks,
                 )  # fmt: skip
                 cycles_out[k] = _most_rows_per_bank(bank_masks, nrows)

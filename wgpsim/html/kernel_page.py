@@ -132,7 +132,7 @@ def _op_details(fig, low, op, hw, anchor: str) -> str:
         cap = (f"{p.instruction} pass {p.pass_index}: {len(where)} pass(es) ({shown}); "
                f"{p.bank_cycles} bank cycle(s); partitions {','.join(map(str, p.partitions))}")  # fmt: skip
         figs.append(
-            f'<figure class="pass">{bank_pass_svg(p, hw.banks.count_of(p.instruction))}<figcaption>{esc(cap)}</figcaption></figure>'
+            f'<figure class="pass">{bank_pass_svg(p, hw.bank_count(p.instruction))}<figcaption>{esc(cap)}</figcaption></figure>'
         )
     more = len(groups) - MAX_PATTERNS
     extra = f'<p class="note">{more} more distinct patterns not drawn.</p>' if more > 0 else ""

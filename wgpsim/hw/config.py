@@ -122,7 +122,7 @@ class HardwareConfig:
             "banks": {
                 "count": self.banks.count,
                 "width_bytes": self.banks.width_bytes,
-                **({"store_count": self.banks.store_count} if self.banks.store_count else {}),
+                "store_count": self.banks.store_count,  # None: as count (overridable)
                 **(
                     {"by_instruction": dict(self.banks.by_instruction)}
                     if self.banks.by_instruction
@@ -216,6 +216,22 @@ class HardwareConfig:
     def describe(self) -> str:
         """``mi450 (hip:gfx1250)``: the name, and the target when the file gives one."""
         return f"{self.name} ({self.target})" if self.target else self.name
+
+    def bank_count(self, op: str) -> int:
+        """Banks ``op`` goes through: its ``banks.by_instruction`` entry (gfx950's ds_read_b96:
+        32), else ``banks.store_count`` for a write (a store, the TDM's, a direct-to-LDS write)
+        when the file gives it, else ``banks.count``.
+
+        >>> hw = load_hardware().with_overrides(**{"banks.store_count": 32})
+        >>> hw.bank_count("ds_load_b128"), hw.bank_count("ds_store_b128"), load_hardware().bank_count("ds_store_b32")
+        (64, 32, 64)
+        """
+        own = dict(self.banks.by_instruction).get(op)
+        if own is not None:
+            return own
+        writes = INSTRUCTIONS[op].kind in ("store", "tdm", "lds_dma")
+        store = self.banks.store_count
+        return store if writes and store is not None else self.banks.count
 
     def lane_masks(self, op: str) -> tuple[tuple[int, ...], ...]:
         """The pass map of ``op`` under the chosen lane grouping: pass bit i of lane l is the

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wgpsim.errors import ConfigError, did_you_mean, field_error, shown
+from wgpsim.hw.targets import instruction_set, is_target_name
 from wgpsim.layout.bits import log2
 from wgpsim.trace.instructions import INSTRUCTIONS, WAVE_SIZES
 
@@ -35,9 +36,6 @@ SECTIONS = (
 
 OPTIONAL = ("target",)
 """Top-level fields a hardware YAML may leave out."""
-
-TARGET_PREFIX = "hip:gfx"
-"""A ``target:`` is Triton's ``ttg.target`` spelling: ``hip:gfx950``."""
 
 
 @dataclass(frozen=True)
@@ -70,28 +68,16 @@ class Partitions:
 
 @dataclass(frozen=True)
 class Banks:
-    """LDS banks: dword address d of an instruction lies in bank d mod its bank count:
-    ``by_instruction``'s entry for it, else ``store_count`` for a write (a store or a
-    direct-to-LDS write) when given (not 0), else ``count`` (gfx950: reads 64, writes 32).
-
-    >>> banks = Banks(64, 4, 32, (("ds_read_b96", 32),))
-    >>> banks.count_of("ds_read_b128"), banks.count_of("ds_write_b64"), banks.count_of("ds_read_b96")
-    (64, 32, 32)
-    """
+    """LDS banks: dword address d lies in bank d mod ``count``; a write (``ds_store_*``, the
+    TDM's writes, a direct-to-LDS write) goes through ``store_count`` banks when the file gives
+    it (gfx950 reads through 64 banks and writes through 32), else through ``count``; an
+    instruction in ``by_instruction`` through its own count (gfx950's ``ds_read_b96``: 32).
+    ``HardwareConfig.bank_count(op)`` applies the three."""
 
     count: int
     width_bytes: int
-    store_count: int = 0
+    store_count: int | None = None
     by_instruction: tuple[tuple[str, int], ...] = ()
-
-    def count_of(self, op: str) -> int:
-        """The number of banks instruction ``op`` sees."""
-        for name, count in self.by_instruction:
-            if name == op:
-                return count
-        if self.store_count and not INSTRUCTIONS[op].is_load:
-            return self.store_count
-        return self.count
 
 
 @dataclass(frozen=True)
@@ -173,8 +159,8 @@ RANGES: dict[str, tuple[int, int]] = {
     "partitions.count": (1, 32),
     "partitions.lds_bytes": (1, 1 << 24),
     "banks.count": (1, 1 << 12),
-    "banks.width_bytes": (1, 64),
     "banks.store_count": (1, 1 << 12),
+    "banks.width_bytes": (1, 64),
     **{f"banks.by_instruction.{op}": (1, 1 << 12) for op in INSTRUCTIONS},
     "timing.issue_interval": (1, 1 << 16),
     "timing.queue_depth": (1, 1 << 10),
@@ -278,19 +264,14 @@ class _Reader:
         if not isinstance(top["name"], str) or not top["name"]:
             raise self.fail("name", "a non-empty string", top["name"])
         target = top.get("target", "")
-        if target != "" and (
-            not isinstance(target, str)
-            or not target.startswith(TARGET_PREFIX)
-            or not target[len(TARGET_PREFIX) :].isalnum()
-        ):
+        if target != "" and not is_target_name(target):
             raise self.fail("target", "Triton's target name, e.g. hip:gfx950", target)
         wgp = self.wgp(top["wgp"])
         arbiter = self.section(top["arbiter"], "arbiter", ("grant_policy", "tie_break"))
         ports, partitions = self.ports(top["ports"]), self.partitions(top["partitions"])
         banks, passes = self.banks(top["banks"]), self.passes(top["passes"], wgp, top)
-        have = dict(passes.groupings[0][1])
         for op, _ in banks.by_instruction:
-            if op not in have:
+            if op not in dict(passes.groupings[0][1]):
                 raise self.fail(f"banks.by_instruction.{op}", "an instruction of this target", op)
         return {
             "name": top["name"],
@@ -362,13 +343,14 @@ class _Reader:
         d = self.section(
             data, "banks", ("count", "width_bytes"), optional=("store_count", "by_instruction")
         )
+        store = d.get("store_count")  # absent or null: writes go through `count` banks
         by = d.get("by_instruction", {})
         if not isinstance(by, dict) or any(op not in INSTRUCTIONS for op in by):
             raise self.fail("banks.by_instruction", "a mapping of instruction -> bank count", by)
         return Banks(
             self.number(d["count"], "banks.count"),
             self.number(d["width_bytes"], "banks.width_bytes"),
-            self.number(d["store_count"], "banks.store_count") if "store_count" in d else 0,
+            None if store is None else self.number(store, "banks.store_count"),
             tuple((op, self.number(n, f"banks.by_instruction.{op}")) for op, n in by.items()),
         )
 
@@ -399,34 +381,11 @@ class _Reader:
                     )
                 entries.append((op, masks))
             tables.append((str(gname), tuple(entries)))
-        self.instruction_set(tables)
+        instruction_set(tables, self.source)
         choice = d["lane_grouping"]
         if not isinstance(choice, str) or choice not in groupings:
             raise self.fail("passes.lane_grouping", f"one of {', '.join(groupings)}", choice)
         return Passes(choice, tuple(tables))
-
-    def instruction_set(self, tables: list) -> None:
-        """The first grouping lists the target's instructions (at least one, and every one of
-        a 2addr form's single twin); the others may only regroup those."""
-        first, base = tables[0][0], dict(tables[0][1])
-        if not base:
-            raise self.fail(
-                f"passes.groupings.{first}", "a mapping listing the target's instructions", {}
-            )
-        for op in base:
-            single = INSTRUCTIONS[op].single
-            if single is not None and single not in base:
-                raise ConfigError(
-                    f"{self.source}: missing field 'passes.groupings.{first}.{single}' "
-                    f"(the target has {op}, a pair of {single})"
-                )
-        for name, table in tables[1:]:
-            extra = [op for op, _ in table if op not in base]
-            if extra:
-                raise ConfigError(
-                    f"{self.source}: field 'passes.groupings.{name}.{extra[0]}': not an "
-                    f"instruction of this target (the first grouping, {first!r}, lists them)"
-                )
 
     def lane_masks(self, entry: Any, path: str, lane_bits: int) -> tuple[tuple[int, ...], ...]:
         """One instruction's grouping as masks: ``[4]`` (the lane bits that select the pass)

@@ -133,9 +133,8 @@ def pass_bank_cycles(
     addr: np.ndarray, width: int, hw: HardwareConfig, nbanks: int | None = None
 ) -> np.ndarray:
     """Bank cycles of each pass ``addr[i]`` (lane addresses, -1 inactive, ``width`` bytes per
-    lane) on ``nbanks`` banks (default ``banks.count``; an instruction's own:
-    ``hw.banks.count_of(op)``): the most distinct dwords falling in one bank, at least 1. Lanes
-    reading the same dword share it (a broadcast)."""
+    lane) through ``nbanks`` banks (default ``banks.count``): the most distinct dwords falling
+    in one bank, at least 1. Lanes reading the same dword share it (a broadcast)."""
     addr = np.asarray(addr, dtype=np.int64)
     dwords = np.sort(lane_dwords(addr, width, hw), axis=-1)  # per pass; untouched (-1) first
     distinct = dwords >= 0
@@ -147,7 +146,8 @@ def pass_bank_cycles(
 
 
 def bank_cycles(addr: np.ndarray, bytes_per_lane: int, hw: HardwareConfig) -> int:
-    """Port cycles one pass needs: the most distinct dwords falling in one bank, at least 1.
+    """Port cycles one pass of a load needs: the most distinct dwords falling in one bank, at
+    least 1.
 
     >>> bank_cycles(np.array([0, 256, 256, 4]), 4, load_hardware())  # bank 0 twice, 256 shared
     2
@@ -218,7 +218,7 @@ def _passes_of(
         lane_mask=np.where(active, np.left_shift(1, groups[index]), 0).sum(axis=-1),
         bytes=active.sum(axis=-1) * ins.bytes_per_lane,
         partitions=pass_partitions(accesses, ins.access_bytes, hw),
-        bank_cycles=pass_bank_cycles(accesses, ins.access_bytes, hw, hw.banks.count_of(ins.name)),
+        bank_cycles=pass_bank_cycles(accesses, ins.access_bytes, hw, hw.bank_count(ins.name)),
     )
 
 
@@ -375,7 +375,9 @@ def grant(heads: tuple[Head, ...], state: ArbiterState, hw: HardwareConfig) -> D
 
     The policy (``arbiter.grant_policy``, ``POLICIES``) orders the heads; in that order a head
     is granted the lowest free port unless it shares a partition with a pass in service or a
-    head granted before it this cycle (a partition conflict: it stalls).
+    head granted before it this cycle (a partition conflict: it stalls). An LDS of one
+    partition (``partitions.count: 1``, a chip without partitions) has no partition conflict:
+    heads wait only for a free port.
 
     >>> rr = load_hardware().with_overrides(**{"arbiter.grant_policy": "round_robin"})
     >>> grant((Head(0, 6, 0b1), Head(1, 5, 0b1)), ArbiterState((0, 0), (True, True), 0), rr)
@@ -389,8 +391,9 @@ def grant(heads: tuple[Head, ...], state: ArbiterState, hw: HardwareConfig) -> D
         taken |= partitions
     free = [port for port, ok in enumerate(state.ports_free) if ok]
     granted, stalled = [], []
+    partitioned = hw.partitions.count > 1
     for head in order:
-        if head.partitions & taken:
+        if partitioned and head.partitions & taken:
             stalled.append(head.pair)
         elif free:
             granted.append((head.pair, free.pop(0)))

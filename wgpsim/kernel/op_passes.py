@@ -67,7 +67,7 @@ def _pass(k: int, p: int, name: str, lanes, addr, distance: int, hw: HardwareCon
     ins = INSTRUCTIONS[name]
     access = addr[:, None] if ins.addresses == 1 else np.stack([addr, addr + distance], axis=1)
     dwords = lane_dwords(access.reshape(-1), ins.access_bytes, hw).reshape(len(lanes), -1)
-    nbanks = hw.banks.count_of(name)
+    nbanks = hw.bank_count(name)
     banks = tuple(tuple(sorted({int(d) % nbanks for d in row if d >= 0})) for row in dwords)
     touched = np.unique(dwords[dwords >= 0])
     load = np.bincount(touched % nbanks, minlength=nbanks)

@@ -35,7 +35,7 @@ from wgpsim.hw.config import HardwareConfig
 from wgpsim.trace.instructions import NUM_LDS_OPS, WAIT_DS, WAIT_TENSOR
 from wgpsim.trace.trace import Trace
 
-IDEAL_BANKS = {"banks.width_bytes": 64, "banks.count": 4096}
+IDEAL_BANKS = {"banks.width_bytes": 64, "banks.count": 4096, "banks.store_count": 4096}
 """The override of ``ideal_banks`` (see the module docstring)."""
 
 WHAT_IFS = {
