@@ -35,7 +35,7 @@ from wgpsim.layout.addresses import linear_of
 from wgpsim.layout.dtypes import dtype_bits, parse_shape
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.layout.notation import parse_any
-from wgpsim.trace.instructions import INSTRUCTIONS
+from wgpsim.trace.instructions import INSTRUCTIONS, LANES
 from wgpsim.trace.lowering import Issued, Lowering, lower_offsets
 from wgpsim.trace.swizzling import ScratchTile, flat_bases, scratch_tile
 from wgpsim.trace.trace import Trace, TraceBuilder
@@ -89,8 +89,8 @@ class ScratchLowering:
 
     @property
     def lanes(self) -> int:
-        """Lanes of a warp (32 or 64), its lowerings'."""
-        return max((low.lanes for low in self.lowerings), default=32)
+        """Lanes of a warp, from its rounds' layouts (wave32's when it has none)."""
+        return max((low.lanes for low in self.lowerings), default=LANES)
 
     @property
     def barriers(self) -> int:
