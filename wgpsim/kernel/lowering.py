@@ -296,7 +296,8 @@ def lower_op(
                 md.elem_bits,
                 num_warps=kernel.num_warps,
                 bases=base,
-                allow_transpose=not store,
+                # a target without transposed loads (gfx942) reads with plain ones
+                allow_transpose=not store and _has_transposed_loads(hw),
                 store=store,
             )
         low = in_spelling(low, hw.instructions, hw.describe())
@@ -315,6 +316,10 @@ def lower_op(
         note,
         low,
     )
+
+
+def _has_transposed_loads(hw: HardwareConfig) -> bool:
+    return any(INSTRUCTIONS[n].kind == "load_tr" for n in hw.instructions if n in INSTRUCTIONS)
 
 
 def _lower_scratch(
