@@ -82,17 +82,24 @@ def test_a_failing_check_says_why():
 
 
 @pytest.mark.triton
-def test_regenerate_reproduces_a_fixture(tmp_path):
+@pytest.mark.parametrize("target", ["gfx1250", "gfx950"])
+def test_regenerate_reproduces_a_fixture(tmp_path, target):
     """The fixtures are what the script makes today: one kernel compiled again, in a
-    subprocess with a fresh cache, gives the stored files byte for byte."""
+    subprocess with a fresh cache, gives the stored files byte for byte (gfx1250, and gfx950
+    through ``--target``)."""
     pytest.importorskip("triton")
     from corpus_others import regenerate
 
-    name = "liger_rms_norm_fwd"
-    meta, err = regenerate.base._run_child(
-        ["compile", name, str(tmp_path)], script=regenerate.__file__
-    )
+    regenerate.use_target(target)
+    try:
+        name = "liger_rms_norm_fwd"
+        meta, err = regenerate.base._run_child(
+            ["compile", name, str(tmp_path)], script=regenerate.__file__
+        )
+    finally:
+        regenerate.use_target("gfx1250")
     assert meta is not None, err
+    fixtures = checks.root(target) / "fixtures" / name
     for file in ("kernel.ttgir", "kernel.alloc.mlir", "kernel.amdgcn"):
-        assert (tmp_path / file).read_text() == (checks.FIXTURES / name / file).read_text()
-    assert meta["shared"] == checks.expected(name)["metadata_shared"]
+        assert (tmp_path / file).read_text() == (fixtures / file).read_text()
+    assert meta["shared"] == checks.expected(name, target)["metadata_shared"]
