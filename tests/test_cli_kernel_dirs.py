@@ -187,11 +187,10 @@ def test_a_kernel_compiled_for_another_target_is_noted(tmp_path, capsys):
     """A cache filled on another GPU holds its kernels: the report says the target differs."""
     folder = _entry(tmp_path, "transpose", "H1")
     meta = json.loads((folder / "transpose.json").read_text())
-    meta["target"] = {"backend": "hip", "arch": "gfx942", "warp_size": 64}  # Triton's form
+    meta["target"] = {"backend": "hip", "arch": "gfx90a", "warp_size": 64}  # Triton's form
     (folder / "transpose.json").write_text(json.dumps(meta))
     code, out, err = _wgpsim(capsys, "kernel", tmp_path)
     assert code == 0 and out.splitlines()[1].startswith("kernel transpose")
-    assert err.splitlines() == [
-        "wgpsim: note: transpose was compiled for hip:gfx942; wgpsim models gfx1250 "
-        "(wgpsim compile FILE.py:FUNCTION compiles for it on the CPU)"
-    ]
+    (note,) = err.splitlines()  # gfx90a (MI200) has no hardware file
+    assert note.startswith("wgpsim: note: transpose was compiled for hip:gfx90a; wgpsim models ")
+    assert "hip:gfx1250" in note and "compiles for gfx1250 on the CPU" in note

@@ -379,8 +379,10 @@ def test_eight_byte_aligned_padding_traces_and_times():
 def test_wave64_layout_lowers_with_its_64_lanes():
     """Lanes come from the layouts' lane bases: six lane bits give 64 lane addresses a row.
     lowerLdSt's widest vector for 8 contiguous bf16 a lane is one 16-byte load a lane (lane l
-    reads row l at 16 * l); gfx1250's ds_load_tr16_b128 exchanges within 32 lanes, so a
-    64-lane layout is not eligible for it. The trace replays on a wave64 hardware file only."""
+    reads row l at 16 * l); a 64-lane layout is checked against gfx950's ds_read_b64_tr_b16
+    (gfx1250's ds_load_tr16_b128 exchanges within 32 lanes), whose rows are 4 elements that
+    lanes 0-1 of the destination step along: here they step rows, so it does not apply. The
+    trace replays on a wave64 hardware file only."""
     from wave64_hardware import wave64
 
     from wgpsim.errors import TraceError
@@ -394,7 +396,7 @@ def test_wave64_layout_lowers_with_its_64_lanes():
     low = lower(shared, dst, (64, 8), "bf16")
     assert (low.instruction, low.lanes, low.counts) == ("ds_load_b128", 64, {"ds_load_b128": 1})
     assert low.addresses[0, 0].tolist() == (16 * np.arange(64)).tolist()
-    assert low.reason.startswith("ds_load_tr16_b128 exchanges within 32 lanes; the layout has 64")
+    assert low.reason.startswith("lane bases 1,2 must map to offsets 1,2; lane=1 (basis 0)")
     trace = low.trace()
     assert trace.lanes == 64
     assert simulate(trace, wave64(), engine="des").passes == 4  # 1 KiB in 256 B passes

@@ -30,6 +30,8 @@ __all__ = [
     "hardware_path",
     "hardware_targets",
     "packaged_hardware",
+    "target_names",
+    "triton_targets",
 ]
 
 _ROOT = Path(__file__).resolve().parent
@@ -65,7 +67,7 @@ def packaged_hardware(value: str) -> Path | None:
     return path if path.is_file() else None
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=8)
 def _raw(path: str) -> dict[str, Any]:
     import yaml  # here, not at the top: `wgpsim --help` imports this module
 
@@ -79,6 +81,27 @@ def hardware_fact(*keys: str, name: str = "mi450") -> Any:
     for key in keys:
         node = node[key]
     return node
+
+
+def triton_targets() -> dict[str, Path]:
+    """Triton's target name (``hip:gfx1250``) -> the packaged hardware file whose ``target:``
+    field names it: the chips whose modules wgpsim reads (docs/DESIGN.md, "Adding a hardware
+    target"); a chip without a hardware file has no entry.
+
+    >>> triton_targets()["hip:gfx1250"].name, triton_targets()["hip:gfx950"].name
+    ('mi450.yaml', 'gfx950.yaml')
+    """
+    out: dict[str, Path] = {}
+    for path in sorted((_ROOT / "hw").glob("*.yaml")):
+        target = _raw(str(path)).get("target")
+        if isinstance(target, str):
+            out.setdefault(target, path)
+    return out
+
+
+def target_names() -> str:
+    """The targets of :func:`triton_targets`, for a message (``hip:gfx1250, hip:gfx942, ...``)."""
+    return ", ".join(sorted(triton_targets()))
 
 
 def example_configs() -> list[Path]:

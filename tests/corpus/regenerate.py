@@ -64,6 +64,16 @@ sys.path.insert(0, str(HERE))
 import ttgir_text as tt  # noqa: E402
 
 TARGET = ("hip", "gfx1250", 32)
+#: The targets a corpus compiles for: architecture -> wave size (``--target``).
+WAVE_SIZES = {"gfx1250": 32, "gfx950": 64, "gfx942": 64}
+
+
+def set_target(arch: str) -> None:
+    """Compile for ``arch`` from now on (this process and the children it starts)."""
+    global TARGET
+    TARGET = ("hip", arch, WAVE_SIZES[arch])
+
+
 TIMEOUT = 600
 
 #: Ops whose LDS accesses a probe measures: (kind, memdesc type index, tensor type index).
@@ -99,7 +109,7 @@ LDS_OPS = {
 #: Assembly mnemonics counted besides ``ds_*`` (issue 13's loop reader wants them).
 _COUNTED = re.compile(
     r"^\s+((?:ds_|tensor_load_to_lds|tensor_store_from_lds|global_load_async|v_wmma_|"
-    r"s_barrier|s_wait_|s_get_shader_cycles|buffer_load|global_load|global_store)\w*)",
+    r"s_barrier|s_wait_|s_waitcnt|s_get_shader_cycles|buffer_load|global_load|global_store)\w*)",
     re.M,
 )
 _DS = re.compile(r"^\s+(ds_\w+)", re.M)
@@ -199,6 +209,10 @@ def _type_bits(text: str) -> int:
 
 
 def _plain_name(kind: str, bits: int) -> str:
+    if TARGET[1].startswith("gfx9"):  # the gfx9 mnemonics: ds_read_* / ds_write_*
+        if kind == "load":
+            return {8: "ds_read_u8", 16: "ds_read_u16"}.get(bits, f"ds_read_b{bits}")
+        return {8: "ds_write_b8", 16: "ds_write_b16"}.get(bits, f"ds_write_b{bits}")
     if kind == "load":
         return {8: "ds_load_u8", 16: "ds_load_u16"}.get(bits, f"ds_load_b{bits}")
     return f"ds_store_b{bits}"
@@ -479,7 +493,7 @@ def _run_child(args: list[str], script: str = __file__) -> tuple[dict | None, st
     )
     try:
         proc = subprocess.run(
-            [sys.executable, script, "--child", *args],
+            [sys.executable, script, "--target", TARGET[1], "--child", *args],
             capture_output=True,
             text=True,
             timeout=TIMEOUT,
@@ -535,11 +549,19 @@ def _reached(lines: list[str], labels: dict[str, int], start: int, end: int) -> 
     return False
 
 
+#: LLVM's note beside a block label: the loop the block is in (its header's name)
+_IN_LOOP = re.compile(r"^(\.LBB\w+):\s*;\s*(?:=>This (?:Inner )?Loop Header|in Loop: Header=(\w+))")
+
+
 def _loops(asm: str) -> list[dict]:
     """Loop bodies of the assembly: a label and the last branch back to it, when control
-    gets from the label to that branch (an exit block placed before its branch is no loop)."""
+    gets from the label to that branch (an exit block placed before its branch is no loop);
+    one per LLVM loop (the loop LLVM's listing names beside each label), the first: a later
+    label of the same loop that an out-of-line block branches back to is a join, no loop."""
     lines = asm.splitlines()
     labels = {m[1]: i for i, line in enumerate(lines) if (m := re.match(r"^(\.LBB\w+):", line))}
+    header = {m[1]: m[2] or m[1][2:] for line in lines if (m := _IN_LOOP.match(line))}
+    seen_loops: set[str] = set()
     loops = []
     for label, start in labels.items():
         back = [
@@ -548,6 +570,9 @@ def _loops(asm: str) -> list[dict]:
             if i > start and re.match(rf"^\s+s_(?:c)?branch\w* {re.escape(label)}\s*$", line)
         ]
         if back and _reached(lines, labels, start, back[-1]):
+            if label in header and header[label] in seen_loops:
+                continue
+            seen_loops.add(header.get(label, label))
             body = "\n".join(lines[start : back[-1] + 1])
             loops.append(
                 {
@@ -835,8 +860,10 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="keep the compiled kernels, rebuild expected.json (with --fresh: probes again)",
     )
+    parser.add_argument("--target", choices=WAVE_SIZES, default=TARGET[1], help=argparse.SUPPRESS)
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    set_target(args.target)
     if args.child:
         what, *rest = args.child
         if what == "compile":

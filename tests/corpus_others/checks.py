@@ -16,6 +16,8 @@ Each fixture (``fixtures/NAME/``: the cache TTGIR, the assembly, what Triton's c
   without a loop: the whole kernel's.
 
 A check is ``Check(passed, cause)``; ``passed`` is None where it does not apply (no local_load).
+Every function takes the ``target`` whose compiles it checks: ``gfx1250`` (``fixtures/``) or
+``gfx950`` / ``gfx942`` (issue 27: ``gfx950/fixtures/``, the same kernels compiled for wave64).
 
 >>> c = check_kernel("flaggems_mm_bf16")
 >>> c["ds"].detail, c["offsets"].detail, c["local_load"].passed
@@ -34,6 +36,8 @@ from wgpsim.frontend.ssa_scopes import original_name
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
+#: the targets the corpus is compiled for (``regenerate.py --target``)
+TARGETS = ("gfx1250", "gfx950", "gfx942")
 CHECKS = ("clean", "local_load", "lds_bytes", "offsets", "ds")
 LOAD_OPS = ("ttg.local_load", "amdg.local_load_packed_transposed")
 #: iterations timed for the ``clean`` check (enough to run the loop's every step)
@@ -53,24 +57,31 @@ class Check:
     of: int = 0
 
 
+def root(target: str = "gfx1250") -> Path:
+    """The folder of ``target``'s compiles (``index.json``, ``fixtures/``, ``probes/``)."""
+    if target not in TARGETS:
+        raise ValueError(f"no corpus compiled for {target!r} (valid: {', '.join(TARGETS)})")
+    return HERE if target == "gfx1250" else HERE / target
+
+
 @cache
-def index() -> dict[str, Any]:
-    return json.loads((HERE / "index.json").read_text())
+def index(target: str = "gfx1250") -> dict[str, Any]:
+    return json.loads((root(target) / "index.json").read_text())
 
 
-def compiled() -> list[str]:
+def compiled(target: str = "gfx1250") -> list[str]:
     """The kernels Triton compiled (those with fixtures), in table order of the index."""
-    return [n for n, v in index()["kernels"].items() if "error" not in v]
+    return [n for n, v in index(target)["kernels"].items() if "error" not in v]
 
 
-def not_compiled() -> dict[str, str]:
+def not_compiled(target: str = "gfx1250") -> dict[str, str]:
     """Kernel -> Triton's error, for the kernels it could not compile."""
-    return {n: v["error"] for n, v in index()["kernels"].items() if "error" in v}
+    return {n: v["error"] for n, v in index(target)["kernels"].items() if "error" in v}
 
 
 @cache
-def expected(name: str) -> dict[str, Any]:
-    return json.loads((FIXTURES / name / "expected.json").read_text())
+def expected(name: str, target: str = "gfx1250") -> dict[str, Any]:
+    return json.loads((root(target) / "fixtures" / name / "expected.json").read_text())
 
 
 def _error(exc: BaseException) -> str:
@@ -78,13 +89,13 @@ def _error(exc: BaseException) -> str:
 
 
 @cache
-def check_kernel(name: str) -> dict[str, Check]:
-    """The five checks of kernel ``name`` (see the module docstring)."""
+def check_kernel(name: str, target: str = "gfx1250") -> dict[str, Check]:
+    """The five checks of kernel ``name`` compiled for ``target`` (see the module docstring)."""
     from wgpsim.frontend.sources import read_kernel
     from wgpsim.kernel.report import kernel_report
 
-    exp = expected(name)
-    path = FIXTURES / name / "kernel.ttgir"
+    exp = expected(name, target)
+    path = root(target) / "fixtures" / name / "kernel.ttgir"
     try:
         rep = kernel_report(path)
         model = read_kernel(path)

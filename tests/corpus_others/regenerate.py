@@ -1,10 +1,13 @@
 """Regenerate the corpus of kernels other people wrote (issue 23): Triton 3.9.0 compiles for
-``GPUTarget("hip", "gfx1250", 32)`` on the CPU, kept as fixtures.
+``GPUTarget("hip", "gfx1250", 32)`` on the CPU, kept as fixtures; with ``--target gfx950`` /
+``--target gfx942`` the same kernels compiled for ``GPUTarget("hip", "gfx950", 64)`` /
+``("hip", "gfx942", 64)`` (issue 27), kept in ``gfx950/`` / ``gfx942/`` beside this file.
 
 How to run (needs the triton extra; nothing runs on a GPU), from the repository root:
 
     python tests/corpus_others/regenerate.py                 # every kernel of the table
     python tests/corpus_others/regenerate.py tutorial_softmax liger_rms_norm
+    python tests/corpus_others/regenerate.py --target gfx950 # into tests/corpus_others/gfx950/
     python tests/corpus_others/regenerate.py --list
 
 The kernels and their launch parameters are ``kernels.TABLE``. Everything else is
@@ -37,6 +40,15 @@ from corpus_others.kernels import kernels  # noqa: E402
 FIXTURES = HERE / "fixtures"
 PROBES = HERE / "probes"
 INDEX = HERE / "index.json"
+
+
+def use_target(arch: str) -> None:
+    """Compile for ``arch``; its fixtures, probes and index go to ``HERE`` (gfx1250) or to
+    ``HERE / arch`` (every other target)."""
+    global FIXTURES, PROBES, INDEX
+    base.set_target(arch)
+    root = HERE if arch == "gfx1250" else HERE / arch
+    FIXTURES, PROBES, INDEX = root / "fixtures", root / "probes", root / "index.json"
 
 
 def child_compile(name: str, out: Path) -> dict:
@@ -77,12 +89,18 @@ def _entry(k) -> dict:
     }
 
 
-def regenerate_one(k, probes: dict) -> dict:
+def regenerate_one(k, probes: dict, reuse: bool = False) -> dict:
     """Compile ``k`` and write its fixtures; its ``index.json`` entry (with ``error`` if
-    Triton could not compile it or its artefacts could not be read)."""
+    Triton could not compile it or its artefacts could not be read). ``reuse``: read the
+    stored compile again (``expected.json`` rebuilt, no compile)."""
     out = FIXTURES / k.name
     entry = _entry(k)
-    meta, err = base._run_child(["compile", k.name, str(out)], script=__file__)
+    if reuse and (out / "expected.json").exists():  # the stored compile, read again
+        old = json.loads((out / "expected.json").read_text())
+        meta, err = {"shared": old["metadata_shared"], "name": old["kernel"]}, ""
+    else:
+        meta, err = base._run_child(["compile", k.name, str(out)], script=__file__)
+        err = err.replace(str(base.ROOT) + "/", "")
     if meta is None:
         print(f"  does not compile: {err}")
         return {**entry, "error": err}
@@ -118,7 +136,7 @@ def _prune_probes(probes: dict) -> None:
             stale.unlink()
 
 
-def regenerate(names: list[str]) -> int:
+def regenerate(names: list[str], reuse: bool = False) -> int:
     table = kernels()
     unknown = [n for n in names if n not in table]
     if unknown:
@@ -132,7 +150,7 @@ def regenerate(names: list[str]) -> int:
         if names and k.name not in names:
             continue
         print(f"{k.name} ({k.num_warps} warps, {k.num_stages} stages)", flush=True)
-        index["kernels"][k.name] = regenerate_one(k, probes)
+        index["kernels"][k.name] = regenerate_one(k, probes, reuse)
         base._write_json(probes_path, dict(sorted(probes.items())))
         index["kernels"] = dict(sorted(index["kernels"].items()))
         base._write_json(INDEX, index)
@@ -146,15 +164,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="kernels to regenerate (default: all)")
     parser.add_argument("--list", action="store_true", help="print the kernel names")
+    parser.add_argument("--target", choices=base.WAVE_SIZES, default="gfx1250")
+    parser.add_argument(
+        "--reuse", action="store_true", help="rebuild expected.json from the stored compiles"
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    use_target(args.target)
     if args.child:
         print(json.dumps(child_compile(args.child[1], Path(args.child[2]))))
         return 0
     if args.list:
         print("\n".join(kernels()))
         return 0
-    return regenerate(args.names)
+    return regenerate(args.names, args.reuse)
 
 
 if __name__ == "__main__":

@@ -80,11 +80,13 @@ def add_hw_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def hardware_from_args(args: argparse.Namespace) -> HardwareConfig:
-    """The config of ``--hw`` (default config if absent) with the ``--set`` overrides applied."""
-    from wgpsim.hw.config import apply_overrides, load_hardware
+def hardware_from_args(args: argparse.Namespace, target: str | None = None) -> HardwareConfig:
+    """The config of ``--hw`` (absent: the packaged file of ``target``, a module's
+    ``ttg.target``, or the default config) with the ``--set`` overrides applied."""
+    from wgpsim.hw.config import apply_overrides, load_hardware, target_hardware
 
-    return apply_overrides(load_hardware(args.hw), args.overrides)
+    hw = load_hardware(args.hw) if args.hw or not target else target_hardware(target)
+    return apply_overrides(hw, args.overrides)
 
 
 def rich_console(**options: Any) -> Any:

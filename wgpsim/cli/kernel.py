@@ -82,8 +82,8 @@ def handle(args: argparse.Namespace) -> int:
     source = kernel_source(args)
     if source is None:  # a cache or dump root of several kernels: their list was printed
         return 0
-    hw = hardware_from_args(args)
     kernel = read_kernel(*source)
+    hw = hardware_from_args(args, kernel.target)
     # the loop timed first: when it is large enough to load the fast engine, the report runs
     # there too (des is not paid for the report first); its files are written after the report
     timed = time_loop_of(kernel, args, hw) if wants_loop(args) else None

@@ -87,6 +87,8 @@ _LABEL = re.compile(r"^([.\w$]+):")
 _INSTR = re.compile(r"^\s+([a-z][a-z0-9_]*)\b(.*)$")
 _OFFSET = re.compile(r"\boffset([01]?):(0x[0-9a-fA-F]+|\d+)")
 _COUNT = re.compile(r"^\s*(0x[0-9a-fA-F]+|\d+)")
+_LDS_FLAG = re.compile(r"(?:^|\s)lds(?:\s|$)")
+_LGKMCNT = re.compile(r"lgkmcnt\((\d+)\)")
 _CLOCK_REG = re.compile(r"SHADER_CYCLES|HW_REG_SHADER_CYCLES", re.I)
 #: a frame of a ``.loc`` comment: ``file:line`` or ``file:line:col``
 _FRAME = re.compile(r"([^\s@\[\]:;]+):(\d+)(?::\d+)?")
@@ -102,8 +104,27 @@ def kind_of(mnemonic: str, operands: str = "") -> str:
 
     >>> kind_of("s_getreg_b32", "s0, hwreg(HW_REG_SHADER_CYCLES, 0, 20)")
     'clock'
+
+    gfx9 (gfx942, gfx950): one ``s_waitcnt`` waits on the DS (and scalar memory) counter
+    ``lgkmcnt`` and the vector memory counter ``vmcnt``; MFMA is the matrix instruction; a
+    direct-to-LDS load is ``global_load_lds_*`` or ``buffer_load_* ... lds``:
+
+    >>> [kind_of("s_waitcnt", o) for o in ("lgkmcnt(0)", "vmcnt(2) lgkmcnt(1)", "vmcnt(0)")]
+    ['wait_ds', 'wait_ds', 'wait_load']
+    >>> kind_of("v_mfma_f32_32x32x8_f16"), kind_of("global_load_lds_dwordx4", "v[2:3], off")
+    ('wmma', 'async')
+    >>> kind_of("buffer_load_dword", "v1, s[0:3], 0 offen lds"), kind_of("buffer_load_dword", "v1")
+    ('async', 'global')
     """
     m = mnemonic
+    if m == "s_waitcnt":
+        return "wait_ds" if "lgkmcnt" in operands else "wait_load"
+    if m.startswith(("global_load_lds_", "buffer_load_")) and (
+        m.startswith("global_load_lds_") or _LDS_FLAG.search(operands)
+    ):
+        return "async"
+    if m.startswith(("v_mfma_", "v_smfmac_")):
+        return "wmma"
     if m.startswith(LANE_PERMUTES):
         return "permute"
     if m.startswith("ds_"):
@@ -250,6 +271,9 @@ def _instr(n: int, mnemonic: str, rest: str, where: tuple[Frame, ...]) -> AsmIns
         }
         keys = ("0", "1") if "2addr" in mnemonic else ("",)
         offsets = tuple(found.get(k, 0) for k in keys)
+    elif mnemonic == "s_waitcnt":  # gfx9: the DS count is lgkmcnt(N) (absent: not waited on)
+        found_count = _LGKMCNT.search(operands)
+        count = _int(found_count.group(1), 0xF, "s_waitcnt lgkmcnt", n) if found_count else None
     elif kind.startswith("wait") and (m := _COUNT.match(operands)):
         count = _int(m.group(1), 0xFFFF, f"{mnemonic} count", n)  # SOPP's 16-bit immediate
         if mnemonic != "s_wait_dscnt" and kind == "wait_ds":
@@ -323,6 +347,25 @@ def _reaches(items: list, start: int, end: int) -> bool:
     return False
 
 
+_LOOP_NOTE = re.compile(
+    r"^([.\w$]+):\s*;.*?(?:=>This (?:Inner )?Loop Header|in Loop: Header=(\S+))"
+)
+
+
+def _llvm_loops(asm: str) -> dict[str, str]:
+    """Label -> the header of the LLVM loop its block belongs to, from the comments LLVM's
+    listing prints beside block labels (empty when the listing has none).
+
+    >>> _llvm_loops(".LBB0_2:  ;   in Loop: Header=BB0_3 Depth=1\\n.LBB0_3:  ; =>This Loop Header: Depth=1")
+    {'.LBB0_2': 'BB0_3', '.LBB0_3': 'BB0_3'}
+    """
+    out = {}
+    for line in asm.splitlines():
+        if line[:1] == "." and (m := _LOOP_NOTE.match(line)):
+            out[m[1]] = m[2] or m[1].removeprefix(".L")
+    return out
+
+
 def loops(asm: str) -> list[AsmBody]:
     """Every loop body of the listing, in order of their labels (an outer loop's body holds
     its inner loops' instructions once): a label and the last branch back to it, if that
@@ -332,8 +375,23 @@ def loops(asm: str) -> list[AsmBody]:
     >>> exit_first = "k:\\n  s_cbranch_scc0 .L2\\n.L1:\\n  s_endpgm\\n.L2:\\n  s_cbranch_scc1 .L1"
     >>> loops(exit_first)
     []
+
+    Where LLVM's listing names each block's loop (``; =>This Loop Header: Depth=1``, ``;   in
+    Loop: Header=BB0_3 Depth=1``), one body per LLVM loop, from its first label. A join inside a
+    loop body that an else-block placed after the body branches back to (gfx950 listings do
+    this) belongs to that loop and is no loop of its own:
+
+    >>> rotated = "\\n".join(["k:", "  s_branch .L3",
+    ...     ".L1:  ;   in Loop: Header=BB0_3 Depth=1", "  s_nop 0",
+    ...     ".L2:  ;   in Loop: Header=BB0_3 Depth=1", "  s_nop 0",
+    ...     ".L3:  ; =>This Loop Header: Depth=1", "  s_cbranch_scc1 .L4", "  s_cbranch_scc0 .L1",
+    ...     "  s_endpgm", ".L4:  ;   in Loop: Header=BB0_3 Depth=1", "  s_branch .L2"])
+    >>> [b.label for b in loops(rotated)]  # .L2 (up to .L4's branch) would be a second body
+    ['.L1']
     """
     out = []
+    loop_of = _llvm_loops(asm)
+    taken: set[str] = set()
     for fname, items in _functions(asm):
         last_back: dict[str, int] = {}  # label -> position of the last branch to it
         for i, (k, x, _) in enumerate(items):
@@ -345,6 +403,10 @@ def loops(asm: str) -> list[AsmBody]:
             end_pos = last_back.get(label, -1) if kind == "label" else -1
             if end_pos <= pos or not _reaches(items, pos, end_pos):
                 continue
+            if (llvm_loop := loop_of.get(label)) is not None:
+                if llvm_loop in taken:  # a join inside a loop already found
+                    continue
+                taken.add(llvm_loop)
             body = tuple(x for k, x, _ in items[pos + 1 : end_pos + 1] if k == "instr")
             if body:
                 end = items[end_pos][1]

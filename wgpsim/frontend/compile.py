@@ -21,6 +21,7 @@ from typing import Any
 
 from wgpsim.errors import ModuleError
 from wgpsim.frontend.model import Kernel
+from wgpsim.packaged import target_names, triton_targets
 
 __all__ = ["Compiled", "compile_for_gfx1250", "from_compiled", "post_allocation"]
 
@@ -133,8 +134,8 @@ def from_compiled(compiled: Any, *, allocate: bool = True) -> Compiled:
         )
     meta = _metadata(compiled)
     target = str(meta.get("target", "hip:gfx1250"))
-    if not target.startswith("hip") or not target.endswith("gfx1250"):
-        raise ModuleError(f"the kernel was compiled for {target}; wgpsim models hip:gfx1250")
+    if target not in triton_targets():
+        raise ModuleError(f"the kernel was compiled for {target}; wgpsim models {target_names()}")
     name = str(meta.get("name") or getattr(compiled, "name", "kernel"))
     post = post_allocation(asm["ttgir"], name=name) if allocate else None
     return Compiled(name, asm["ttgir"], asm.get("amdgcn"), post, meta)

@@ -27,7 +27,7 @@ from wgpsim.frontend.model import Kernel
 from wgpsim.frontend.ttgir import read_ttgir
 from wgpsim.frontend.vocabulary import SCRATCH_OPS
 from wgpsim.inputs import MAX_TEXT_BYTES, json_value, read_text
-from wgpsim.packaged import hardware_fact
+from wgpsim.packaged import hardware_fact, target_names
 
 __all__ = ["attach", "merge_offsets", "read_kernel"]
 
@@ -214,6 +214,7 @@ def _from_tritonparse(path: Path, name: str | None) -> Kernel:
     target = meta.get("target") or {}
     if isinstance(target, dict) and target.get("backend") not in (None, "hip"):
         raise ModuleError(
-            f"{path}: {kname} was compiled for {target.get('backend')}, not hip:gfx1250"
+            f"{path}: {kname} was compiled for {target.get('backend')}; wgpsim models "
+            f"{target_names()}"
         )
     return attach(read_ttgir(ttgir, source=f"{path}:{kname}.ttgir"), asm, meta)

@@ -74,6 +74,7 @@ from wgpsim.frontend.vocabulary import (
 from wgpsim.inputs import read_text
 from wgpsim.layout.addresses import check_num_warps
 from wgpsim.layout.notation import parse
+from wgpsim.packaged import target_names, triton_targets
 
 __all__ = ["read_ttgir", "read_ttgir_file"]
 
@@ -296,15 +297,14 @@ class _Reader(OpSemantics):
             raise self.fail(
                 no,
                 col,
-                f'ttg.target = "{target}": not an AMD target; wgpsim models '
-                'gfx1250 (ttg.target = "hip:gfx1250")',
+                f'ttg.target = "{target}": not an AMD target; wgpsim models {target_names()}',
             )
-        if target and target != "hip:gfx1250":
+        if target and target not in triton_targets():
             raise self.fail(
                 no,
                 col,
-                f'ttg.target = "{target}": wgpsim models the LDS of '
-                'gfx1250 (MI450); compile for "hip:gfx1250"',
+                f'ttg.target = "{target}": wgpsim has no hardware file for it (it models '
+                f"{target_names()}: wgpsim/hw/*.yaml's target)",
             )
 
     def _loc(self, expr: str | None) -> Loc | None:

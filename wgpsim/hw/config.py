@@ -44,7 +44,7 @@ from wgpsim.hw.config_schema import (
     read_sections,
 )
 from wgpsim.inputs import load_yaml, read_text
-from wgpsim.packaged import hardware_path
+from wgpsim.packaged import hardware_path, target_names, triton_targets
 from wgpsim.trace.instructions import INSTRUCTIONS
 
 __all__ = [
@@ -268,6 +268,28 @@ def load_hardware(path: str | Path | None = None) -> HardwareConfig:
     except OSError:
         stamp = None  # from_yaml names the problem
     return _load_cached(str(path), stamp)
+
+
+def target_hardware(target: str | None) -> HardwareConfig:
+    """The packaged hardware file for a module's ``ttg.target`` (its ``target:`` field names
+    it; docs/DESIGN.md "Adding a hardware target"); the MI450 file for a module without one.
+
+    >>> target_hardware("hip:gfx1250").name, target_hardware("").name
+    ('mi450', 'mi450')
+    >>> target_hardware("hip:gfx90a")
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.ConfigError: no hardware file for target 'hip:gfx90a' (packaged: ...); --hw FILE names one
+    """
+    if not target:
+        return load_hardware()
+    path = triton_targets().get(target)
+    if path is None:
+        raise ConfigError(
+            f"no hardware file for target {target!r} (packaged: {target_names()}); "
+            "--hw FILE names one"
+        )
+    return load_hardware(path)
 
 
 @lru_cache(maxsize=16)

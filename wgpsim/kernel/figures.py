@@ -29,7 +29,7 @@ from typing import Any
 
 from wgpsim.errors import WgpsimError
 from wgpsim.frontend.model import Kernel
-from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.hw.config import HardwareConfig, target_hardware
 from wgpsim.kernel.report import KernelReport, kernel_report
 
 __all__ = ["TOTALS", "KernelFigures", "kernel_figures", "loop_engine", "main_loop"]
@@ -171,7 +171,7 @@ def kernel_figures(
         source = read_kernel(source, name)
     else:
         path = source.source
-    hw = load_hardware() if hw is None else hw
+    hw = target_hardware(source.target) if hw is None else hw
     report = kernel_report(source, hw, engine=engine, suggest=suggest)
     if not loop:
         return KernelFigures(report, path=path)

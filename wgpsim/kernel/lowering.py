@@ -44,7 +44,7 @@ import numpy as np
 from wgpsim.errors import WgpsimError
 from wgpsim.frontend.model import Kernel, LdsOp, elem_bits
 from wgpsim.hw.alloc import Allocation, Buffer, allocate_on, tensor_buffers
-from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.hw.config import HardwareConfig, target_hardware
 from wgpsim.hw.scratch import SCRATCH_ALIGNMENT, scratch_bytes
 from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
@@ -53,6 +53,7 @@ from wgpsim.trace.lowering_packed import lower_packed_transposed
 from wgpsim.trace.scratch.lowering import ScratchLowering, lower_convert
 from wgpsim.trace.scratch.reduce import lower_atomic, lower_reduce
 from wgpsim.trace.scratch.scan import lower_scan
+from wgpsim.trace.spelling import in_spelling
 from wgpsim.trace.trace import Trace, TraceBuilder
 
 __all__ = [
@@ -125,7 +126,7 @@ def _in_triton_order(kernel: Kernel) -> list:
 
 def allocate_kernel(kernel: Kernel, hw: HardwareConfig | None = None) -> KernelAllocation:
     """wgpsim's allocation of the kernel's buffers, and the offsets the ops use."""
-    hw = load_hardware() if hw is None else hw
+    hw = target_hardware(kernel.target) if hw is None else hw
     pieces, names, notes = [], [], []
     scratch = _scratch_sizes(kernel, notes)
     zero = {name for name, size in scratch.items() if size == 0}
@@ -264,8 +265,9 @@ def lower_op(
 ) -> OpLowering:
     """The instructions and addresses of one LDS op (see the module docstring); ``stage``
     stands for a computed or loop-carried ``memdesc_index`` (see ``_shared``)."""
+    hw = target_hardware(kernel.target) if hw is None else hw
     if op.direction == "scratch":
-        return _lower_scratch(kernel, op, alloc)
+        return _lower_scratch(kernel, op, alloc, hw)
     if not writes_with_ds(op):
         if op.op == ASYNC_COPY:
             why = "the copy engine writes the LDS (global_load_async_to_lds; no other value)"
@@ -294,9 +296,11 @@ def lower_op(
                 md.elem_bits,
                 num_warps=kernel.num_warps,
                 bases=base,
-                allow_transpose=not store,
+                # a target without transposed loads (gfx942) reads with plain ones
+                allow_transpose=not store and _has_transposed_loads(hw),
                 store=store,
             )
+        low = in_spelling(low, hw.instructions, hw.describe())
         low._check_alignment()
     except WgpsimError as err:
         return OpLowering(op, None, {}, bases=bases, note=str(err))
@@ -314,7 +318,13 @@ def lower_op(
     )
 
 
-def _lower_scratch(kernel: Kernel, op: LdsOp, alloc: KernelAllocation) -> OpLowering:
+def _has_transposed_loads(hw: HardwareConfig) -> bool:
+    return any(INSTRUCTIONS[n].kind == "load_tr" for n in hw.instructions if n in INSTRUCTIONS)
+
+
+def _lower_scratch(
+    kernel: Kernel, op: LdsOp, alloc: KernelAllocation, hw: HardwareConfig
+) -> OpLowering:
     """A scratch op's store, barrier and load steps (`wgpsim.trace.scratch.lowering`), at its
     scratch buffer's offset; ops wgpsim does not lower yet say so."""
     given = {b.name for b in kernel.buffers}
@@ -333,6 +343,7 @@ def _lower_scratch(kernel: Kernel, op: LdsOp, alloc: KernelAllocation) -> OpLowe
     bases = tuple(offsets) if offsets else (0,)
     try:
         low = lower_fn(op, bases[0], kernel.num_warps)
+        low = in_spelling(low, hw.instructions, hw.describe())
         low._check_alignment()
     except WgpsimError as err:
         return OpLowering(op, None, {}, bases=bases, note=str(err))

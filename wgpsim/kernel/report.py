@@ -37,7 +37,7 @@ from wgpsim.frontend.amdgcn import COUNTED
 from wgpsim.frontend.amdgcn_loops import stream
 from wgpsim.frontend.model import Kernel, LdsOp
 from wgpsim.hw.alloc_stages import footprint
-from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.hw.config import HardwareConfig, load_hardware, target_hardware  # noqa: F401 (doctest)
 from wgpsim.kernel.loop.matching import by_line, ops_at
 from wgpsim.kernel.lowering import (
     KernelAllocation,
@@ -412,7 +412,7 @@ def kernel_report(
 
         source = read_kernel(source, name)
     kernel = source
-    hw = load_hardware() if hw is None else hw
+    hw = target_hardware(kernel.target) if hw is None else hw
     alloc = allocate_kernel(kernel, hw)
     lowerings = tuple(lower_op(kernel, op, alloc, hw) for op in kernel.ops)
     run_on = engine_for(lowerings, hw, engine)

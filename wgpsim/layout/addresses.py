@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wgpsim.errors import LayoutError, LayoutRangeError
-from wgpsim.layout.distributed import DISTRIBUTED_TYPES
+from wgpsim.layout.distributed import is_distributed
 from wgpsim.layout.linear_layout import LinearLayout
 from wgpsim.layout.notation import kind_of, parse_any, to_text
 from wgpsim.layout.shared import SHARED_TYPES, PaddedSharedLayout, PartitionedSharedLayout
@@ -67,11 +67,7 @@ def local_load_encodings(
     dst = dst if isinstance(dst, LinearLayout) else _named(parse_any, dst, names[0])
     if not isinstance(shared, LinearLayout | SharedView):
         shared = _named(parse_any, shared, names[1])
-    dst_ok = (
-        dst.has_in_dim("lane")
-        if isinstance(dst, LinearLayout)
-        else isinstance(dst, DISTRIBUTED_TYPES)
-    )
+    dst_ok = dst.has_in_dim("lane") if isinstance(dst, LinearLayout) else is_distributed(dst)
     shared_ok = (
         shared.has_in_dim("offset")
         if isinstance(shared, LinearLayout)

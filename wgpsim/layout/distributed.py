@@ -285,7 +285,7 @@ class SliceLayout(DistributedLayout):
     parent: Any
 
     def __post_init__(self) -> None:
-        if not isinstance(self.parent, DISTRIBUTED_TYPES):
+        if not is_distributed(self.parent):
             raise LayoutError(
                 f"slice: field 'parent' must be a distributed layout, got {type(self.parent).__name__}"
             )
@@ -318,3 +318,9 @@ class SliceLayout(DistributedLayout):
 
 #: The distributed encoding classes, for ``isinstance`` (a slice's parent is one of them).
 DISTRIBUTED_TYPES = (DistributedLayout,)
+
+
+def is_distributed(layout: Any) -> bool:
+    """A distributed encoding: one of `DISTRIBUTED_TYPES`, or an MMA layout defined above this
+    module that builds its own dot operands (``#ttg.amd_mfma``, `wgpsim.layout.mfma`)."""
+    return isinstance(layout, DISTRIBUTED_TYPES) or hasattr(layout, "dot_operand")

@@ -170,7 +170,7 @@ def _distributed_code(layout: Any, shape: Any) -> str | None:
 
 def _shared_code(layout: Any) -> str | None:
     """`to_gluon_code` of a shared encoding (None for any other value)."""
-    if isinstance(layout, SwizzledSharedLayout):
+    if type(layout) is SwizzledSharedLayout:  # not its gfx942 rotating variant
         return _kw(
             "ttgl.SwizzledSharedLayout",
             vec=layout.vec,

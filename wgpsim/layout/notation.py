@@ -30,6 +30,8 @@ from wgpsim.errors import LayoutError
 from wgpsim.inputs import MAX_DEPTH, MAX_INT_DIGITS
 from wgpsim.layout.distributed import BlockedLayout, DistributedLinearLayout, SliceLayout
 from wgpsim.layout.gluon import from_gluon, is_gluon
+from wgpsim.layout.mfma import AMDMFMALayout
+from wgpsim.layout.rotating import AMDRotatingSharedLayout
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
@@ -68,6 +70,15 @@ _SPECS: dict[str, tuple[type, list[tuple[str, str, tuple[str, ...]]]]] = {
             ("instr_shape", "instrShape", ()),
         ],
     ),
+    "amd_mfma": (
+        AMDMFMALayout,
+        [
+            ("version", "version", ()),
+            ("warps_per_cta", "warpsPerCTA", ()),
+            ("instr_shape", "instrShape", ()),
+            ("transposed", "isTransposed", ("is_transposed",)),
+        ],
+    ),
     "dot_op": (
         DotOperandLayout,
         [("op_idx", "opIdx", ()), ("parent", "parent", ()), ("k_width", "kWidth", ())],
@@ -75,6 +86,15 @@ _SPECS: dict[str, tuple[type, list[tuple[str, str, tuple[str, ...]]]]] = {
     "slice": (SliceLayout, [("dim", "dim", ()), ("parent", "parent", ())]),
     "swizzled_shared": (
         SwizzledSharedLayout,
+        [
+            ("vec", "vec", ()),
+            ("per_phase", "perPhase", ()),
+            ("max_phase", "maxPhase", ()),
+            ("order", "order", ()),
+        ],
+    ),
+    "amd_rotating_shared": (
+        AMDRotatingSharedLayout,
         [
             ("vec", "vec", ()),
             ("per_phase", "perPhase", ()),

@@ -69,6 +69,10 @@ class SwizzledSharedLayout:
     def rank(self) -> int:
         return len(self.order)
 
+    def row_xor(self, row: int) -> int:
+        """What row ``row``'s columns are XOR-ed with (before wrapping to the row length)."""
+        return self.vec * ((row // self.per_phase) % self.max_phase)
+
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
         shape = check_shape(shape, "swizzled_shared", self.rank)
         names = standard_dims(self.rank)
@@ -78,10 +82,7 @@ class SwizzledSharedLayout:
             col, row = self.order[0], self.order[1]
             num_cols, num_rows = shape[col], shape[row]
             bases = [[0, c] for c in _powers(num_cols)]
-            bases += [
-                [r, (self.vec * ((r // self.per_phase) % self.max_phase)) % num_cols]
-                for r in _powers(num_rows)
-            ]
+            bases += [[r, self.row_xor(r) % num_cols] for r in _powers(num_rows)]
             ll = LinearLayout.from_bases({"offset": bases}, [names[row], names[col]])
             for d in self.order[2:]:
                 ll = ll * LinearLayout.identity_1d(shape[d], "offset", names[d])

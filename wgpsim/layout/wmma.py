@@ -190,9 +190,12 @@ class DotOperandLayout(DistributedLayout):
         what = "dot_op"
         if self.op_idx not in (0, 1):
             raise LayoutError(f"{what}: field 'opIdx' must be 0 or 1, got {self.op_idx}")
-        if not isinstance(self.parent, AMDWMMALayout):
+        # an MMA parent that builds its own operand layouts (``#ttg.amd_mfma``:
+        # `wgpsim.layout.mfma`) or the WMMA one above
+        if not isinstance(self.parent, AMDWMMALayout) and not hasattr(self.parent, "dot_operand"):
             raise LayoutError(
-                f"{what}: field 'parent' must be an amd_wmma layout, got {type(self.parent).__name__}"
+                f"{what}: field 'parent' must be an amd_wmma or amd_mfma layout, got "
+                f"{type(self.parent).__name__}"
             )
         require_pow2(what, "kWidth", self.k_width)
         if self.k_width > MAX_K_WIDTH:
@@ -210,6 +213,8 @@ class DotOperandLayout(DistributedLayout):
         return self.parent.rank
 
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
+        if hasattr(self.parent, "dot_operand"):
+            return self.parent.dot_operand(self.op_idx, self.k_width, shape)
         rank = self.parent._shape_rank(shape)
         shape = check_shape(shape, "dot_op", rank)
         dims = standard_dims(rank)

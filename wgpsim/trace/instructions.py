@@ -195,8 +195,14 @@ CATALOGUE: tuple[Instruction, ...] = (
             ("ds_write2st64_b64", 16, "store", 64, _ST64 | {"single": "ds_write_b64"}),
             # gfx950's transposed loads (CDNA4 ISA guide; clang __builtin_amdgcn_ds_read_tr*):
             # 8 B (12 B for b6) of contiguous bytes per lane, exchanged across lanes after
-            ("ds_read_b64_tr_b16", 8, "load_tr", 16, {}),
-            ("ds_read_b64_tr_b8", 8, "load_tr", 8, {}),
+            # Their exchange (Triton's V1 LDSTransLoadParams): each 16-lane row reads a 4x16
+            # (tr_b16) or 8x16 (tr_b8) tile, four (two) lanes per row in lane order, and lane c
+            # gets column c: no leading register basis, then the lane bits that complete the
+            # 16-lane row (2 for 4-element rows, 1 for 8); as Triton's gfx950
+            # chooseDotDsReadB64TrLayout reads (lanes 0-1 along a row, then down the rows) and
+            # Modular's ds_read_tr16_b64_row ("each lane gets a column of the 4x16 tile")
+            ("ds_read_b64_tr_b16", 8, "load_tr", 16, {"exchange": (0, 2)}),
+            ("ds_read_b64_tr_b8", 8, "load_tr", 8, {"exchange": (0, 1)}),
             ("ds_read_b64_tr_b4", 8, "load_tr", 4, {}),
             ("ds_read_b96_tr_b6", 12, "load_tr", 6, {}),
             # direct-to-LDS writes of a global load (global_load_lds_* / buffer_load ... lds):

@@ -234,7 +234,8 @@ class Lowering:
         out = self.dst_layout.apply({d: ins[d] for d in self.dst_layout.in_dim_names})
         shape = (self.lanes, self.vector_elems)
         res = {d: np.broadcast_to(v, shape) for d, v in out.items()}
-        src = transposed_load_for(self.elem_bits).source_lanes() if self.transposed else None
+        tr = transposed_load_for(self.elem_bits, self.lanes) if self.transposed else None
+        src = tr.source_lanes() if tr is not None else None
         res["lane"] = np.broadcast_to(lane, shape)
         res["register"] = np.broadcast_to(elem, shape)
         res["source_lane"] = src if src is not None else res["lane"]

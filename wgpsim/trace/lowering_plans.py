@@ -285,7 +285,8 @@ def choose(
         plan = f"ds_load_tr needs 8- or 16-bit elements, not {elem_bits}"
         eligibility = "unsupported"
     else:
-        plan = plan_transposed(cvt, transposed_load_for(elem_bits), min_interval)
+        t = transposed_load_for(elem_bits, cvt.in_dim_size("lane"))
+        plan = plan_transposed(cvt, t, min_interval)
     if isinstance(plan, str):
         names = PLAIN_STORES if store else PLAIN_LOADS
         plan = plan_plain(cvt, elem_bits, min_interval, plan, eligibility, names)

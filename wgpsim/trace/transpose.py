@@ -137,13 +137,17 @@ class TransposedLoad:
         return self._owner
 
 
+#: lanes a transposed load exchanges within, by the catalogue's spelling: gfx1250 is wave32,
+#: gfx950 (the only gfx9 chip with them) wave64
+_LANES = {"gfx12": LANES, "gfx9": 64}
+
 TRANSPOSED_LOADS: dict[str, TransposedLoad] = {
-    ins.name: TransposedLoad(ins.name, ins.elem_bits, *ins.exchange)
+    ins.name: TransposedLoad(ins.name, ins.elem_bits, *ins.exchange, lanes=_LANES[ins.family])
     for ins in CATALOGUE
     if ins.kind == "load_tr" and ins.exchange is not None
 }
-"""Every ``ds_load_tr`` of the catalogue, from its record (name, element bits, Triton's
-``(leadingRegBases, leadingLaneBases)``)."""
+"""Every ``ds_load_tr`` / ``ds_read_b64_tr`` of the catalogue, from its record (name, element
+bits, Triton's ``(leadingRegBases, leadingLaneBases)``, the wave it exchanges within)."""
 
 TR16 = TRANSPOSED_LOADS["ds_load_tr16_b128"]
 """16-bit elements: four independent 8x8 transposes (Triton tileKind Standard)."""
@@ -152,18 +156,23 @@ TR8 = TRANSPOSED_LOADS["ds_load_tr8_b64"]
 """8-bit elements: each group gathers two runs of 4 source lanes (Triton DoubleContiguity)."""
 
 
-def transposed_load_for(elem_bits: int) -> TransposedLoad:
-    """The gfx1250 transposed load for an element width (16 -> tr16_b128, 8 -> tr8_b64).
+def transposed_load_for(elem_bits: int, lanes: int = LANES) -> TransposedLoad:
+    """The transposed load for an element width in a warp of ``lanes``: gfx1250's (wave32:
+    16 -> tr16_b128, 8 -> tr8_b64) or gfx950's (wave64: ds_read_b64_tr_b16 / _b8).
 
-    >>> transposed_load_for(8).name
-    'ds_load_tr8_b64'
+    >>> transposed_load_for(8).name, transposed_load_for(16, 64).name
+    ('ds_load_tr8_b64', 'ds_read_b64_tr_b16')
+    >>> transposed_load_for(16, 64).source_lanes()[:8, 0]   # lane c <- row 0, lane c // 4
+    array([0, 0, 0, 0, 1, 1, 1, 1])
     >>> transposed_load_for(32)
     Traceback (most recent call last):
     ...
     wgpsim.errors.LayoutError: no ds_load_tr for 32-bit elements on gfx1250 (valid: 8, 16)
     """
     for t in TRANSPOSED_LOADS.values():
-        if t.elem_bits == elem_bits:
+        if t.elem_bits == elem_bits and t.lanes == lanes:
             return t
-    valid = ", ".join(str(t.elem_bits) for t in TRANSPOSED_LOADS.values())
+    if lanes != LANES:  # a wave64 layout: the gfx1250 instruction says why it does not apply
+        return transposed_load_for(elem_bits)
+    valid = ", ".join(str(t.elem_bits) for t in TRANSPOSED_LOADS.values() if t.lanes == lanes)
     raise LayoutError(f"no ds_load_tr for {elem_bits}-bit elements on gfx1250 (valid: {valid})")

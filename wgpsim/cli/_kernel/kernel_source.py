@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from wgpsim.errors import ModuleError
+from wgpsim.packaged import target_names, triton_targets
 
 __all__ = ["kernel_source", "format_listing"]
 
@@ -53,10 +54,11 @@ def kernel_source(args: argparse.Namespace) -> tuple[Path, str | None] | None:
         entry = found[0]
         if not args.json:
             print(f"{entry.name} in {entry.folder} (the one kernel{_named(args.name)} in {path})")
-        if entry.target not in (None, "hip:gfx1250"):
+        if entry.target is not None and entry.target not in triton_targets():
             print(
                 f"wgpsim: note: {entry.name} was compiled for {entry.target}; wgpsim models "
-                "gfx1250 (wgpsim compile FILE.py:FUNCTION compiles for it on the CPU)",
+                f"{target_names()} (wgpsim compile FILE.py:FUNCTION compiles for gfx1250 on "
+                "the CPU)",
                 file=sys.stderr,
             )
         return entry.folder, entry.name

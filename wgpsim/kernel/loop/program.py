@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from wgpsim.errors import TraceError
 from wgpsim.frontend.amdgcn_loops import AsmBody, AsmInstr, loops, straight
 from wgpsim.frontend.model import Kernel, LdsOp
-from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.hw.config import HardwareConfig, target_hardware
 from wgpsim.kernel.loop.costs import issue_cycles, wmma_cost
 from wgpsim.kernel.loop.matching import (
     LOOP_OPS,
@@ -137,6 +137,8 @@ class LoopProgram:
         default_factory=dict, repr=False, compare=False
     )
     unrolled: int = 1
+    #: the module's ``ttg.target`` (its hardware file when none is given)
+    target: str = ""
     #: per TDM copy op: (first stage, per stage ``rows[warp][instruction]`` of granules)
     tdm: dict[int, tuple[int, tuple]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -207,7 +209,7 @@ def loop_program(
 ) -> LoopProgram:
     """The body of ``kernel``'s loop (see the module docstring); ``asm`` defaults to the
     kernel's own assembly, and without any, `ttgir_program`."""
-    hw = load_hardware() if hw is None else hw
+    hw = target_hardware(kernel.target) if hw is None else hw
     asm = kernel.assembly if asm is None else asm
     alloc = allocate_kernel(kernel, hw) if alloc is None else alloc
     if asm is None:
@@ -238,6 +240,7 @@ def loop_program(
         iterations = math.ceil(iterations / unrolled)
     return LoopProgram(
         kernel=kernel.name,
+        target=kernel.target,
         num_warps=kernel.num_warps,
         label=body.label,
         source="assembly",
@@ -317,7 +320,7 @@ class _Steps:
         elif k in _OTHER or k in ("hint", "wait_load", "wait_tensor", "wait_async"):
             self.run.append(instr)
         elif k == "barrier":
-            if instr.mnemonic == "s_barrier_wait":
+            if instr.mnemonic in ("s_barrier_wait", "s_barrier"):  # gfx9: one s_barrier
                 self.add("barrier", 0, instr, "barrier")
             else:
                 self.flush_run()
@@ -421,7 +424,7 @@ def ttgir_program(
     registers are used next); a store op by ``wait_ds 0`` and a ``barrier`` (Triton's membar
     analysis separates a write from other warps' reads of the buffer); TDM and async copies are
     one cycle of issue; no WMMA or other work (the kernel model holds only the LDS ops)."""
-    hw = load_hardware() if hw is None else hw
+    hw = target_hardware(kernel.target) if hw is None else hw
     alloc = allocate_kernel(kernel, hw) if alloc is None else alloc
     loops_ = [lp for lp in kernel.loops if lp.kind in LOOP_OPS]
     per_loop = Counter(i for op in kernel.ops for i in op.loops)
@@ -466,6 +469,7 @@ def ttgir_program(
         notes.append(TDM_NOTE)
     return LoopProgram(
         kernel=kernel.name,
+        target=kernel.target,
         num_warps=kernel.num_warps,
         label="ttgir",
         source="ttgir",

@@ -55,8 +55,8 @@ import numpy as np
 
 from wgpsim.engine import simulate
 from wgpsim.errors import TraceError
-from wgpsim.hw.config import HardwareConfig, load_hardware
-from wgpsim.kernel.loop.whatif import TRANSFORMS, WHAT_IFS, kept_rows, same_run
+from wgpsim.hw.config import HardwareConfig, load_hardware, target_hardware
+from wgpsim.kernel.loop.whatif import TRANSFORMS, WHAT_IFS, applies, kept_rows, same_run
 from wgpsim.trace.instructions import BARRIER, NUM_LDS_OPS, TDM, WAIT_DS, WAIT_TENSOR
 from wgpsim.trace.trace import Trace
 
@@ -179,7 +179,7 @@ def time_loop(
     acc = _account(trace, times, result.events(), iteration, label, n, steady)
     notes = list(acc.pop("notes"))
     ifs = {}
-    for name in what_ifs:
+    for name in (w for w in what_ifs if applies(w, hw)):
         t2, hw2 = TRANSFORMS[name](trace, hw)
         r2 = same_run(name, result, t2, hw2)
         if r2 is None:
@@ -212,6 +212,7 @@ def time_kernel_loop(loop, hw: HardwareConfig | None = None, **kw) -> LoopTiming
     label = [
         lab if lab is not None else (m or "?") for lab, m in zip(labels, mnemonic, strict=True)
     ]
+    hw = target_hardware(loop.program.target) if hw is None else hw
     return time_loop(loop.trace, hw, iteration=loop.iteration, label=label, **kw)
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from wgpsim.errors import TraceError
-from wgpsim.hw.config import HardwareConfig, load_hardware
+from wgpsim.hw.config import HardwareConfig, target_hardware
 from wgpsim.kernel.loop.program import LoopProgram, Step
 from wgpsim.kernel.lowering import OpLowering
 from wgpsim.trace.trace import Trace, TraceBuilder
@@ -98,7 +98,7 @@ def loop_trace(
     constant trip count, else `DEFAULT_ITERATIONS`), with per-row provenance. Clock rows are
     labelled ``start``/``end`` when the body is one iteration with two clock reads (the
     microbenchmark's measurement), else ``clock<k>@iter<i>``; no clock is added."""
-    hw = load_hardware() if hw is None else hw
+    hw = target_hardware(program.target) if hw is None else hw
     n = iterations if iterations is not None else program.iterations
     if n is None:
         n = DEFAULT_ITERATIONS

@@ -46,6 +46,17 @@ WHAT_IFS = {
 """The what-ifs by name, each with the one line the report prints."""
 
 
+def applies(name: str, hw: HardwareConfig) -> bool:
+    """Whether what-if ``name`` means anything on ``hw``: separating partitions needs more than
+    one LDS partition (gfx942 and gfx950 have one; MI450 five).
+
+    >>> from wgpsim.hw import load_hardware
+    >>> applies("separate_partitions", load_hardware()), applies("no_lds", load_hardware())
+    (True, True)
+    """
+    return name != "separate_partitions" or len(hw.partitions.lds) > 1
+
+
 def ideal_banks(trace: Trace, hw: HardwareConfig) -> tuple[Trace, HardwareConfig]:
     """The same trace on hardware whose banks never conflict (module docstring)."""
     return trace, hw.with_overrides(**IDEAL_BANKS)
