@@ -9,12 +9,12 @@ from hypothesis import strategies as st
 from wgpsim.errors import LayoutError
 from wgpsim.hw import load_hardware
 from wgpsim.layout.addresses import local_load_addresses
+from wgpsim.layout.mma.wmma import DotOperandLayout
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
     SwizzledSharedLayout,
 )
-from wgpsim.layout.wmma import DotOperandLayout
 from wgpsim.measures.ranking import rank
 from wgpsim.microbench.candidates import (
     Gemm,

@@ -14,12 +14,12 @@ from wgpsim.layout.addresses import (
     local_load_addresses,
 )
 from wgpsim.layout.distributed import BlockedLayout
+from wgpsim.layout.mma.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
     SwizzledSharedLayout,
 )
-from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 
 FP16 = 2
 DISTRIBUTED = BlockedLayout([1, 8], [1, 32], [4, 1], [1, 0])

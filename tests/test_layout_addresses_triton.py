@@ -22,10 +22,10 @@ from test_trace_lowering import ORACLE
 
 from wgpsim.layout import parse
 from wgpsim.layout.distributed import BlockedLayout, SliceLayout
+from wgpsim.layout.mma.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.notation import to_text
 from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout, SharedLinearLayout
 from wgpsim.layout.views import SharedView
-from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.trace.lowering import PLAIN_LOADS, lower
 
 pytest.importorskip("triton")

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from wgpsim.errors import LayoutError
 from wgpsim.layout.distributed import BlockedLayout, DistributedLinearLayout
 from wgpsim.layout.dtypes import dtype_bits, dtype_bytes
+from wgpsim.layout.mma.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
     SwizzledSharedLayout,
 )
-from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 
 
 def bases(ll, dim):

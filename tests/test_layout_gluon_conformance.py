@@ -11,9 +11,9 @@ import pytest
 from forked import run_forked
 
 from wgpsim.layout.distributed import BlockedLayout, DistributedLinearLayout, SliceLayout
+from wgpsim.layout.mma.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.notation import to_text
 from wgpsim.layout.shared import PartitionedSharedLayout, SharedLinearLayout, SwizzledSharedLayout
-from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 
 pytest.importorskip("triton")
 pytestmark = pytest.mark.triton

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from wgpsim.layout.mfma import AMDMFMALayout
+from wgpsim.layout.mma.mfma import AMDMFMALayout
 from wgpsim.layout.notation import parse
 
 CASES = [
@@ -90,7 +90,7 @@ def test_mfma_dot_operand_is_tritons(builder, version, instr, op_idx, k_width, w
     """``#ttg.dot_op`` of an MFMA parent (the A/B operands of every gfx942/gfx950 GEMM)."""
     import triton.experimental.gluon.language as gl
 
-    from wgpsim.layout.distributed import DotOperandLayout
+    from wgpsim.layout.mma.wmma import DotOperandLayout
 
     parent = gl.amd.AMDMFMALayout(version, list(instr), True, list(warps))
     theirs = builder.to_linear_layout(

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from wgpsim.errors import LayoutError
 from wgpsim.layout.distributed import BlockedLayout, DistributedLinearLayout, SliceLayout
+from wgpsim.layout.mma.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.notation import from_dict, parse, parse_any, to_dict, to_text
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
@@ -15,7 +16,6 @@ from wgpsim.layout.shared import (
     SharedLinearLayout,
     SwizzledSharedLayout,
 )
-from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 
 # ------------------------------------------------------------------ strategies
 pow2 = st.sampled_from([1, 2, 4, 8])

@@ -18,9 +18,9 @@ import sys
 import pytest
 
 from wgpsim.layout.dtypes import dtype_bits
+from wgpsim.layout.mma.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.notation import to_text
 from wgpsim.layout.shared import PartitionedSharedLayout, SwizzledSharedLayout
-from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.trace.lowering import PLAIN_LOADS, lower
 
 pytest.importorskip("triton")

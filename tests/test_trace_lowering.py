@@ -12,8 +12,8 @@ from wgpsim.errors import LayoutError
 from wgpsim.hw import load_hardware
 from wgpsim.layout.distributed import DistributedLinearLayout
 from wgpsim.layout.dtypes import dtype_bits
+from wgpsim.layout.mma.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout, SwizzledSharedLayout
-from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.trace.lowering import Lowering, lower
 
 # ---------------------------------------------------------------- notes section 4 (oracle)

@@ -54,8 +54,8 @@ from wgpsim.calibration.probe import Probe
 from wgpsim.errors import ModuleError, did_you_mean, shown
 from wgpsim.inputs import json_value, read_text
 from wgpsim.layout.distributed import BlockedLayout
+from wgpsim.layout.mma.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.shared import PartitionedSharedLayout, SharedLinearLayout, SwizzledSharedLayout
-from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.packaged import hardware_fact
 
 __all__ = [

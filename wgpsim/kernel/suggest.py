@@ -19,9 +19,9 @@ from wgpsim.hw import HardwareConfig
 from wgpsim.hw.alloc import allocate_on, tensor_buffers
 from wgpsim.kernel.lowering import op_trace
 from wgpsim.layout.gluon import to_gluon_code
+from wgpsim.layout.mma.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.notation import to_text
 from wgpsim.layout.shared import PaddedSharedLayout
-from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.measures.banks import has_bank_conflicts
 from wgpsim.microbench.candidates import Gemm, auto_partition, instruction_tiles, issue_rounds
 from wgpsim.microbench.gemm import build_shared

@@ -22,10 +22,10 @@ The conversion a ``local_load`` lowers through, from the attribute text of a TTG
 from wgpsim.lazy import exports
 
 _EXPORTS = {
-    "AMDWMMALayout": "wgpsim.layout.wmma",
+    "AMDWMMALayout": "wgpsim.layout.mma.wmma",
     "BlockedLayout": "wgpsim.layout.distributed",
     "DistributedLinearLayout": "wgpsim.layout.distributed",
-    "DotOperandLayout": "wgpsim.layout.wmma",
+    "DotOperandLayout": "wgpsim.layout.mma.wmma",
     "LinearLayout": "wgpsim.layout.linear_layout",
     "PaddedSharedLayout": "wgpsim.layout.shared",
     "PartitionedSharedLayout": "wgpsim.layout.shared",

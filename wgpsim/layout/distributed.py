@@ -142,7 +142,7 @@ def fit_distributed(ll: LinearLayout, shape: Sequence[int], drop_registers: bool
 
 # ------------------------------------------------------------------ encodings
 class DistributedLayout:
-    """What every distributed encoding is (blocked, linear, slice, and `wgpsim.layout.wmma`'s
+    """What every distributed encoding is (blocked, linear, slice, and `wgpsim.layout.mma.wmma`'s
     WMMA result and dot operand): a frozen value with ``rank``, ``num_warps`` and
     ``to_linear_layout(shape)`` in dims ``register, lane, warp, block``.
 
@@ -322,5 +322,5 @@ DISTRIBUTED_TYPES = (DistributedLayout,)
 
 def is_distributed(layout: Any) -> bool:
     """A distributed encoding: one of `DISTRIBUTED_TYPES`, or an MMA layout defined above this
-    module that builds its own dot operands (``#ttg.amd_mfma``, `wgpsim.layout.mfma`)."""
+    module that builds its own dot operands (``#ttg.amd_mfma``, `wgpsim.layout.mma.mfma`)."""
     return isinstance(layout, DISTRIBUTED_TYPES) or hasattr(layout, "dot_operand")

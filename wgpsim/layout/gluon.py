@@ -22,13 +22,13 @@ from typing import Any
 
 from wgpsim.errors import LayoutError
 from wgpsim.layout.distributed import BlockedLayout, DistributedLinearLayout, SliceLayout, as_lists
+from wgpsim.layout.mma.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
     SharedLinearLayout,
     SwizzledSharedLayout,
 )
-from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 
 TARGET = "gfx1250"
 

@@ -30,7 +30,8 @@ from wgpsim.errors import LayoutError
 from wgpsim.inputs import MAX_DEPTH, MAX_INT_DIGITS
 from wgpsim.layout.distributed import BlockedLayout, DistributedLinearLayout, SliceLayout
 from wgpsim.layout.gluon import from_gluon, is_gluon
-from wgpsim.layout.mfma import AMDMFMALayout
+from wgpsim.layout.mma.mfma import AMDMFMALayout
+from wgpsim.layout.mma.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.rotating import AMDRotatingSharedLayout
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
@@ -38,7 +39,6 @@ from wgpsim.layout.shared import (
     SharedLinearLayout,
     SwizzledSharedLayout,
 )
-from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
 
 # kind -> (class, [(field, attribute name, other accepted names)]), in printing order.
 _SPECS: dict[str, tuple[type, list[tuple[str, str, tuple[str, ...]]]]] = {

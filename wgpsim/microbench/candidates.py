@@ -11,7 +11,7 @@ The seed's 4-warp, C[128, 128] example with ``warpsPerCTA = [2, 2]`` (Figure 8):
 16 instructions w0 and w1 (pairs A and B) sit in one M-row, so A is co-located; B is not (w0, w2
 share a column, and both are pair A):
 
->>> from wgpsim.layout.wmma import AMDWMMALayout
+>>> from wgpsim.layout.mma.wmma import AMDWMMALayout
 >>> gemm = Gemm((128, 128, 128), "fp16", 4, (16, 16, 32))
 >>> std = AMDWMMALayout.from_warps_per_cta([2, 2], instr_shape=(16, 16, 32))
 >>> tiles = instruction_tiles(std, gemm.block_mn)
@@ -43,7 +43,7 @@ import numpy as np
 from wgpsim.errors import ConfigError, LayoutError
 from wgpsim.layout.bits import is_pow2
 from wgpsim.layout.dtypes import dtype_bytes
-from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
+from wgpsim.layout.mma.wmma import AMDWMMALayout, DotOperandLayout
 
 OPERANDS = ("a", "b")
 #: Name of the operand's non-K dimension, by operand index (A is [M, K], B is [K, N]).

@@ -28,12 +28,12 @@ from wgpsim.engine import Result, simulate
 from wgpsim.errors import LayoutError
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.alloc import Allocation, tensor_buffers
+from wgpsim.layout.mma.wmma import AMDWMMALayout
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
     PartitionedSharedLayout,
     SwizzledSharedLayout,
 )
-from wgpsim.layout.wmma import AMDWMMALayout
 from wgpsim.microbench import gemm_parts as parts
 from wgpsim.microbench.candidates import (
     OPERANDS,

@@ -46,9 +46,9 @@ from wgpsim.engine import ENGINES
 from wgpsim.errors import AllocationError, ConfigError, LayoutError, TraceError, shown
 from wgpsim.hw import HardwareConfig
 from wgpsim.layout.dtypes import DTYPE_BITS
+from wgpsim.layout.mma.wmma import AMDWMMALayout
 from wgpsim.layout.notation import kind_of, parse_any
 from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout, SwizzledSharedLayout
-from wgpsim.layout.wmma import AMDWMMALayout
 from wgpsim.measures.drift import drift_point
 from wgpsim.microbench.candidates import (
     OPERANDS,

@@ -4,7 +4,7 @@ Like the seed's Figures 1, 2, 8 and 9: one cell per tensor element (dim 0 down, 
 coloured by its holder. Where several threads hold an element (broadcast), the first one (lowest
 warp, then lane, then register) is drawn.
 
->>> from wgpsim.layout.wmma import AMDWMMALayout
+>>> from wgpsim.layout.mma.wmma import AMDWMMALayout
 >>> fig = ownership_figure(AMDWMMALayout.from_warps_per_cta([2, 2]), (32, 32), by="warp")
 >>> fig.axes[0].get_title()
 'warp owning each element of a 32x32 tile'

@@ -6,7 +6,7 @@ LDS read supplied it, the right panel with the destination lane ``D`` (and regis
 holds it afterwards; colour groups the lanes into blocks of eight. For a plain load both panels
 agree; for ``ds_load_tr`` the exchange shows as the transpose of each 8x8 block.
 
->>> from wgpsim.layout.wmma import AMDWMMALayout, DotOperandLayout
+>>> from wgpsim.layout.mma.wmma import AMDWMMALayout, DotOperandLayout
 >>> from wgpsim.layout.shared import SwizzledSharedLayout
 >>> from wgpsim.trace.lowering import lower
 >>> mma = AMDWMMALayout.from_warps_per_cta([2, 2], instr_shape=(16, 16, 32))

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from wgpsim.errors import LayoutError
 from wgpsim.layout.distributed import (
-    _distributed,
     check_shape,
+    fit_distributed,
     identity_standard_nd,
     require_pow2,
     standard_dims,
@@ -126,7 +126,7 @@ class AMDMFMALayout:
         order = tuple(reversed(range(self.rank)))
         warps = identity_standard_nd("warp", self.warps_per_cta, order)
         ll = tile.transpose_outs(dims) * warps.transpose_outs(dims)
-        return _distributed(ll.transpose_outs(dims[::-1]), shape, drop_registers=False)
+        return fit_distributed(ll.transpose_outs(dims[::-1]), shape, drop_registers=False)
 
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
         shape = check_shape(shape, "amd_mfma", self.rank)
@@ -135,4 +135,4 @@ class AMDMFMALayout:
         dims = standard_dims(self.rank)
         ll = self.tile_layout() * warps.transpose_outs(dims)
         ll = ll.transpose_outs(dims[::-1])  # repeats go N, then M, then batch
-        return _distributed(ll, shape, drop_registers=False)
+        return fit_distributed(ll, shape, drop_registers=False)

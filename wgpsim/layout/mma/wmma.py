@@ -191,7 +191,7 @@ class DotOperandLayout(DistributedLayout):
         if self.op_idx not in (0, 1):
             raise LayoutError(f"{what}: field 'opIdx' must be 0 or 1, got {self.op_idx}")
         # an MMA parent that builds its own operand layouts (``#ttg.amd_mfma``:
-        # `wgpsim.layout.mfma`) or the WMMA one above
+        # `wgpsim.layout.mma.mfma`) or the WMMA one above
         if not isinstance(self.parent, AMDWMMALayout) and not hasattr(self.parent, "dot_operand"):
             raise LayoutError(
                 f"{what}: field 'parent' must be an amd_wmma or amd_mfma layout, got "
