@@ -64,6 +64,10 @@ class ExperimentResult:
     overrides: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     report: str | None = None
+    headlines: tuple[tuple[str, Any], ...] = ()
+    """``(title, table)`` pairs ``wgpsim run`` prints before :attr:`display`: the result a
+    config section is about, when it is not the kind's main table (``lds_bandwidth`` with a
+    ``drift:`` section: the partition-conflict rate and cycles per jitter)."""
 
     @property
     def table(self) -> pd.DataFrame | Columns:
