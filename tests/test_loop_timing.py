@@ -4,6 +4,7 @@ cycle), and the Chrome trace against the trace-event format."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import numbers
 
@@ -221,3 +222,34 @@ def test_wait_tensor_is_exposed_and_charged_to_the_copy():
     ops = lt.ops.set_index("op")
     assert ops.loc["copy", "exposed"] == 2 + LAT and ops.loc["copy", "instructions"] == 2
     assert lt.what_if("no_lds") == 20
+
+
+def test_a_wait_looks_at_no_more_rows_with_more_iterations(monkeypatch):
+    """Issue 25: ``--iterations 1000`` was slow, each wait scanning every earlier row (quadratic
+    in the rows). A wait now looks only at its warp's loads not yet complete when it starts:
+    at most the 8 loads of one iteration, for 3 iterations as for 40; and the figures of a
+    steady iteration are the same."""
+    timing = importlib.import_module("wgpsim.kernel.loop.timing")
+
+    seen = []
+    charge = timing._charge_wait
+
+    def counting(a, b, pending, *rest):
+        charge(a, b, pending, *rest)
+        seen.append(len(pending))
+
+    monkeypatch.setattr(timing, "_charge_wait", counting)
+    figures = []
+    for n in (3, 40):
+        lp, seen[:] = Loop(2), []
+        for i in range(n):
+            lp.i = i
+            for w in range(2):
+                lp.add("load", "loads", w, "ds_load_b128", 512 * np.arange(8)[:, None] + 16 * LANE)
+                lp.add("wait", "wait_ds", w, 0)
+                lp.add("wmma", "delay", w, 100)
+            lp.add("barrier", "barrier")
+        lt = lp.time(engine="des", what_ifs=())
+        assert len(seen) == 2 * n and max(seen) <= 8
+        figures.append((lt.cycles_per_iteration, lt.exposed, lt.ops["exposed"].tolist()))
+    assert figures[0] == figures[1]
