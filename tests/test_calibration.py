@@ -216,6 +216,22 @@ def test_runner_imports_and_parses_without_a_gpu(tmp_path):
         timeout=60,
     )
     assert bad.returncode == 2 and "--repeats must be >= 1" in bad.stderr
+    # issue 25: without torch, one line saying what to install, not a ModuleNotFoundError
+    script = str(tmp_path / "run_probes.py")
+    no_torch = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import runpy, sys; sys.modules['torch'] = None; "
+            f"sys.argv = [{script!r}]; runpy.run_path({script!r}, run_name='__main__')",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert no_torch.returncode == 2, no_torch.stderr
+    assert no_torch.stderr.count("\n") == 1 and "Traceback" not in no_torch.stderr
+    assert no_torch.stderr.startswith("run_probes: torch: not installed; install PyTorch")
     from wgpsim.calibration import probe_runner
 
     args = probe_runner.parse_args(["--dir", str(tmp_path), "--probe", "banks_s4"])
