@@ -57,8 +57,8 @@ def test_round_trip_recovers_the_changed_constants(fitted):
     clock = c["timing.clock_latency"]  # unchanged from the shipped 4
     assert abs(clock.value - 4) <= 2 * clock.stderr and clock.written == 4
     grouping = c["passes.lane_grouping"]
-    assert grouping.written == "triton" and grouping.previous == "seed"
-    assert dict(grouping.rss)["seed"] > 100 * dict(grouping.rss)["triton"]
+    assert grouping.written == "triton" and grouping.previous == "blog"
+    assert dict(grouping.rss)["blog"] > 100 * dict(grouping.rss)["triton"]
     assert c["banks.count"].written == 64
     interval = c["timing.issue_interval"]  # the issue probes: 92 cycles at 1, 123 at 2 (x64)
     assert interval.identified and interval.written == 1 and "issue" in interval.families

@@ -130,11 +130,11 @@ def _reference_bank_cycles(addr: np.ndarray, bytes_per_lane: int, banks: int = 6
 @given(
     op=st.sampled_from(sorted(INSTRUCTIONS)),
     slots=st.lists(st.integers(-1, 300), min_size=32, max_size=32),
-    grouping=st.sampled_from(["seed", "triton"]),
+    grouping=st.sampled_from(["blog", "triton"]),
     base=st.sampled_from([0, 65536 - 2048]),
 )
 def test_pass_table_matches_a_plain_python_reference(op, slots, grouping, base):
-    hw = HW if grouping == "seed" else TRITON
+    hw = HW if grouping == "blog" else TRITON
     width = INSTRUCTIONS[op].bytes_per_lane
     align = width & -width
     addr = np.array([-1 if s < 0 else base + s * align for s in slots])
