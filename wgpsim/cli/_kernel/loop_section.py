@@ -70,22 +70,20 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
     from wgpsim.kernel.loop.timing import WARP_COLUMNS
     from wgpsim.kernel.loop.timing import number_text as _f
 
-    steady = f"steady state from iteration {lt.steady_from}" if lt.steady_from else "all iterations"
-    lines = [
-        "",
-        f"loop {payload['loop']} ({payload['source']}): {lt.iterations} iterations x "
-        f"{lt.num_warps} warps timed, {steady}; figures per iteration",
-        lt.sentence(),
-    ]
+    lines = ["", _heading(payload, lt), lt.sentence()]
     w = lt.warps
     # WARP_COLUMNS' headers, in their order
     head = ("warp", "cycles/iter", "exposed", "wait_ds", "issue", "barrier", "hidden",
-            "in flight", "work", "barrier other")  # fmt: skip
+            "in flight", "work", "barrier, no LDS")  # fmt: skip
     rows = [
         (str(int(r.warp)), *(_f(getattr(r, c)) for c in WARP_COLUMNS[1:]))
         for r in w.itertuples(index=False)
     ]
     lines += text_table(head, rows, width)
+    lines.append(
+        "barrier: cycles at a barrier while another warp waits on LDS (exposed); "
+        "barrier, no LDS: at a barrier while the others do other work"
+    )
     lines.append("")
     ohead = ("op", "kind", "instr/iter", "exposed", "share%", "latency", "bank conflict",
              "partition stall")  # fmt: skip
@@ -115,6 +113,27 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
         lines.append("note: a tdm op's instr/iter counts its 256-byte write rows")
     lines += [f"note: {n}" for n in payload["notes"]]
     return lines
+
+
+def _heading(payload: dict[str, Any], lt) -> str:
+    """The section's first line: what was timed, how often, and over which iterations.
+
+    A kernel without a loop (its body is the whole function, named after it, not an assembly
+    label like ``.LBB0_2``) is timed as one run, not "1 iterations".
+    """
+    n, warps, source = lt.iterations, lt.num_warps, payload["source"]
+    if source == "assembly" and not str(payload["loop"]).startswith("."):
+        runs = "once" if n == 1 else f"{n} times in a row"
+        return (
+            f"kernel {payload['loop']} has no loop: its body timed {runs} x {warps} warps "
+            f"({source}); figures per run"
+        )
+    steady = f"steady state from iteration {lt.steady_from}" if lt.steady_from else "all iterations"
+    count = f"{n} iteration{'s' if n != 1 else ''}"
+    return (
+        f"loop {payload['loop']} ({source}): {count} x {warps} warps timed, {steady}; "
+        "figures per iteration"
+    )
 
 
 def _unmatched_rows(unmatched: list[dict[str, Any]]) -> list[tuple[str, ...]]:
