@@ -92,6 +92,16 @@ class ExperimentResult:
         joint = "\n" if len(text) + len(details) > 75 else " "
         return f"{text}{joint}({details})"
 
+    @property
+    def details(self) -> tuple[str, ...]:
+        """The run's name and the overrides it used: a figure's caption
+        (``wgpsim.plots.captions``), so its title stays short.
+
+        >>> ExperimentResult("k", "lds", {}, overrides=("warps=8",)).details
+        ('lds', 'warps=8')
+        """
+        return (self.name, *self.overrides)
+
     def with_figures(self, figures: Mapping[str, Any]) -> ExperimentResult:
         """A copy with ``figures`` added (name -> Figure or callable returning one)."""
         return replace(self, figures={**self.figures, **figures})
