@@ -299,3 +299,34 @@ def test_bad_arguments_are_one_line(tmp_path, capsys, argv, message):
     assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_fit_and_compare_say_what_their_percentages_are_of(tmp_path, noisy, capsys):
+    """Issue 25: `calibrate fit` and `compare` printed different percentages for one family
+    without saying why: the fit's is over every measurement against the fitted constants, the
+    compare's over probe medians against the hardware file given; each output says which."""
+    kit = tmp_path / "kit"
+    assert main(["calibrate", "probes", "--out", str(kit)]) == 0
+    write_measurements(noisy, kit / "measurements.csv")
+    fitted_yaml = tmp_path / "fitted.yaml"
+    m, manifest = str(kit / "measurements.csv"), str(kit / "manifest.json")
+    capsys.readouterr()
+    assert main(["calibrate", "fit", m, "--manifest", manifest, "--out", str(fitted_yaml)]) == 0
+    fit_text = capsys.readouterr().out
+    assert "per family, against the FITTED constants" in fit_text
+    assert (
+        "mean over every measurement, each warp of each run, of |residual| / measured" in fit_text
+    )
+    assert main(["compare", m, "--manifest", manifest, "--hw", str(fitted_yaml)]) == 0
+    compare_text = capsys.readouterr().out
+    assert f"per family, against {fitted_yaml} (mape_percent: mean over probes" in compare_text
+    assert "each probe's median span" in compare_text
+    # the two measures differ on noisy data (medians remove most of the noise)
+    families = {}
+    for text, key in ((fit_text, "fit"), (compare_text, "compare")):
+        table = text.split("per family, against", 1)[1].splitlines()[2:]
+        for line in table:
+            parts = line.split()
+            if parts and parts[0] == "barrier":
+                families[key] = float(parts[-1])
+    assert families["fit"] != families["compare"]
