@@ -123,7 +123,7 @@ def test_loop_less_kernel_and_barrier_columns_are_named(capsys):
     assert "barrier, no LDS: at a barrier while the others do other work" in text
     sentence = next(ln for ln in text.splitlines() if ln.startswith("LDS is exposed"))
     assert re.fullmatch(
-        r"LDS is exposed for [\d.]+ of [\d.]+ cycles per iteration; separating partitions would "
+        r"LDS is exposed for [\d.]+ of [\d.]+ cycles per run; separating partitions would "
         r"save [\d.]+ cycles, removing bank conflicts [\d.]+ and infinitely fast LDS [\d.]+ "
         r"\(the bound\)\.",
         sentence,

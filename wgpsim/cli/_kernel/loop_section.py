@@ -70,7 +70,8 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
     from wgpsim.kernel.loop.timing import WARP_COLUMNS
     from wgpsim.kernel.loop.timing import number_text as _f
 
-    lines = ["", _heading(payload, lt), lt.sentence()]
+    per = "run" if _loop_less(payload) else "iteration"
+    lines = ["", _heading(payload, lt), lt.sentence(per)]
     w = lt.warps
     # WARP_COLUMNS' headers, in their order
     head = ("warp", "cycles/iter", "exposed", "wait_ds", "issue", "barrier", "hidden",
@@ -122,7 +123,7 @@ def _heading(payload: dict[str, Any], lt) -> str:
     label like ``.LBB0_2``) is timed as one run, not "1 iterations".
     """
     n, warps, source = lt.iterations, lt.num_warps, payload["source"]
-    if source == "assembly" and not str(payload["loop"]).startswith("."):
+    if _loop_less(payload):
         runs = "once" if n == 1 else f"{n} times in a row"
         return (
             f"kernel {payload['loop']} has no loop: its body timed {runs} x {warps} warps "
@@ -134,6 +135,12 @@ def _heading(payload: dict[str, Any], lt) -> str:
         f"loop {payload['loop']} ({source}): {count} x {warps} warps timed, {steady}; "
         "figures per iteration"
     )
+
+
+def _loop_less(payload: dict[str, Any]) -> bool:
+    """Whether the timed body is the whole function (named after it), not an assembly loop
+    (a label like ``.LBB0_2``)."""
+    return payload["source"] == "assembly" and not str(payload["loop"]).startswith(".")
 
 
 def _unmatched_rows(unmatched: list[dict[str, Any]]) -> list[tuple[str, ...]]:

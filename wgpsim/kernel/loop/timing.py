@@ -118,8 +118,9 @@ class LoopTiming:
         """Cycles per iteration the what-if ``name`` saves."""
         return self.cycles_per_iteration - self.what_ifs[name]
 
-    def sentence(self) -> str:
-        """The finding in words first: the exposed cycles, then what each what-if saves.
+    def sentence(self, per: str = "iteration") -> str:
+        """The finding in words first: the exposed cycles, then what each what-if saves
+        (``per``: what the figures are per; "run" for a kernel without a loop).
 
         >>> lt = LoopTiming(3, 1, 2, 295.0, 87.0, 0.0, 0.0, None, None,
         ...     {"separate_partitions": 279.0, "ideal_banks": 295.0, "no_lds": 207.0})
@@ -128,7 +129,7 @@ class LoopTiming:
         cycles, removing bank conflicts 0 and infinitely fast LDS 88 (the bound).
         """
         y, x = number_text(self.cycles_per_iteration), number_text(self.exposed)
-        text = f"LDS is exposed for {x} of {y} cycles per iteration"
+        text = f"LDS is exposed for {x} of {y} cycles per {per}"
         saves = [
             (label, number_text(self.saving(name)))
             for name, label in (
