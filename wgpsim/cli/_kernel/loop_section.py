@@ -1,8 +1,8 @@
 """``wgpsim kernel``'s loop timing section: the kernel's main loop timed warps and all.
 
-``--loop-timing`` prints it; ``--timeline out.json`` (a Chrome trace Perfetto opens, proton's
-shape), ``--timeline-png out.png`` and ``--iterations N`` imply it; ``--loop LABEL`` picks the
-loop (default: the one with the most ``ds_*``). The section leads with the sentence of
+``--loop-timing`` prints it; ``--timeline out.json`` (a Chrome trace Perfetto opens: a process
+per warp and one of the ports, 1 ns = 1 cycle), ``--timeline-png out.png`` and ``--iterations N``
+imply it; ``--loop LABEL`` picks the loop (default: the one with the most ``ds_*``). The section leads with the sentence of
 ``wgpsim.kernel.loop.timing`` and holds the per-warp, per-op and what-if tables.
 """
 
@@ -24,7 +24,9 @@ def add_loop_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--iterations", type=int, help="iterations to time (default: the trip count, else 4)"
     )
-    group.add_argument("--timeline", type=Path, help="write the Chrome trace JSON (Perfetto)")
+    group.add_argument(
+        "--timeline", type=Path, help="write the Chrome trace JSON (Perfetto; 1 ns shown = 1 cycle)"
+    )
     group.add_argument("--timeline-png", type=Path, help="write the timeline figure (PNG/SVG)")
 
 
