@@ -5,6 +5,7 @@ import os
 
 import pytest
 from hypothesis import settings
+from quiet_exit import pytest_unconfigure  # noqa: F401  (no Triton shutdown noise at the end)
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):

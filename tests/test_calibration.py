@@ -57,8 +57,8 @@ def test_round_trip_recovers_the_changed_constants(fitted):
     clock = c["timing.clock_latency"]  # unchanged from the shipped 4
     assert abs(clock.value - 4) <= 2 * clock.stderr and clock.written == 4
     grouping = c["passes.lane_grouping"]
-    assert grouping.written == "triton" and grouping.previous == "seed"
-    assert dict(grouping.rss)["seed"] > 100 * dict(grouping.rss)["triton"]
+    assert grouping.written == "triton" and grouping.previous == "blog"
+    assert dict(grouping.rss)["blog"] > 100 * dict(grouping.rss)["triton"]
     assert c["banks.count"].written == 64
     interval = c["timing.issue_interval"]  # the issue probes: 92 cycles at 1, 123 at 2 (x64)
     assert interval.identified and interval.written == 1 and "issue" in interval.families
@@ -216,6 +216,22 @@ def test_runner_imports_and_parses_without_a_gpu(tmp_path):
         timeout=60,
     )
     assert bad.returncode == 2 and "--repeats must be >= 1" in bad.stderr
+    # issue 25: without torch, one line saying what to install, not a ModuleNotFoundError
+    script = str(tmp_path / "run_probes.py")
+    no_torch = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import runpy, sys; sys.modules['torch'] = None; "
+            f"sys.argv = [{script!r}]; runpy.run_path({script!r}, run_name='__main__')",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert no_torch.returncode == 2, no_torch.stderr
+    assert no_torch.stderr.count("\n") == 1 and "Traceback" not in no_torch.stderr
+    assert no_torch.stderr.startswith("run_probes: torch: not installed; install PyTorch")
     from wgpsim.calibration import probe_runner
 
     args = probe_runner.parse_args(["--dir", str(tmp_path), "--probe", "banks_s4"])
@@ -283,3 +299,34 @@ def test_bad_arguments_are_one_line(tmp_path, capsys, argv, message):
     assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_fit_and_compare_say_what_their_percentages_are_of(tmp_path, noisy, capsys):
+    """Issue 25: `calibrate fit` and `compare` printed different percentages for one family
+    without saying why: the fit's is over every measurement against the fitted constants, the
+    compare's over probe medians against the hardware file given; each output says which."""
+    kit = tmp_path / "kit"
+    assert main(["calibrate", "probes", "--out", str(kit)]) == 0
+    write_measurements(noisy, kit / "measurements.csv")
+    fitted_yaml = tmp_path / "fitted.yaml"
+    m, manifest = str(kit / "measurements.csv"), str(kit / "manifest.json")
+    capsys.readouterr()
+    assert main(["calibrate", "fit", m, "--manifest", manifest, "--out", str(fitted_yaml)]) == 0
+    fit_text = capsys.readouterr().out
+    assert "per family, against the FITTED constants" in fit_text
+    assert (
+        "mean over every measurement, each warp of each run, of |residual| / measured" in fit_text
+    )
+    assert main(["compare", m, "--manifest", manifest, "--hw", str(fitted_yaml)]) == 0
+    compare_text = capsys.readouterr().out
+    assert f"per family, against {fitted_yaml} (mape_percent: mean over probes" in compare_text
+    assert "each probe's median span" in compare_text
+    # the two measures differ on noisy data (medians remove most of the noise)
+    families = {}
+    for text, key in ((fit_text, "fit"), (compare_text, "compare")):
+        table = text.split("per family, against", 1)[1].splitlines()[2:]
+        for line in table:
+            parts = line.split()
+            if parts and parts[0] == "barrier":
+                families[key] = float(parts[-1])
+    assert families["fit"] != families["compare"]

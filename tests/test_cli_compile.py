@@ -77,8 +77,11 @@ def test_compile_writes_a_cache_entry_and_names_the_next_command(source, tmp_pat
         head = next(ln for ln in report.stdout.splitlines() if ln.startswith("kernel "))
         assert head.startswith("kernel small_dot: 4 warps, LDS 4096 B (wgpsim) vs ttg.shared 4096")
         assert "my_dot.py:10" in report.stdout and "my_dot.py:11" in report.stdout  # a, b
-    # again, for a script: Triton's cache hit, the same entry
-    again = _wgpsim("compile", f"{source}:small_dot", *FLAGS, "--out", cache, "--json")
+    # again, for a script: Triton's cache hit, the same entry; a relative --out is printed
+    # absolute (issue 25: the JSON's cache_dir was relative, useless from another directory)
+    again = _wgpsim(
+        "compile", f"{source}:small_dot", *FLAGS, "--out", "cache", "--json", cwd=tmp_path
+    )
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout) == {
         "name": "small_dot",

@@ -159,3 +159,37 @@ def test_two_different_kernels_are_named_both_in_the_heading(capsys):
     assert first.startswith("diff matmul -> gemm_tdm (two different kernels): ")
     assert main(["diff", STD, PART, "--no-loop"]) == 0
     assert capsys.readouterr().out.startswith("diff gemm_tdm: ")  # one kernel: its name once
+
+
+CORPUS = Path(__file__).resolve().parent / "corpus" / "fixtures"
+
+
+def _loop_bytes(ttgir: Path) -> int:
+    """Bytes of the tensors the loop's LDS ops move, read from the compile's TTGIR: the
+    local_loads and async copies inside the scf.for (A 128xK and B Kx128 fp16, each copied in
+    and loaded)."""
+    text = ttgir.read_text()
+    body = text[text.index("scf.for") : text.index("scf.yield")].splitlines()
+    ops = ("ttg.local_load", "ttg.local_store", "ttg.async_copy_global_to_local")
+    shapes = [re.findall(r"(\d+)x(\d+)xf16", ln)[-1] for ln in body if any(o in ln for o in ops)]
+    return sum(int(m) * int(n) * 2 for m, n in shapes)
+
+
+def test_a_loop_doing_other_work_per_iteration_is_flagged(capsys):
+    """Issue 25: BLOCK_K 64 -> 16 (real compiles of the corpus) moves a quarter of the tiles
+    per iteration, so cycles per iteration are not comparable: the diff says so and gives the
+    cycles per KiB moved; two compiles of one tile (standard -> partitioned) are not flagged."""
+    old, new = CORPUS / "matmul_fp16", CORPUS / "matmul_fp16_k16"
+    assert main(["diff", str(old), str(new), "--json"]) == 0
+    (k,) = json.loads(capsys.readouterr().out)["kernels"]
+    work = k["loop"]["tensor_bytes"]
+    assert (work["old"], work["new"]) == tuple(_loop_bytes(p / "kernel.ttgir") for p in (old, new))
+    assert work["old"] == 4 * work["new"]  # BLOCK_K 64 vs 16
+    cycles = k["loop"]["cycles_per_iteration"]
+    per_kib = k["loop"]["cycles_per_KiB"]
+    assert per_kib["new"] == round(1024 * cycles["new"] / work["new"], 2)
+    assert k["loop_comparable"] is False and "not comparable" in k["loop_note"]
+    assert main(["diff", str(old), str(new)]) == 0
+    assert "note: the loop's work per iteration differs" in capsys.readouterr().out
+    assert main(["diff", STD, PART]) == 0
+    assert "work per iteration differs" not in capsys.readouterr().out

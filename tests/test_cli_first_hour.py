@@ -90,3 +90,43 @@ def test_a_yaml_file_given_to_kernel_says_what_kernel_reads(path, capsys, monkey
     assert len(err) == 1 and "module attributes" not in err[0]
     assert f"{path}: a YAML file, not a compiled kernel" in err[0]
     assert "wgpsim run CONFIG" in err[0] and "--hw" in err[0]
+
+
+def _kernel_text(capsys, *argv: str) -> str:
+    assert main(["kernel", *map(str, argv)]) == 0
+    return capsys.readouterr().out
+
+
+def test_report_words_say_what_they_mean(capsys):
+    """Issue 25's wording: where the offsets come from, what the ds_load_tr column's values
+    mean, and why assembly lines may differ while the totals agree (matmul_fp16: Triton 3.9.0's
+    assembly puts both operands' loads on the tl.dot line)."""
+    text = _kernel_text(capsys, ROOT / "tests" / "corpus" / "fixtures" / "matmul_fp16")
+    head = text.splitlines()[0]
+    assert head.endswith("offsets are Triton's (the module's allocation.offset)")
+    assert "offsets from the" not in text
+    legend = next(ln for ln in text.splitlines() if ln.startswith("ds_load_tr (the transposed"))
+    assert "valid: used" in legend and "invalid: not possible for this layout pair" in legend
+    asm = next(ln for ln in text.splitlines() if ln.startswith("assembly:"))
+    assert "on 0 of 2 source lines" in asm and "totals equal" in asm
+    assert "LLVM's line table attributes some instructions to another op's source line" in asm
+    amdgcn = (ROOT / "tests" / "corpus" / "fixtures" / "matmul_fp16" / "kernel.amdgcn").read_text()
+    assert "ds_load_tr16_b128" in amdgcn and "ds_load_b128" in amdgcn
+
+
+def test_loop_less_kernel_and_barrier_columns_are_named(capsys):
+    """A kernel without a loop is "timed once", not "1 iterations"; the barrier columns are
+    explained under the warp table; the what-if sentence names each saving."""
+    text = _kernel_text(capsys, ROOT / "examples" / "kernels" / "transpose", "--loop-timing")
+    assert "1 iterations" not in text
+    assert "kernel transpose has no loop: its body timed once x 4 warps" in text
+    assert "barrier, no LDS: at a barrier while the others do other work" in text
+    sentence = next(ln for ln in text.splitlines() if ln.startswith("LDS is exposed"))
+    assert re.fullmatch(
+        r"LDS is exposed for [\d.]+ of [\d.]+ cycles per run; separating partitions would "
+        r"save [\d.]+ cycles, removing bank conflicts [\d.]+ and infinitely fast LDS [\d.]+ "
+        r"\(the bound\)\.",
+        sentence,
+    )
+    one = _kernel_text(capsys, ROOT / "examples" / "kernels" / "matmul", "--iterations", "1")
+    assert re.search(r"^loop \.LBB\S+ \(assembly\): 1 iteration x 4 warps", one, re.M)

@@ -58,14 +58,33 @@ def test_cache_root_lists_its_kernels_and_how_to_pick(cache, capsys):
     assert code == 0 and err == ""
     lines = out.splitlines()
     assert lines[0] == f"{cache}: 4 kernels"
-    assert lines[1].split() == ["name", "folder", "warps", "LDS", "bytes", "target"]
-    rows = [line.split() for line in lines[2:6]]
-    # warps and LDS bytes as Triton 3.9.0 wrote them in each compile's NAME.json
-    assert ["matmul", "JZ4QX7", "4", "71632", "hip:gfx1250"] in rows
-    assert ["gemm_tdm", "STD001", "4", "73680", "hip:gfx1250"] in rows
-    assert ["gemm_tdm", "PRT002", "4", "102384", "hip:gfx1250"] in rows
-    assert ["transpose", "AB12CD", "4", "8192", "hip:gfx1250"] in rows
+    head = ["name", "folder", "warps", "stages", "LDS", "bytes", "target", "hash"]
+    assert lines[1].split() == head
+    rows = [line.split()[:6] for line in lines[2:6]]
+    # warps, stages and LDS bytes as Triton 3.9.0 wrote them in each compile's NAME.json
+    assert ["matmul", "JZ4QX7", "4", "2", "71632", "hip:gfx1250"] in rows
+    assert ["gemm_tdm", "STD001", "4", "2", "73680", "hip:gfx1250"] in rows
+    assert ["gemm_tdm", "PRT002", "4", "2", "102384", "hip:gfx1250"] in rows
+    assert ["transpose", "AB12CD", "4", "2", "8192", "hip:gfx1250"] in rows
     assert lines[-1].startswith("pick one:") and "--name NAME" in lines[-1]
+
+
+def test_two_compiles_of_one_kernel_differ_in_stages_and_hash(tmp_path, capsys):
+    """Issue 25: two compiles of one name (other num_stages, other constexprs) were two rows
+    alike but for the folder; the listing shows NAME.json's num_stages and hash."""
+    root = tmp_path / "cache"
+    for folder, stages, digest in (
+        ("AAAA", 2, "d7522963912227bb"),
+        ("BBBB", 3, "5ab5bdc094853088"),
+    ):
+        meta_path = _entry(root, "matmul", folder) / "matmul.json"
+        meta = json.loads(meta_path.read_text())
+        meta_path.write_text(json.dumps({**meta, "num_stages": stages, "hash": digest}))
+    code, out, _ = _wgpsim(capsys, "kernel", root)
+    assert code == 0
+    rows = {line.split()[1]: line.split() for line in out.splitlines()[2:4]}
+    assert rows["AAAA"][3] == "2" and rows["AAAA"][-1] == "d752296391"
+    assert rows["BBBB"][3] == "3" and rows["BBBB"][-1] == "5ab5bdc094"
 
 
 def test_cache_root_listing_as_json(cache, capsys):
@@ -120,9 +139,9 @@ def test_dump_root_without_metadata_reads_the_module_attributes(tmp_path, capsys
     code, out, _ = _wgpsim(capsys, "kernel", tmp_path)
     rows = [line.split() for line in out.splitlines()[2:4]]
     assert code == 0
-    assert ["matmul", "D1", "4", "-", "hip:gfx1250"] in rows
+    assert ["matmul", "D1", "4", "-", "-", "hip:gfx1250", "-"] in rows  # stages, hash: only in json
     shared = json.loads((EXAMPLES / "column_sum" / "column_sum.json").read_text())["shared"]
-    assert ["column_sum", "D2", "4", str(shared), "hip:gfx1250"] in rows
+    assert ["column_sum", "D2", "4", "-", str(shared), "hip:gfx1250", "-"] in rows
 
 
 def test_symlink_loop_ends_and_lists_each_kernel_once(cache, capsys):

@@ -47,8 +47,8 @@ VARIANTS = {
     "lowest_pair": HW.with_overrides(**{"arbiter.tie_break": "lowest_pair"}),
     "xor_lanes": HW.with_overrides(  # pass bits as XORs of lane bits (issue 27's gfx9 phase)
         **{
-            "passes.groupings.seed.ds_load_b128": [[2, 3, 4]],
-            "passes.groupings.seed.ds_store_b128": [[0, 4], [1, 3]],
+            "passes.groupings.blog.ds_load_b128": [[2, 3, 4]],
+            "passes.groupings.blog.ds_store_b128": [[0, 4], [1, 3]],
         }
     ),
 }

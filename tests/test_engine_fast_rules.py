@@ -39,10 +39,10 @@ VARIANTS = {
     "store_banks_128": HW.with_overrides(**{"banks.store_count": 128, "banks.count": 32}),
     "xor_lanes": HW.with_overrides(  # pass bits as XORs of lane bits (linear maps over GF(2))
         **{
-            "passes.groupings.seed.ds_load_b128": [[2, 3, 4]],
-            "passes.groupings.seed.ds_store_b128": [[0, 4], [1, 3]],
-            "passes.groupings.seed.ds_load_2addr_b64": [[4, 0]],
-            "passes.groupings.seed.ds_load_b32": [[1, 2]],
+            "passes.groupings.blog.ds_load_b128": [[2, 3, 4]],
+            "passes.groupings.blog.ds_store_b128": [[0, 4], [1, 3]],
+            "passes.groupings.blog.ds_load_2addr_b64": [[4, 0]],
+            "passes.groupings.blog.ds_load_b32": [[1, 2]],
         }
     ),
 }

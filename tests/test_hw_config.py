@@ -74,16 +74,16 @@ def test_store_count_is_optional_and_round_trips(hw):
 def test_groupings_read_both_forms_and_round_trip(hw):
     """A grouping entry is the lane bits that select the pass, or masks whose XOR is a pass
     bit; the plain form still writes back plain (the MI450 file's to_dict is unchanged)."""
-    xor = hw.with_overrides(**{"passes.groupings.seed.ds_load_b128": [[2, 3, 4]]})
+    xor = hw.with_overrides(**{"passes.groupings.blog.ds_load_b128": [[2, 3, 4]]})
     assert xor.lane_masks("ds_load_b128") == ((2, 3, 4),)
-    assert xor.to_dict()["passes"]["groupings"]["seed"]["ds_load_b128"] == [[2, 3, 4]]
-    assert hw.to_dict()["passes"]["groupings"]["seed"]["ds_load_b128"] == [4]
+    assert xor.to_dict()["passes"]["groupings"]["blog"]["ds_load_b128"] == [[2, 3, 4]]
+    assert hw.to_dict()["passes"]["groupings"]["blog"]["ds_load_b128"] == [4]
     assert HardwareConfig.from_dict(xor.to_dict()) == xor
 
 
 def test_every_constant_has_a_source_comment():
     """Every value line carries a comment naming seed/fit/assumption (or LLVM's scheduling
-    model, a named source docs/DESIGN.md allows), inline or in the nearest comment block above
+    model or Triton's AMD TargetInfo, named sources docs/DESIGN.md allows), inline or in the nearest comment block above
     it (a table's rows share the comment above the table)."""
     lines = CONFIG.read_text().splitlines()
     for i, line in enumerate(lines):
@@ -100,9 +100,9 @@ def test_every_constant_has_a_source_comment():
                 break
             j -= 1
         text = " ".join(block)
-        assert re.search(r"\b(seed|fit|assumption|LLVM GFX1250SpeedModel)\b", text), (
-            f"line {i + 1} has no source: {line}"
-        )
+        assert re.search(
+            r"\b(seed|fit|assumption|LLVM GFX1250SpeedModel|Triton's AMD TargetInfo)\b", text
+        ), f"line {i + 1} has no source: {line}"
 
 
 def test_fit_arithmetic_matches_the_constants(hw):
@@ -153,29 +153,29 @@ def _raw() -> dict:
         ),
         (
             lambda d: d["passes"].update(lane_grouping="nvidia"),
-            "'passes.lane_grouping' must be one of seed, triton",
+            "'passes.lane_grouping' must be one of blog, triton",
         ),
         (
-            lambda d: d["passes"]["groupings"]["seed"].update(ds_load_b128=[]),
+            lambda d: d["passes"]["groupings"]["blog"].update(ds_load_b128=[]),
             "ds_load_b128' must be enough passes",
         ),
         (  # pass bits 0 and 1 are one map: some passes would be empty
-            lambda d: d["passes"]["groupings"]["seed"].update(ds_load_b128=[[2, 3], [2, 3]]),
+            lambda d: d["passes"]["groupings"]["blog"].update(ds_load_b128=[[2, 3], [2, 3]]),
             "ds_load_b128' must be a list of lane bits in 0..4, or of masks",
         ),
         (
-            lambda d: d["passes"]["groupings"]["seed"].update(ds_load_b128=[[2, 5]]),
+            lambda d: d["passes"]["groupings"]["blog"].update(ds_load_b128=[[2, 5]]),
             "ds_load_b128' must be a list of lane bits in 0..4, or of masks",
         ),
         (
-            lambda d: d["passes"]["groupings"]["seed"].update(ds_load_b128=[[]]),
+            lambda d: d["passes"]["groupings"]["blog"].update(ds_load_b128=[[]]),
             "ds_load_b128' must be a list of lane bits in 0..4, or of masks",
         ),
         (
-            lambda d: d["passes"]["groupings"]["seed"].pop("ds_load_b32"),
-            "missing field 'passes.groupings.seed.ds_load_b32' (the target has ds_load_2addr_b32",
+            lambda d: d["passes"]["groupings"]["blog"].pop("ds_load_b32"),
+            "missing field 'passes.groupings.blog.ds_load_b32' (the target has ds_load_2addr_b32",
         ),
-        (lambda d: d["passes"]["groupings"]["seed"].update(ds_load_b512=[]), "unknown instruction"),
+        (lambda d: d["passes"]["groupings"]["blog"].update(ds_load_b512=[]), "unknown instruction"),
         (
             lambda d: d["partitions"].update(lds_bytes=1000),
             "'partitions.lds_bytes' must be len(lds) * size",
@@ -260,3 +260,22 @@ def test_override_typos_suggest_the_field():
 
     with pytest.raises(ConfigError, match=r"did you mean 'lds_latency'\?"):
         load_hardware().with_overrides(**{"timing.lds_latncy": 40})
+
+
+def test_the_old_grouping_name_seed_still_loads_as_blog(tmp_path):
+    """Issue 25: the AMD blog's lane grouping is named ``blog`` ("seed" also names the random
+    seed); a hardware file or override written with ``seed`` loads with the same passes."""
+    data = yaml.safe_load((ROOT / "wgpsim" / "hw" / "mi450.yaml").read_text())
+    assert data["passes"]["lane_grouping"] == "blog"
+    data["passes"]["lane_grouping"] = "seed"
+    data["passes"]["groupings"] = {
+        ("seed" if k == "blog" else k): v for k, v in data["passes"]["groupings"].items()
+    }
+    old = tmp_path / "old.yaml"
+    old.write_text(yaml.safe_dump(data))
+    hw, legacy = load_hardware(), load_hardware(old)
+    assert legacy.passes.lane_grouping == "blog"
+    for op in ("ds_load_b128", "ds_store_b128", "ds_load_b64"):
+        assert legacy.lane_masks(op) == hw.lane_masks(op)
+    overridden = hw.with_overrides(**{"passes.lane_grouping": "seed"})
+    assert overridden.passes.lane_grouping == "blog"

@@ -26,9 +26,9 @@ HW = load_hardware()
 TRITON = HW.with_overrides(**{"passes.lane_grouping": "triton"})
 XOR = HW.with_overrides(  # groupings as linear maps over GF(2): pass bits are XORs of lane bits
     **{
-        "passes.groupings.seed.ds_load_b128": [[2, 3, 4]],
-        "passes.groupings.seed.ds_store_b128": [[0, 4], [1, 3]],
-        "passes.groupings.seed.ds_load_b32": [[1, 2]],
+        "passes.groupings.blog.ds_load_b128": [[2, 3, 4]],
+        "passes.groupings.blog.ds_store_b128": [[0, 4], [1, 3]],
+        "passes.groupings.blog.ds_load_b32": [[1, 2]],
     }
 )
 LANES = np.arange(32)
@@ -57,7 +57,7 @@ def test_lane_groups_cover_every_lane_once():
 def test_xor_grouping_gives_the_measured_gfx9_b128_phase():
     """Issue 27's measured ds_read_b128 phase (wave64, 64 banks): one pass of lanes 0-31 holds
     lanes 0-3, 12-15, 20-27, the other 4-11, 16-19, 28-31: pass bit = lane2 ^ lane3 ^ lane4."""
-    hw = HW.with_overrides(**{"passes.groupings.seed.ds_load_b128": [[2, 3, 4]]})
+    hw = HW.with_overrides(**{"passes.groupings.blog.ds_load_b128": [[2, 3, 4]]})
     first = [*range(0, 4), *range(12, 16), *range(20, 28)]
     assert lane_groups("ds_load_b128", hw).tolist() == [
         first,
@@ -186,11 +186,11 @@ def _reference_bank_cycles(addr: np.ndarray, bytes_per_lane: int, banks: int = 6
 @given(
     op=st.sampled_from(sorted(HW.instructions)),
     slots=st.lists(st.integers(-1, 300), min_size=32, max_size=32),
-    grouping=st.sampled_from(["seed", "triton", "xor"]),
+    grouping=st.sampled_from(["blog", "triton", "xor"]),
     base=st.sampled_from([0, 65536 - 2048]),
 )
 def test_pass_table_matches_a_plain_python_reference(op, slots, grouping, base):
-    hw = {"seed": HW, "triton": TRITON, "xor": XOR}[grouping]
+    hw = {"blog": HW, "triton": TRITON, "xor": XOR}[grouping]
     width = INSTRUCTIONS[op].bytes_per_lane
     align = width & -width
     addr = np.array([-1 if s < 0 else base + s * align for s in slots])

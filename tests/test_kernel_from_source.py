@@ -60,10 +60,39 @@ def test_an_already_compiled_kernel():
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
+    from wgpsim.frontend.compile import fp_fusion_default
     from wgpsim.kernel import report
 
     fn, sig, consts, warps = CASES["lds_bandwidth_partitioned"]
     src = GluonASTSource(fn, sig | {k: "constexpr" for k in consts}, constexprs=consts)
-    compiled = triton.compile(src, target=GPUTarget("hip", "gfx1250", 32), options={"num_warps": 4})
+    options = {"num_warps": 4, **fp_fusion_default({})}  # as wgpsim compiles: no FP_FUSION warning
+    compiled = triton.compile(src, target=GPUTarget("hip", "gfx1250", 32), options=options)
     rep = report(compiled)
     assert rep.buffers[0]["offsets"] == [0, 65536] and rep.extras["offsets_from"] == "module"
+
+
+def test_a_compile_raises_no_fp_fusion_warning(monkeypatch):
+    """Issue 25: the test run ended in Triton 3.9's "TRITON_DEFAULT_FP_FUSION is unset" warning.
+    wgpsim asks for Triton's default (fusion on) explicitly: no warning, and the same compile as
+    with TRITON_DEFAULT_FP_FUSION=1 (a user's setting of the variable is kept)."""
+    import warnings
+
+    import triton.knobs
+
+    from wgpsim.frontend.compile import FP_FUSION_ENV, compile_for_gfx1250, fp_fusion_default
+
+    monkeypatch.delenv(FP_FUSION_ENV, raising=False)
+    fn, sig, consts, warps = _examples().CASES["lds_bandwidth_plain"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        monkeypatch.setattr(triton.knobs, "warn_once", lambda msg: warnings.warn(msg, stacklevel=2))
+        compiled = compile_for_gfx1250(fn, sig, consts, num_warps=warps, allocate=False)
+    assert not [w for w in caught if FP_FUSION_ENV in str(w.message)]
+    monkeypatch.setenv(FP_FUSION_ENV, "1")  # Triton's default set by hand: the same compile
+    assert fp_fusion_default({}) == {}
+    again = compile_for_gfx1250(fn, sig, consts, num_warps=warps, allocate=False)
+
+    def code(text: str) -> list[str]:  # instructions only: a cached compile names its checkout
+        return [ln for ln in text.splitlines() if ln.startswith("\t") and ln[1:2] != "."]
+
+    assert code(again.amdgcn) == code(compiled.amdgcn)

@@ -291,6 +291,30 @@ def test_drift_table_rates_and_intervals(drift_run):
     assert (out / "conflict_rate_vs_jitter.png").stat().st_size > 0
 
 
+def test_drift_config_prints_its_drift_result_first(tmp_path, capsys, monkeypatch):
+    # issue 25: lds_drift.yaml printed only the bandwidth table; its own result (the
+    # partition-conflict rate and cycles per jitter) now comes first, then the bandwidth table
+    from wgpsim.cli import main
+
+    monkeypatch.setenv("COLUMNS", "200")
+    sets = [a for s in DRIFT_SMALL for a in ("--set", s)]
+    assert main(["run", str(DRIFT_CONFIG), "--out", str(tmp_path), "--workers", "1", *sets]) == 0
+    text = capsys.readouterr().out
+    drift = pd.read_csv(tmp_path / "drift.csv")
+    assert text.index("partition conflicts under drift") < text.index("steady B/cycle")
+    plain16 = drift[(drift["layout"] == "plain") & (drift["jitter_cycles"] == 16)].iloc[0]
+    row = next(line for line in text.splitlines() if "plain" in line and " 16 " in line)
+    assert f"{100 * plain16['conflict_rate']:.1f} %" in row
+    assert f"{plain16['cycles']:.1f} [" in row
+
+
+def test_main_config_prints_no_drift_table(capsys, tmp_path):
+    from wgpsim.cli import main
+
+    assert main(["run", str(CONFIG), "--out", str(tmp_path), "--workers", "1"]) == 0
+    assert "under drift" not in capsys.readouterr().out
+
+
 def test_main_config_has_no_drift_section(result):
     assert "drift" not in result.tables and "drift" not in yaml.safe_load(CONFIG.read_text())
 

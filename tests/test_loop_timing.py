@@ -4,6 +4,7 @@ cycle), and the Chrome trace against the trace-event format."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import numbers
 
@@ -12,7 +13,7 @@ import pytest
 
 from wgpsim.errors import TraceError
 from wgpsim.hw import load_hardware
-from wgpsim.kernel.loop.chrome_trace import chrome_trace
+from wgpsim.kernel.loop.chrome_trace import loop_chrome_trace
 from wgpsim.kernel.loop.timing import time_loop
 from wgpsim.trace.trace import TraceBuilder
 
@@ -142,30 +143,42 @@ def test_bad_provenance_is_one_error():
 def check_chrome_trace(doc) -> None:
     """The trace-event format ("Trace Event Format", Google, the JSON object form): an object
     with a ``traceEvents`` list; every event has ``ph``, ``pid``/``tid`` integers; a complete
-    event (``X``) a string ``name``, numeric ``ts`` and ``dur`` >= 0; a metadata event (``M``)
-    one of the defined names with its ``args``; ``displayTimeUnit`` "ms" or "ns"."""
+    event (``X``) a string ``name``, numeric ``ts`` and ``dur`` >= 0; a counter (``C``) numeric
+    ``args``; a metadata event (``M``) one of the defined names with its ``args``;
+    ``displayTimeUnit`` "ms" or "ns". Complete events of one thread do not overlap (Perfetto
+    nests or rejects them); the time unit is said (``otherData.time_unit``)."""
     assert isinstance(doc, dict) and isinstance(doc["traceEvents"], list)
     assert doc.get("displayTimeUnit", "ms") in ("ms", "ns")
+    assert "1 simulated cycle" in doc["otherData"]["time_unit"]
     meta = {"process_name", "process_labels", "process_sort_index", "thread_name"}
     meta |= {"thread_sort_index"}
+    spans: dict[tuple[int, int], list[tuple[float, float]]] = {}
     for e in doc["traceEvents"]:
-        assert e["ph"] in ("X", "M"), e
+        assert e["ph"] in ("X", "M", "C"), e
         assert type(e["pid"]) is int and type(e["tid"]) is int, e
         if e["ph"] == "X":
             assert isinstance(e["name"], str)
             assert isinstance(e["ts"], numbers.Real) and isinstance(e["dur"], numbers.Real)
             assert e["dur"] >= 0 and e["ts"] >= 0
             assert isinstance(e.get("args", {}), dict)
+            spans.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+        elif e["ph"] == "C":
+            assert e["args"] and all(isinstance(v, numbers.Real) for v in e["args"].values())
         else:
             assert e["name"] in meta and isinstance(e["args"], dict)
-            key = "name" if e["name"].endswith("name") else "sort_index"
+            key = {"process_labels": "labels"}.get(e["name"], "name")
+            key = key if not e["name"].endswith("sort_index") else "sort_index"
             assert key in e["args"]
+    for line in spans.values():
+        line.sort()
+        assert all(a[1] <= b[0] + 1e-9 for a, b in zip(line, line[1:], strict=False))
 
 
 def test_chrome_trace_of_a_loop():
-    """Two warps, one b128 load each in partition 0, a wait, 100 of work: per warp the program
-    line (the wait and the work) and one LDS line (issue to completion); one process named like
-    proton's (kernel Core0 CTA0), threads 'warp w (line k)'."""
+    """Two warps, one b128 load each in partition 0, a wait, 100 of work: a process per warp
+    with its program and LDS service threads and an in-flight counter, and a process of the
+    ports; one cycle shown as 1 ns, said in the trace (issue 25: ~18 tracks per warp, no ports,
+    no unit)."""
     lp = Loop(2)
     for w in range(2):
         lp.add("load", "load", w, "ds_load_b128", 1024 * w + 16 * LANE)
@@ -173,22 +186,45 @@ def test_chrome_trace_of_a_loop():
         lp.add("work", "delay", w, 100)
     trace = lp.b.build()
     lt = time_loop(trace, HW, iteration=lp.it, label=lp.lab, what_ifs=())
-    doc = json.loads(json.dumps(chrome_trace(trace, lt.op_times, lp.lab, kernel="gemm")))
+    doc = json.loads(json.dumps(loop_chrome_trace(lt, kernel="gemm")))
     check_chrome_trace(doc)
-    names = {e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"}
-    assert names == {"gemm Core0 CTA0"}
+    names = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"}
+    assert names == {0: "gemm CTA0 LDS ports", 1: "gemm CTA0 warp 0", 2: "gemm CTA0 warp 1"}
+    threads = {
+        (e["pid"], e["args"]["name"]) for e in doc["traceEvents"] if e["name"] == "thread_name"
+    }
+    assert threads == {(0, "port L"), (0, "port C"), (1, "program"), (1, "LDS service"),
+                       (2, "program"), (2, "LDS service")}  # fmt: skip
     scopes = [e for e in doc["traceEvents"] if e["ph"] == "X"]
-    by_tid = {}
+    by_track = {}
     for e in scopes:
-        by_tid.setdefault(e["tid"], []).append(e["name"])
-    assert by_tid == {0: ["wait", "work"], 1: ["load"], 64: ["wait", "work"], 65: ["load"]}
-    load1 = next(e for e in scopes if e["tid"] == 65)
-    # warp 1 (pair B) waits behind A's 2 passes: granted 2, served 4, completes 60
-    assert load1["args"]["cycles"] == [0, 4 + LAT] and load1["dur"] == (4 + LAT) / 1000
+        by_track.setdefault((e["pid"], e["tid"]), []).append(e["name"])
+    assert by_track[(1, 0)] == by_track[(2, 0)] == ["wait", "work"]
+    assert by_track[(1, 1)] == by_track[(2, 1)] == ["load"]
+    # both pairs' loads hit partition 0: the port alternates A0 (cycle 0), B0 (1), A1 (2),
+    # B1 (3), so warp 1 (pair B) is first granted at 1 and served by 4, completing at 4 + 56
+    load1 = next(e for e in scopes if (e["pid"], e["tid"]) == (2, 1))
+    assert load1["args"]["cycles"] == [1, 4] and load1["dur"] == 3 / 1000
+    assert (load1["args"]["issue"], load1["args"]["complete"]) == (0, 4 + LAT)
+    # the ports: every granted pass (2 per load, 1 bank cycle each), on its port's thread
+    grants = lt.result.events().query("status == 'granted'")
+    ports = [e for e in scopes if e["pid"] == 0]
+    assert len(ports) == len(grants) == 4
+    assert sorted(e["args"]["cycles"][0] for e in ports) == sorted(grants["cycle"].tolist())
+    # the in-flight counter of warp 1: 1 from issue 0 to completion 60, then 0
+    counter = [(e["ts"] * 1000, e["args"]["instructions"]) for e in doc["traceEvents"]
+               if e["ph"] == "C" and e["pid"] == 2]  # fmt: skip
+    assert counter == [(0, 1), (4 + LAT, 0)]
 
 
-def test_chrome_trace_check_rejects_a_string_pid():
+def test_chrome_trace_check_rejects_a_string_pid_and_overlaps():
     bad = {"traceEvents": [{"name": "x", "ph": "X", "pid": "p", "tid": 0, "ts": 0, "dur": 1}]}
+    bad["otherData"] = {"time_unit": "1 ns shown = 1 simulated cycle"}
+    with pytest.raises(AssertionError):
+        check_chrome_trace(bad)
+    bad["traceEvents"][0]["pid"] = 0
+    check_chrome_trace(bad)
+    bad["traceEvents"].append({**bad["traceEvents"][0], "ts": 0.5})  # overlaps on one thread
     with pytest.raises(AssertionError):
         check_chrome_trace(bad)
 
@@ -249,3 +285,34 @@ def test_ideal_banks_of_a_conflict_free_loop_reuses_its_run(name, monkeypatch):
     again = simulate(t2, hw2, engine="fast", record_ops=True)
     cpi = _cycles_per_iteration(again.ops(t2), klt.iteration, lt.iterations, lt.steady_from)
     assert lt.what_ifs["ideal_banks"] == float(cpi.max())
+
+
+def test_a_wait_looks_at_no_more_rows_with_more_iterations(monkeypatch):
+    """Issue 25: ``--iterations 1000`` was slow, each wait scanning every earlier row (quadratic
+    in the rows). A wait now looks only at its warp's loads not yet complete when it starts:
+    at most the 8 loads of one iteration, for 3 iterations as for 40; and the figures of a
+    steady iteration are the same."""
+    timing = importlib.import_module("wgpsim.kernel.loop.timing")
+
+    seen = []
+    charge = timing._charge_wait
+
+    def counting(a, b, pending, *rest):
+        charge(a, b, pending, *rest)
+        seen.append(len(pending))
+
+    monkeypatch.setattr(timing, "_charge_wait", counting)
+    figures = []
+    for n in (3, 40):
+        lp, seen[:] = Loop(2), []
+        for i in range(n):
+            lp.i = i
+            for w in range(2):
+                lp.add("load", "loads", w, "ds_load_b128", 512 * np.arange(8)[:, None] + 16 * LANE)
+                lp.add("wait", "wait_ds", w, 0)
+                lp.add("wmma", "delay", w, 100)
+            lp.add("barrier", "barrier")
+        lt = lp.time(engine="des", what_ifs=())
+        assert len(seen) == 2 * n and max(seen) <= 8
+        figures.append((lt.cycles_per_iteration, lt.exposed, lt.ops["exposed"].tolist()))
+    assert figures[0] == figures[1]

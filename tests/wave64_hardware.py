@@ -30,5 +30,5 @@ def wave64(**changes):
             bits += 1
         groupings[op] = list(range(5, 5 - bits, -1))
     groupings["ds_load_b128"] = groupings["ds_load_2addr_b64"] = MEASURED_B128
-    tables = {"seed": groupings, "triton": {"ds_load_b128": [[2], [5]]}}
+    tables = {"blog": groupings, "triton": {"ds_load_b128": [[2], [5]]}}
     return hw.with_overrides(**{"wgp.warp_size": 64, "passes.groupings": tables}, **changes)

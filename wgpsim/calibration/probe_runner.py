@@ -28,8 +28,8 @@ Then, on any machine with wgpsim::
     wgpsim calibrate fit DIR/measurements.csv --manifest DIR/manifest.json --out fitted.yaml
     wgpsim calibrate lanes DIR --counters DIR/prof/.../*_counter_collection.csv
 
-This file needs only the standard library until it launches (then torch and triton); wgpsim is
-not needed on the device.
+This file needs only the standard library until it launches (then torch and triton: without
+them it says in one line what to install, exit code 2); wgpsim is not needed on the device.
 """
 
 from __future__ import annotations
@@ -137,6 +137,26 @@ def run_probe(module, record: dict, torch, device, counts: dict, args) -> list[t
     return rows
 
 
+INSTALL = (
+    "PyTorch built for ROCm (pip install torch --index-url "
+    "https://download.pytorch.org/whl/rocmX.Y, X.Y your ROCm) and Triton 3.9 (pip install "
+    "triton==3.9.0)"
+)
+"""What the launch needs beyond the standard library, as the one-line message says it."""
+
+
+def device_modules():
+    """``torch``, once torch and triton import; else None, with one line on stderr saying
+    what to install (not a traceback)."""
+    try:
+        import torch
+        import triton  # noqa: F401  (the probes' kernels are Gluon: checked before the first)
+    except ImportError as err:
+        print(f"run_probes: {err.name or err}: not installed; install {INSTALL}", file=sys.stderr)
+        return None
+    return torch
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     target = read_target(args.dir)
@@ -145,8 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         for r in records:
             print(f"{r['name']:<36} {r['family']:<16} {r['warps']} warps  {r['params']}")
         return 0
-    import torch
-
+    torch = device_modules()
+    if torch is None:
+        return 2
     if not torch.cuda.is_available():
         print("run_probes: no GPU visible to torch (ROCm build needed)", file=sys.stderr)
         return 2

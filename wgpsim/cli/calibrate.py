@@ -246,7 +246,11 @@ def _report(fit, args: argparse.Namespace) -> None:
                 f"  {c.key}: {c.written} (was {c.previous}; {', '.join(c.families)}; "
                 f"residual sum of squares: {others})"
             )
-    print("per family (residual = measured - fitted model):")
+    print(
+        "per family, against the FITTED constants (residual = measured - fitted model; "
+        "mape_percent: mean over every measurement, each warp of each run, of |residual| / "
+        "measured; `wgpsim compare` gives a median per probe against a hardware file):"
+    )
     print(fit.families.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     if len(fit.port_rates):
         print("port rate (bandwidth family, steady state; not a model constant, for comparison):")

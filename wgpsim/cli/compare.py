@@ -101,7 +101,11 @@ def handle(args: argparse.Namespace) -> int:
         shown[column] = shown[column].map(pattern.format)
     print(f"wgpsim compare {args.measurements} on {hw.name} ({hw.source})")
     print(shown.to_string(index=False))
-    print("mean absolute percentage error per family:")
+    print(
+        f"per family, against {hw.source} (mape_percent: mean over probes of |simulated - "
+        "measured| / measured, each probe's median span; `wgpsim calibrate fit` gives the "
+        "error of every measurement against the fitted constants):"
+    )
     print(per_family.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     if counters is not None:
         print(f"LDS counters ({args.counters}; measured = median over dispatches):")

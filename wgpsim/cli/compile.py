@@ -20,6 +20,7 @@ out). The compile runs in a child process: a Triton abort is one line and exit c
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from wgpsim.cli._common import print_json
 from wgpsim.cli._kernel.compile_args import add_compile_args, compile_target, next_command
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     name, folder, cache = compile_target(args, args.target)
+    folder, cache = Path(folder).absolute(), Path(cache).absolute()  # usable from any directory
     command = next_command(folder)
     if args.json:
         print_json({"name": name, "folder": str(folder), "cache_dir": str(cache), "next": command})

@@ -165,6 +165,8 @@ def format_diff(d, width: int = 10_000) -> list[str]:
     if d.loop is not None:
         lrows = [(k, change_text(f)) for k, f in d.loop.items()]
         lines += ["", *text_table(("loop (per iteration)", "old -> new (change)"), lrows, width)]
+        if d.loop_note():
+            lines.append(f"note: {d.loop_note()}")
     for side, fig in (("old", d.old), ("new", d.new)):
         if fig.loop_error:
             lines.append(f"note: the {side} loop was not timed: {fig.loop_error}")

@@ -122,6 +122,23 @@ def _cell(value) -> str:
     return "-" if value is None else str(value)
 
 
+OFFSETS_FROM = {
+    "module": "offsets are Triton's (the module's allocation.offset)",
+    "wgpsim": "offsets computed by wgpsim (the module holds no allocation.offset)",
+}
+"""The header's words for where the buffers' offsets come from (``offsets_from``)."""
+
+TR_WORDS = {
+    "valid": "used",
+    "invalid": "not possible for this layout pair (reason in --json)",
+    "unsupported": "not for this element width",
+    "disabled": "turned off",
+    "store": "a store",
+    "scratch": "Triton's scratch (convert_layout, reduce, ...)",
+}
+"""What the report's ``ds_load_tr`` column values mean, as its legend line says them."""
+
+
 def format_report(report, width: int = 10_000) -> str:
     """The report as the terminal shows it: a header, the ops, the buffers, what is not
     modelled, and the worst ops. A table wider than ``width`` is printed as several tables of
@@ -132,12 +149,17 @@ def format_report(report, width: int = 10_000) -> str:
         flag = f"  << differs from ttg.shared by {report.lds_bytes - shared:+d} B"
     lines = [
         f"kernel {report.kernel}: {report.warps} warps, LDS {_cell(report.lds_bytes)} B "
-        f"(wgpsim) vs ttg.shared {_cell(shared)} B{flag}; offsets from the "
-        f"{report.extras['offsets_from']}"
+        f"(wgpsim) vs ttg.shared {_cell(shared)} B{flag}; "
+        f"{OFFSETS_FROM.get(report.extras['offsets_from'], report.extras['offsets_from'])}"
     ]
-    head = ("#", "line", "op", "name", "shape", "src -> dst", "instructions/warp", "tr",
+    head = ("#", "line", "op", "name", "shape", "src -> dst", "instructions/warp", "ds_load_tr",
             "bank", "rate%", "partitions A|B", "coloc", "cycles", "stall")  # fmt: skip
     lines += text_table(head, [_op_row(op) for op in report.ops], width)
+    legend = [
+        f"{k}: {v}" for k, v in TR_WORDS.items() if any(o["eligibility"] == k for o in report.ops)
+    ]
+    if legend:
+        lines.append(f"ds_load_tr (the transposed load): {'; '.join(legend)}")
     lines += [line for op in report.ops for line in _suggestion(op)]
     lines.append("")
     bhead = ("buffer", "shape", "encoding", "offsets", "bytes", "partitions", "live")
@@ -224,7 +246,13 @@ def _summary(report) -> list[str]:
             r = differ[0]
             text += f" (differs at {r['loc']}: assembly {r['assembly'] or 'none'})"
         same = report.instruction_totals() == asm["totals"]
-        lines.append(text + ("; totals equal" if same else "; totals differ"))
+        text += "; totals equal" if same else "; totals differ"
+        if differ and same:
+            text += (
+                " (not a defect: LLVM's line table attributes some instructions to another "
+                "op's source line, e.g. both operands' loads to one line; the totals agree)"
+            )
+        lines.append(text)
     lines += [
         f"not modelled: {n['op']} at {_cell(n['loc'])}: {n['reason']}" for n in report.not_modelled
     ]

@@ -249,18 +249,14 @@ def _print_table(result: ExperimentResult, written: list[Path]) -> None:
 
     shown = Columns.of(result.display if result.display is not None else result.table)
     prose = [c for c in shown.columns[1:] if max(map(len, map(str, shown[c])), default=0) > _PROSE]
-    title = result.kind if result.name == result.kind else f"{result.kind}: {result.name}"
-    title += ", simulated"  # the model's numbers, never a measurement
-    if result.overrides:
-        title += f" ({'; '.join(result.overrides)})"
+    title = _title(result)
     cells = shown.select(c for c in shown.columns if c not in prose)
     width = output_width()
     console = rich_console(width=width, highlight=False)
-    if len(title) > width:
-        title = textwrap.fill(title, width)
-    for part in column_groups(cells, width):
-        console.print(_rich_table(cells.select(part), title))
-        title = None
+    for heading, table in result.headlines:  # what the config is about, first
+        _print_cells(console, Columns.of(table), _title(result, heading), width)
+        console.print()
+    _print_cells(console, cells, title, width)
     for column in prose:
         console.print(f"{column}:")
         for key, text in zip(shown[shown.columns[0]], shown[column], strict=True):
@@ -269,6 +265,25 @@ def _print_table(result: ExperimentResult, written: list[Path]) -> None:
         console.print(textwrap.fill(f"warning: {note}", width), style="yellow")
     for path in written:
         console.print(f"wrote {path}", style="dim", soft_wrap=True)  # a path stays whole
+
+
+def _title(result: ExperimentResult, heading: str = "") -> str:
+    """``kind: name[, heading], simulated (overrides)``: a printed table's title."""
+    title = result.kind if result.name == result.kind else f"{result.kind}: {result.name}"
+    title += f", {heading}" if heading else ""
+    title += ", simulated"  # the model's numbers, never a measurement
+    if result.overrides:
+        title += f" ({'; '.join(result.overrides)})"
+    return title
+
+
+def _print_cells(console: Any, cells: Any, title: str | None, width: int) -> None:
+    """``cells`` as rich tables of the columns that fit ``width``, the first titled."""
+    if title is not None and len(title) > width:
+        title = textwrap.fill(title, width)
+    for part in column_groups(cells, width):
+        console.print(_rich_table(cells.select(part), title))
+        title = None
 
 
 def _rich_table(cells: Any, title: str | None) -> Any:

@@ -33,7 +33,9 @@ MESSAGE = "wgpsim: compiling the fast engine (first run only, ~{seconds} s)..."
 SECONDS = 16
 """Roughly how long the first compile takes on a 2-core machine: 15.8 CPU-s measured for the first
 ``simulate(engine="fast")`` with an empty numba cache on 2026-12-03 (load average 2.8; 17.3 CPU-s
-before the pass table lost its counting sweep; 19.3 on 2026-12-01)."""
+before the pass table lost its counting sweep; 19.3 on 2026-12-01); measured again on
+2026-12-04: 14.1 CPU-s, 14.6 s wall, for a first ``simulate(engine="fast")`` of 4 warps with an
+empty ``NUMBA_CACHE_DIR`` (load average 1.7)."""
 
 
 def _announce() -> None:

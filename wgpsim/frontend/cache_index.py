@@ -6,14 +6,16 @@ per compile, each with ``NAME.ttgir``, ``NAME.amdgcn``, ``NAME.json`` and the ot
 ``find_kernels(root)`` walks ``root`` (at most :data:`MAX_DEPTH` folders deep and
 :data:`MAX_FOLDERS` folders in all, each folder once, so a symlink loop ends) and returns a
 `KernelIndex`: one `KernelEntry` per ``*.ttgir`` (or post-allocation ``*.post.mlir``) stem,
-with its folder, warps, LDS bytes and target from ``NAME.json`` (or the module's attributes).
+with its folder, warps, LDS bytes and target from ``NAME.json`` (or the module's attributes),
+and the pipeline stages and the compile's hash from ``NAME.json``: two compiles of one kernel
+(other constexprs, other ``num_stages``) differ in them.
 
 >>> import tempfile, shutil
 >>> root = Path(tempfile.mkdtemp())
 >>> _ = shutil.copytree("examples/kernels/matmul", root / "JZ4Q")
 >>> index = find_kernels(root)
->>> [(e.name, e.folder.name, e.warps, e.lds_bytes, e.target) for e in index.entries]
-[('matmul', 'JZ4Q', 4, 71632, 'hip:gfx1250')]
+>>> [(e.name, e.folder.name, e.warps, e.lds_bytes, e.target, e.stages) for e in index.entries]
+[('matmul', 'JZ4Q', 4, 71632, 'hip:gfx1250', 2)]
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ MAX_DEPTH = 4
 #: How many folders one walk looks into before it stops (a cache of that many compiles is
 #: listed in part, and the listing says so).
 MAX_FOLDERS = 20_000
+#: How many characters of a compile's hash (``NAME.json``) the listing shows: enough to tell
+#: two compiles of one kernel apart (other constexprs, other options).
+HASH_SHOWN = 10
 #: The suffixes of a kernel's module in a folder (Triton's cache, wgpsim's own compiles).
 MODULE_SUFFIXES = (".ttgir", ".post.mlir", ".alloc.mlir")
 
@@ -50,6 +55,8 @@ class KernelEntry:
     warps: int | None = None
     lds_bytes: int | None = None
     target: str | None = None
+    stages: int | None = None
+    hash: str | None = None
 
     def row(self, root: Path) -> dict[str, Any]:
         """The listing's row: the folder relative to ``root``."""
@@ -63,6 +70,8 @@ class KernelEntry:
             "warps": self.warps,
             "lds_bytes": self.lds_bytes,
             "target": self.target,
+            "stages": self.stages,
+            "hash": self.hash[:HASH_SHOWN] if self.hash else None,
         }
 
 
@@ -185,7 +194,10 @@ def _entry(folder: Path, stem: str) -> KernelEntry:
         warps = warps if isinstance(warps, int) else _first_int(_WARPS, head)
         target = target if isinstance(target, str) else _first(_TARGET, head)
         shared = shared if isinstance(shared, int) else _first_int(_SHARED, head)
-    return KernelEntry(stem, folder, warps, shared, target)
+    stages, digest = meta.get("num_stages"), meta.get("hash")
+    stages = stages if isinstance(stages, int) else None
+    digest = digest if isinstance(digest, str) else None
+    return KernelEntry(stem, folder, warps, shared, target, stages, digest)
 
 
 def _metadata(path: Path) -> dict[str, Any]:

@@ -12,6 +12,7 @@ kernel (``triton.compile(...)``'s result, or ``fn.warmup(...)``'s) goes through 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -89,6 +90,25 @@ class Compiled:
             (out / f"{self.name}.post.mlir").write_text(clean(self.post_alloc))
         (out / f"{self.name}.json").write_text(json.dumps(self.metadata, indent=1, default=str))
         return out
+
+
+FP_FUSION_ENV = "TRITON_DEFAULT_FP_FUSION"
+
+
+def fp_fusion_default(options: dict[str, Any]) -> dict[str, Any]:
+    """``{"enable_fp_fusion": True}`` when neither ``options`` nor ``$TRITON_DEFAULT_FP_FUSION``
+    chooses: Triton 3.9's own default (fusion on), said explicitly, so the compile is the same
+    (its options and hash resolve to ``True`` either way) without Triton's UserWarning that
+    the default changes in 3.10. A user's choice (the option or the variable) is kept.
+
+    >>> fp_fusion_default({}) if FP_FUSION_ENV not in os.environ else {"enable_fp_fusion": True}
+    {'enable_fp_fusion': True}
+    >>> fp_fusion_default({"enable_fp_fusion": False})
+    {}
+    """
+    if "enable_fp_fusion" in options or os.environ.get(FP_FUSION_ENV) is not None:
+        return {}
+    return {"enable_fp_fusion": True}
 
 
 def post_allocation(ttgir: str, *, name: str = "kernel", timeout: float = 300) -> str:
@@ -172,7 +192,7 @@ def compile_for_gfx1250(
         from triton.experimental.gluon._runtime import GluonASTSource
 
         source_cls = GluonASTSource
-    opts = {"num_warps": num_warps, **options}
+    opts = {"num_warps": num_warps, **fp_fusion_default(options), **options}
     if num_stages is not None:
         opts["num_stages"] = num_stages
     src = source_cls(fn, sig, constexprs=constexprs)

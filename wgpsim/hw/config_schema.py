@@ -80,6 +80,12 @@ class Banks:
     by_instruction: tuple[tuple[str, int], ...] = ()
 
 
+GROUPING_ALIASES = {"seed": "blog"}
+"""Old names of lane groupings, read as the new ones (``lane_grouping: seed`` and a
+``groupings: {seed: ...}`` table in a hardware file written before the AMD blog's grouping was
+named ``blog``: "seed" also names the random seed)."""
+
+
 @dataclass(frozen=True)
 class Passes:
     """Lane grouping: per instruction, a linear map over GF(2) from lane bits to pass bits
@@ -362,6 +368,7 @@ class _Reader:
         lane_bits = log2(wgp.warp_size)
         port_bytes = top["ports"]["bytes_per_cycle"]
         tables = []
+        groupings = {GROUPING_ALIASES.get(str(g), g): t for g, t in groupings.items()}
         for gname, table in groupings.items():
             path = f"passes.groupings.{gname}"
             if not isinstance(table, dict):
@@ -383,6 +390,7 @@ class _Reader:
             tables.append((str(gname), tuple(entries)))
         instruction_set(tables, self.source)
         choice = d["lane_grouping"]
+        choice = GROUPING_ALIASES.get(choice, choice) if isinstance(choice, str) else choice
         if not isinstance(choice, str) or choice not in groupings:
             raise self.fail("passes.lane_grouping", f"one of {', '.join(groupings)}", choice)
         return Passes(choice, tuple(tables))

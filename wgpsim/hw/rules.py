@@ -96,7 +96,7 @@ def lane_groups(op: str, hw: HardwareConfig) -> np.ndarray:
     ...     **{"passes.lane_grouping": "triton"}))[0]
     array([ 0,  1,  2,  3,  8,  9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27])
     >>> lane_groups("ds_load_b128", load_hardware().with_overrides(
-    ...     **{"passes.groupings.seed.ds_load_b128": [[2, 3, 4]]}))[0]
+    ...     **{"passes.groupings.blog.ds_load_b128": [[2, 3, 4]]}))[0]
     array([ 0,  1,  2,  3, 12, 13, 14, 15, 20, 21, 22, 23, 24, 25, 26, 27])
     """
     masks = hw.lane_masks(op)

@@ -4,10 +4,10 @@ these while it reads a file.
 
 >>> is_target_name("hip:gfx950"), is_target_name("gfx950")
 (True, False)
->>> instruction_set([("seed", (("ds_read2_b32", ((5,),)),))], "hw.yaml")
+>>> instruction_set([("blog", (("ds_read2_b32", ((5,),)),))], "hw.yaml")
 Traceback (most recent call last):
 ...
-wgpsim.errors.ConfigError: hw.yaml: missing field 'passes.groupings.seed.ds_read_b32' (the target has ds_read2_b32, a pair of ds_read_b32)
+wgpsim.errors.ConfigError: hw.yaml: missing field 'passes.groupings.blog.ds_read_b32' (the target has ds_read2_b32, a pair of ds_read_b32)
 """
 
 from __future__ import annotations

@@ -9,7 +9,10 @@ new with the change:
   the loop's exposed LDS cycles per iteration charged to it, and the partitions each SIMD pair
   touches, and its bank-conflict and partition-stall cycles per loop iteration;
 - per buffer, matched by name: bytes, offsets, partitions;
-- per loop: cycles per iteration, exposed and hidden LDS cycles, port-busy cycles, each what-if;
+- per loop: cycles per iteration, exposed and hidden LDS cycles, port-busy cycles, each what-if,
+  and its work per iteration (``tensor_bytes``, :func:`loop_tensor_bytes`) with the cycles per
+  KiB of it: when the work differs (another ``BLOCK_K``), :meth:`KernelDiff.loop_note` says the
+  per-iteration figures are not comparable;
 - the kernel's totals (`KernelFigures.totals`), which the ``--fail-on`` thresholds read
   (`wgpsim.kernel.diff_thresholds`).
 
@@ -27,18 +30,22 @@ ops go from 486 cycles to 0, and the LDS grows by 28704 bytes:
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from wgpsim.errors import LayoutError
 from wgpsim.kernel.diff_thresholds import Threshold, relative_change
 from wgpsim.kernel.figures import TOTALS, KernelFigures
+from wgpsim.layout.dtypes import dtype_bits
 
 __all__ = [
     "KernelDiff",
     "change",
     "change_text",
     "diff_figures",
+    "loop_tensor_bytes",
     "match_by_name",
     "percent",
     "percent_text",
@@ -126,10 +133,39 @@ def _buffers(fig: KernelFigures) -> dict[str, dict[str, Any]]:
     }
 
 
+def loop_tensor_bytes(fig: KernelFigures) -> int | None:
+    """The loop's work per iteration, as the diff compares it: bytes of the tensors its LDS ops
+    move (``shape`` of each op inside a loop: ``128x64xf16`` is 16 KiB); None without one.
+
+    Another ``BLOCK_K`` moves other tiles per iteration, so the per-iteration figures of two
+    such compiles are not comparable (:func:`diff_figures` says so and adds the cycles per
+    KiB). The shipped matmul: A 128x64 and B 64x128 fp16, each loaded and stored, 64 KiB:
+
+    >>> from wgpsim.kernel.figures import kernel_figures
+    >>> loop_tensor_bytes(kernel_figures("examples/kernels/matmul", loop=False))
+    65536
+    """
+    total = None
+    for op in fig.report.ops:
+        *dims, dtype = (op.get("shape") or "x").split("x")
+        if op.get("loop_depth", 0) < 1 or not dims:
+            continue
+        try:
+            total = (total or 0) + math.prod(map(int, dims)) * dtype_bits(dtype) // 8
+        except (ValueError, LayoutError):  # an op whose shape is not a tensor's
+            continue
+    return total
+
+
 def _loop(fig: KernelFigures) -> dict[str, Any] | None:
     if fig.loop is None:
         return None
     out = {k: fig.loop[k] for k in LOOP_FIGURES}
+    work = loop_tensor_bytes(fig)
+    out["tensor_bytes"] = work
+    out["cycles_per_KiB"] = (
+        round(1024 * fig.loop["cycles_per_iteration"] / work, 2) if work else None
+    )
     out |= {f"what_if {n}": v["cycles_per_iteration"] for n, v in fig.loop["what_ifs"].items()}
     return out
 
@@ -148,6 +184,25 @@ class KernelDiff:
     @property
     def name(self) -> str:
         return self.new.name
+
+    @property
+    def loop_comparable(self) -> bool:
+        """Whether the two loops do the same work per iteration (:func:`loop_tensor_bytes`):
+        if not, compare ``cycles_per_KiB``, not the per-iteration figures."""
+        work = (self.loop or {}).get("tensor_bytes")
+        return work is None or work["old"] == work["new"] or None in (work["old"], work["new"])
+
+    def loop_note(self) -> str | None:
+        """The warning the diff prints when :attr:`loop_comparable` is false."""
+        if self.loop_comparable:
+            return None
+        work, per = self.loop["tensor_bytes"], self.loop["cycles_per_KiB"]
+        return (
+            f"the loop's work per iteration differs (its LDS ops move {work['old']:g} -> "
+            f"{work['new']:g} tensor bytes per iteration: another BLOCK_K or tile): the "
+            "per-iteration figures are not comparable; per KiB moved, cycles "
+            f"{per['old']:g} -> {per['new']:g}"
+        )
 
     def regressions(self, thresholds: list[Threshold]) -> list[str]:
         """A line for each threshold the change crosses."""
@@ -183,6 +238,8 @@ class KernelDiff:
             "ops": self.ops,
             "buffers": self.buffers,
             "loop": self.loop,
+            "loop_comparable": self.loop_comparable,
+            "loop_note": self.loop_note(),
             "loop_errors": {"old": self.old.loop_error, "new": self.new.loop_error},
         }
 

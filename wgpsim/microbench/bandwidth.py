@@ -64,7 +64,13 @@ from wgpsim.sweeps.config import (
     load_hardware_for,
     unknown_message,
 )
-from wgpsim.sweeps.drift_section import DriftSection, parse_drift, run_drift
+from wgpsim.sweeps.drift_section import (
+    DRIFT_TITLE,
+    DriftSection,
+    drift_display,
+    parse_drift,
+    run_drift,
+)
 from wgpsim.sweeps.executor import Execution, fingerprint
 from wgpsim.sweeps.kinds import ExperimentResult, register_kind
 from wgpsim.trace.instructions import INSTRUCTIONS
@@ -362,6 +368,7 @@ def run(
         "sweep": sweep,
         "fit": Columns.from_rows([{"layout": k, **f.to_dict()} for k, f in fits.items()]),
     }
+    headlines = ()
     if cfg.drift is not None:
         tables["drift"], tables["drift_runs"] = run_drift(
             execution,
@@ -373,7 +380,8 @@ def run(
             desc="lds_bandwidth.drift",
             fp=fingerprint(cfg),
         )
-
+        title = DRIFT_TITLE.format(100 * cfg.drift.confidence)
+        headlines = ((title, drift_display(tables["drift"], "layout")),)
     return ExperimentResult(
         kind="lds_bandwidth",
         name=cfg.name,
@@ -381,6 +389,7 @@ def run(
         summary=LdsBandwidthSummary(config=cfg, fits=fits, peaks=peaks),
         notes=fit_notes(fits, cfg.warps),
         display=display(table),
+        headlines=headlines,
     )
 
 

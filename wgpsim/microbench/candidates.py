@@ -233,7 +233,7 @@ def auto_partition(
     )
     raise LayoutError(
         f"partitioned: auto: this ctaLayout cannot put the two SIMD pairs of operand "
-        f"{OPERANDS[op].upper()} in different partitions: {why}; swizzle the ctaLayout (seed: "
+        f"{OPERANDS[op].upper()} in different partitions: {why}; swizzle the ctaLayout (the AMD blog's "
         f"warp = [[2, 1], [1, 0]]) or use a plain shared layout"
     )
 

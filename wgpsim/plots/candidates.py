@@ -29,6 +29,7 @@ import pandas as pd
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
+from wgpsim.plots.captions import add_details
 from wgpsim.plots.ownership import owners
 
 _PARTITION_COLORS = ("#9ecae1", "#fdae6b", "#a1d99b", "#bcbddc", "#fdd0a2", "#d9d9d9")
@@ -39,10 +40,12 @@ _BARS = (
 )
 
 
-def cycles_figure(table: pd.DataFrame, *, title: str = "GEMM layout candidates") -> Figure:
+def cycles_figure(
+    table: pd.DataFrame, *, title: str = "GEMM layout candidates", details: tuple[str, ...] = ()
+) -> Figure:
     """Grouped bars: per candidate, its LDS cycles and conflict cycles (``table``: the main
-    ``results`` table, in the order to draw)."""
-    fig = Figure(figsize=(max(6, 1.6 * len(table)), 4.5))
+    ``results`` table, in the order to draw); ``details`` (run name, overrides) a caption."""
+    fig = Figure(figsize=(max(6, 1.6 * len(table)), 4.5), layout="constrained")
     ax = fig.add_subplot()
     x = np.arange(len(table))
     width = 0.8 / len(_BARS)
@@ -55,6 +58,7 @@ def cycles_figure(table: pd.DataFrame, *, title: str = "GEMM layout candidates")
     ax.set_title(title, fontsize=12)
     ax.legend(fontsize=9)
     ax.grid(True, axis="y", alpha=0.3)
+    add_details(fig, details)
     return fig
 
 
@@ -178,7 +182,9 @@ def result_figures(result: Any) -> dict[str, Callable[[], Figure]]:
     figures: dict[str, Callable[[], Figure]] = {}
     if len(table):  # every candidate infeasible: no cycles to compare
         figures["candidates_cycles"] = lambda: cycles_figure(
-            table, title=result.title("GEMM layout candidates: one K step of operand loads")
+            table,
+            title="GEMM layout candidates: one K step of operand loads (simulated)",
+            details=result.details,
         )
     for name in table["candidate"]:
         cand = result.summary.candidates[name]

@@ -1,6 +1,6 @@
 """Partition-conflict rate against issue jitter: one line per candidate, its CI as a band.
 
-At jitter 0 the warps run in lock step (the seed's assumption) and the rate is one number; as
+At jitter 0 the warps run in lock step (the AMD blog's assumption) and the rate is one number; as
 they drift apart, pairs that share a partition meet less often and the rate falls, while pairs
 kept in separate partitions stay at 0 whatever the jitter (drawn on the axis). The simulated
 cycles, beside it, rise with the jitter: at 32 cycles both layouts take twice as long. The band is the confidence interval
@@ -24,7 +24,7 @@ J = 32: 323 -> 646 cycles, x2.0, although its conflict rate fell to 0.19):
 >>> drift["cycles"] = [323, 324, 646, 195, 221, 646]
 >>> fig = conflict_rate_vs_jitter(drift)
 >>> [t.get_text() for t in fig.axes[1].texts]
-['x2.0', 'x3.3']
+['plain x2.0', 'partitioned x3.3']
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from matplotlib.figure import Figure
 
+from wgpsim.plots.captions import add_details
+
 if TYPE_CHECKING:  # a drift table is a DataFrame; `wgpsim run` without one imports no pandas
     import pandas as pd
 
@@ -42,13 +44,15 @@ def conflict_rate_vs_jitter(
     drift: pd.DataFrame,
     *,
     title: str = "Partition-conflict rate against issue jitter",
+    details: tuple[str, ...] = (),
 ) -> Figure:
     """Left: one line per candidate (the table's first column names it), the mean
     partition-conflict rate against jitter with the band ``[conflict_rate_ci_low,
     conflict_rate_ci_high]``; a candidate at 0 everywhere is drawn on the axis, not under it.
     Right (when the table has ``cycles``): the simulated cycles against jitter, each line
     labelled with its growth from lock step at the largest jitter (``x2.0``): a falling
-    conflict rate does not mean a faster kernel when the drift itself costs cycles."""
+    conflict rate does not mean a faster kernel when the drift itself costs cycles (the label
+    left of the last point, inside the axes); ``details`` go in a small caption."""
     name = drift.columns[0]
     panels = 2 if "cycles" in drift else 1
     fig = Figure(figsize=(6.5 * panels, 4.8), layout="constrained")
@@ -77,14 +81,16 @@ def conflict_rate_vs_jitter(
                 )
         if panels == 2:
             first, last = rows["cycles"].iloc[0], rows["cycles"].iloc[-1]
-            if first:
+            if first:  # left of the last point, inside the axes: never cut by the edge
                 axes[1].annotate(
-                    f"x{last / first:.1f}",
+                    f"{label} x{last / first:.1f}",
                     (rows["jitter_cycles"].iloc[-1], last),
                     textcoords="offset points",
-                    xytext=(6, -4 - 12 * i),
+                    xytext=(-10, 4 + 14 * i),
+                    ha="right",
+                    va="bottom",
                     color=color,
-                    fontsize=11,
+                    fontsize=10,
                 )
     seeds = sorted(set(drift["seeds"])) if "seeds" in drift else []
     for ax in axes:
@@ -99,10 +105,13 @@ def conflict_rate_vs_jitter(
     axes[0].set_title("partition-conflict rate", fontsize=11)
     axes[0].legend(title=name, fontsize=10)
     if panels == 2:
+        axes[1].set_ylim(0, 1.25 * float(drift["cycles"].max()))  # room for the labels above
         axes[1].set_ylabel("simulated cycles", fontsize=11)
         axes[1].set_title("simulated cycles (drift costs cycles too)", fontsize=11)
-    shown = f" ({', '.join(map(str, seeds))} seeds, mean and CI)" if seeds else ""
+    counts = f", {', '.join(map(str, seeds))} seeds, mean and CI" if seeds else ""
+    shown = f" (simulated{counts})"
     fig.suptitle(title + shown, fontsize=12)
+    add_details(fig, details)
     return fig
 
 
@@ -114,8 +123,12 @@ def result_figures(result: Any) -> dict[str, Callable[[], Figure]]:
     drift = result.tables.get("drift")
     if drift is None or drift.empty:
         return {}
-    title = result.title("Partition-conflict rate against issue jitter")
-    return {"conflict_rate_vs_jitter": lambda: conflict_rate_vs_jitter(drift, title=title)}
+    title, details = "Partition-conflict rate against issue jitter", result.details
+    return {
+        "conflict_rate_vs_jitter": lambda: conflict_rate_vs_jitter(
+            drift, title=title, details=details
+        )
+    }
 
 
 __all__ = ["conflict_rate_vs_jitter", "result_figures"]

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from wgpsim.columns import Columns
 from wgpsim.extras import require
 from wgpsim.hw import HardwareConfig
 from wgpsim.hw.config_schema import RANGES
@@ -128,9 +129,45 @@ def run_drift(
     return drift_tables(rows, section, name)
 
 
+def drift_display(summary: pd.DataFrame, name: str) -> Columns:
+    """The drift summary as ``wgpsim run`` prints it: per ``name`` and jitter, the
+    partition-conflict rate and the cycles, each a mean with its confidence interval.
+
+    >>> import pandas as pd
+    >>> row = dict(layout="plain", jitter_cycles=8, seeds=20, conflict_rate=0.97,
+    ...     conflict_rate_ci_low=0.964, conflict_rate_ci_high=0.977, cycles=324.6,
+    ...     cycles_ci_low=324.04, cycles_ci_high=325.16)
+    >>> drift_display(pd.DataFrame([row]), "layout").rows()[0]["conflict rate"]
+    '97.0 % [96.4, 97.7]'
+    """
+    rows = summary.to_dict(orient="records")
+    return Columns(
+        {
+            name: tuple(r[name] for r in rows),
+            "jitter cycles": tuple(str(r["jitter_cycles"]) for r in rows),
+            "seeds": tuple(str(r["seeds"]) for r in rows),
+            "conflict rate": tuple(
+                f"{100 * r['conflict_rate']:.1f} % "
+                f"[{100 * r['conflict_rate_ci_low']:.1f}, {100 * r['conflict_rate_ci_high']:.1f}]"
+                for r in rows
+            ),
+            "cycles": tuple(
+                f"{r['cycles']:.1f} [{r['cycles_ci_low']:.1f}, {r['cycles_ci_high']:.1f}]"
+                for r in rows
+            ),
+        }
+    )
+
+
+DRIFT_TITLE = "partition conflicts under drift (mean [{:g} % interval])"
+"""The title of :func:`drift_display`'s table, formatted with the confidence in percent."""
+
+
 __all__ = [
     "DRIFT_FIELDS",
+    "DRIFT_TITLE",
     "DriftSection",
+    "drift_display",
     "drift_points",
     "drift_tables",
     "parse_drift",

@@ -64,6 +64,10 @@ class ExperimentResult:
     overrides: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     report: str | None = None
+    headlines: tuple[tuple[str, Any], ...] = ()
+    """``(title, table)`` pairs ``wgpsim run`` prints before :attr:`display`: the result a
+    config section is about, when it is not the kind's main table (``lds_bandwidth`` with a
+    ``drift:`` section: the partition-conflict rate and cycles per jitter)."""
 
     @property
     def table(self) -> pd.DataFrame | Columns:
@@ -87,6 +91,16 @@ class ExperimentResult:
         details = "; ".join((self.name, *self.overrides))
         joint = "\n" if len(text) + len(details) > 75 else " "
         return f"{text}{joint}({details})"
+
+    @property
+    def details(self) -> tuple[str, ...]:
+        """The run's name and the overrides it used: a figure's caption
+        (``wgpsim.plots.captions``), so its title stays short.
+
+        >>> ExperimentResult("k", "lds", {}, overrides=("warps=8",)).details
+        ('lds', 'warps=8')
+        """
+        return (self.name, *self.overrides)
 
     def with_figures(self, figures: Mapping[str, Any]) -> ExperimentResult:
         """A copy with ``figures`` added (name -> Figure or callable returning one)."""

@@ -80,17 +80,18 @@ def format_listing(root: Path, rows: list[dict], name: str | None, truncated: bo
     """The kernels as a table, then how to pick one.
 
     >>> rows = [{"name": "add", "folder": "X1", "warps": 4, "lds_bytes": 0,
-    ...          "target": "hip:gfx1250"},
-    ...         {"name": "matmul", "folder": "Q7", "warps": 8, "lds_bytes": None, "target": None}]
+    ...          "target": "hip:gfx1250", "stages": 2, "hash": "d752296391"},
+    ...         {"name": "matmul", "folder": "Q7", "warps": 8, "lds_bytes": None, "target": None,
+    ...          "stages": None, "hash": None}]
     >>> print(format_listing(Path("cache"), rows, None, False))
     cache: 2 kernels
-    name    folder  warps  LDS bytes  target
-    add     X1      4      0          hip:gfx1250
-    matmul  Q7      8      -          -
+    name    folder  warps  stages  LDS bytes  target       hash
+    add     X1      4      2       0          hip:gfx1250  d752296391
+    matmul  Q7      8      -       -          -            -
     pick one: wgpsim kernel cache --name NAME (or wgpsim kernel cache/FOLDER)
     """
-    head = ("name", "folder", "warps", "LDS bytes", "target")
-    keys = ("name", "folder", "warps", "lds_bytes", "target")
+    head = ("name", "folder", "warps", "stages", "LDS bytes", "target", "hash")
+    keys = ("name", "folder", "warps", "stages", "lds_bytes", "target", "hash")
     cells = [tuple("-" if r[k] is None else str(r[k]) for k in keys) for r in rows]
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(head)]
     lines = [f"{root}: {len(rows)} kernels{_named(name)}"]

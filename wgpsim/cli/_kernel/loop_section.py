@@ -1,8 +1,8 @@
 """``wgpsim kernel``'s loop timing section: the kernel's main loop timed warps and all.
 
-``--loop-timing`` prints it; ``--timeline out.json`` (a Chrome trace Perfetto opens, proton's
-shape), ``--timeline-png out.png`` and ``--iterations N`` imply it; ``--loop LABEL`` picks the
-loop (default: the one with the most ``ds_*``). The section leads with the sentence of
+``--loop-timing`` prints it; ``--timeline out.json`` (a Chrome trace Perfetto opens: a process
+per warp and one of the ports, 1 ns = 1 cycle), ``--timeline-png out.png`` and ``--iterations N``
+imply it; ``--loop LABEL`` picks the loop (default: the one with the most ``ds_*``). The section leads with the sentence of
 ``wgpsim.kernel.loop.timing`` and holds the per-warp, per-op and what-if tables.
 """
 
@@ -24,7 +24,9 @@ def add_loop_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--iterations", type=int, help="iterations to time (default: the trip count, else 4)"
     )
-    group.add_argument("--timeline", type=Path, help="write the Chrome trace JSON (Perfetto)")
+    group.add_argument(
+        "--timeline", type=Path, help="write the Chrome trace JSON (Perfetto; 1 ns shown = 1 cycle)"
+    )
     group.add_argument("--timeline-png", type=Path, help="write the timeline figure (PNG/SVG)")
 
 
@@ -73,22 +75,21 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
     from wgpsim.kernel.loop.timing import WARP_COLUMNS
     from wgpsim.kernel.loop.timing import number_text as _f
 
-    steady = f"steady state from iteration {lt.steady_from}" if lt.steady_from else "all iterations"
-    lines = [
-        "",
-        f"loop {payload['loop']} ({payload['source']}): {lt.iterations} iterations x "
-        f"{lt.num_warps} warps timed, {steady}; figures per iteration",
-        lt.sentence(),
-    ]
+    per = "run" if _loop_less(payload) else "iteration"
+    lines = ["", _heading(payload, lt), lt.sentence(per)]
     w = lt.warps
     # WARP_COLUMNS' headers, in their order
     head = ("warp", "cycles/iter", "exposed", "wait_ds", "issue", "barrier", "hidden",
-            "in flight", "work", "barrier other")  # fmt: skip
+            "in flight", "work", "barrier, no LDS")  # fmt: skip
     rows = [
         (str(int(r.warp)), *(_f(getattr(r, c)) for c in WARP_COLUMNS[1:]))
         for r in w.itertuples(index=False)
     ]
     lines += text_table(head, rows, width)
+    lines.append(
+        "barrier: cycles at a barrier while another warp waits on LDS (exposed); "
+        "barrier, no LDS: at a barrier while the others do other work"
+    )
     lines.append("")
     ohead = ("op", "kind", "instr/iter", "exposed", "share%", "latency", "bank conflict",
              "partition stall")  # fmt: skip
@@ -118,6 +119,33 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
         lines.append("note: a tdm op's instr/iter counts its 256-byte write rows")
     lines += [f"note: {n}" for n in payload["notes"]]
     return lines
+
+
+def _heading(payload: dict[str, Any], lt) -> str:
+    """The section's first line: what was timed, how often, and over which iterations.
+
+    A kernel without a loop (its body is the whole function, named after it, not an assembly
+    label like ``.LBB0_2``) is timed as one run, not "1 iterations".
+    """
+    n, warps, source = lt.iterations, lt.num_warps, payload["source"]
+    if _loop_less(payload):
+        runs = "once" if n == 1 else f"{n} times in a row"
+        return (
+            f"kernel {payload['loop']} has no loop: its body timed {runs} x {warps} warps "
+            f"({source}); figures per run"
+        )
+    steady = f"steady state from iteration {lt.steady_from}" if lt.steady_from else "all iterations"
+    count = f"{n} iteration{'s' if n != 1 else ''}"
+    return (
+        f"loop {payload['loop']} ({source}): {count} x {warps} warps timed, {steady}; "
+        "figures per iteration"
+    )
+
+
+def _loop_less(payload: dict[str, Any]) -> bool:
+    """Whether the timed body is the whole function (named after it), not an assembly loop
+    (a label like ``.LBB0_2``)."""
+    return payload["source"] == "assembly" and not str(payload["loop"]).startswith(".")
 
 
 def _unmatched_rows(unmatched: list[dict[str, Any]]) -> list[tuple[str, ...]]:

@@ -1,20 +1,25 @@
-"""A timed loop as a Chrome trace (JSON) that Perfetto and chrome://tracing open, in the shape of
-Triton proton's intra-kernel trace.
+"""A timed loop as a Chrome trace (JSON) that Perfetto and chrome://tracing open.
 
-Proton's intra-kernel writer (``third_party/proton/csrc/lib/Data/TraceDataIO/TraceWriter.cpp``,
-``StreamChromeTraceWriter``) writes ``{"displayTimeUnit": "ns", "traceEvents": [...]}`` with one
-process per CTA (``"KERNEL Core<proc> CTA<cta>"``), one thread per warp and line (``"warp <w>
-(line <k>)"``: overlapping scopes of one warp go on separate lines, first fit by start time),
-and one complete (``"ph": "X"``) event per scope, ``ts`` and ``dur`` in microseconds of its
-nanosecond clock. wgpsim writes the same shape with integer ``pid``/``tid`` (named by
-``process_name`` / ``thread_name`` metadata events, as the Chrome format defines them) and one
-simulated cycle shown as one nanosecond (``ts`` = cycle / 1000; ``args`` carry the cycles):
+The JSON object form of the trace-event format, as Triton proton's intra-kernel writer
+(``third_party/proton/csrc/lib/Data/TraceDataIO/TraceWriter.cpp``) writes it: complete
+(``"ph": "X"``) events with ``ts`` and ``dur`` in microseconds and ``displayTimeUnit`` "ns".
+**One simulated cycle is shown as one nanosecond** (``ts`` = cycle / 1000): the trace says so
+in ``otherData.time_unit`` and in every process's label, and each event's ``args.cycles`` holds
+its cycles. Integer ``pid``/``tid`` are named by ``process_name`` / ``thread_name`` metadata.
 
-- line 0 of warp w: its program, one scope per row from the cycle it reached the row to the cycle
-  it moved on (LDS rows that issued at once, and waits that did not wait, take no time and are
-  left out), named by the row's label (its TTGIR op, or the mnemonic of other work);
-- lines 1, 2, ...: its LDS instructions in flight, issue to completion (``lds_latency`` after the
-  last pass), the args holding the first grant, the end of service and the stall cycles.
+A few tracks per warp, grouped by process (a warp's ~18 lines of overlapping in-flight
+instructions made the trace unreadable):
+
+- a process per warp (``KERNEL CTA<c> warp <w>``), with the thread ``program``: one scope per
+  row from the cycle the warp reached it to the cycle it moved on (LDS rows that issued at once,
+  and waits that did not wait, take no time and are left out), named by the row's label (its
+  TTGIR op, or the mnemonic of other work); the thread ``LDS service``: each LDS instruction
+  from its first grant to the end of its service (a second line only where two overlap), its
+  args holding issue, completion and stall cycles; and the counter ``LDS in flight``: the
+  warp's instructions issued and not complete;
+- a process ``KERNEL CTA<c> LDS ports`` (when the arbiter's log is given) with a thread per
+  port, ``port L`` and ``port C``: every grant of a pass, for its bank cycles, named by the
+  row's label, its args the warp, pair, pass and partitions.
 
 >>> from wgpsim.trace.trace import TraceBuilder
 >>> from wgpsim.engine import simulate
@@ -22,9 +27,12 @@ simulated cycle shown as one nanosecond (``ts`` = cycle / 1000; ``args`` carry t
 >>> b.load(0, "ds_load_b64", 8 * np.arange(32))
 >>> b.wait_ds(0, 0)
 >>> t = b.build()
->>> doc = chrome_trace(t, simulate(t, record_ops=True).ops(t), ["load", "wait"], kernel="k")
->>> [(e["name"], e["tid"], e["ts"], e["dur"]) for e in doc["traceEvents"] if e["ph"] == "X"]
-[('wait', 0, 0.0, 0.057), ('load', 1, 0.0, 0.057)]
+>>> r = simulate(t, record_ops=True, record_events=True)
+>>> doc = chrome_trace(t, r.ops(t), ["load", "wait"], kernel="k", events=r.events())
+>>> [(e["name"], e["pid"], e["tid"], e["ts"], e["dur"]) for e in doc["traceEvents"] if e["ph"] == "X"]
+[('wait', 1, 0, 0.0, 0.057), ('load', 1, 1, 0.0, 0.001), ('load', 0, 0, 0.0, 0.001)]
+>>> sorted({e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"})
+['LDS service', 'port C', 'port L', 'program']
 """
 
 from __future__ import annotations
@@ -35,69 +43,148 @@ import numpy as np
 
 from wgpsim.trace.instructions import NUM_LDS_OPS
 
-LINES_PER_WARP = 64
-"""tid = warp x LINES_PER_WARP + line (a warp never has more than ``dscnt_max`` + 1 lines)."""
+PIDS_PER_CTA = 1024
+"""pid = cta x PIDS_PER_CTA + 1 + warp; the CTA's ports are pid cta x PIDS_PER_CTA."""
+PORTS = ("L", "C")
+"""The arbiter's two ports (the AMD blog: "two ports, L and C"), one thread each."""
+TIME_UNIT = "1 ns shown = 1 simulated cycle (ts and dur are cycles / 1000 us; args.cycles)"
 
 
 def chrome_trace(
-    trace, times, label, *, kernel: str = "kernel", cta: int = 0, iteration=None
+    trace, times, label, *, kernel: str = "kernel", cta: int = 0, iteration=None, events=None
 ) -> dict[str, Any]:
     """The Chrome trace of one workgroup's run: ``times`` is ``Result.ops(trace)``, ``label``
-    one name per row (module docstring)."""
+    one name per row, ``events`` the arbiter's log (``Result.events()``; None: no port
+    tracks) (module docstring)."""
     label = np.asarray(label, dtype=object)
     arrive, leave = times["arrive"].to_numpy(), times["leave"].to_numpy()
     issue, complete = times["issue"].to_numpy(), times["complete"].to_numpy()
-    granted, served = times["granted"].to_numpy(), times["served"].to_numpy()
-    stalls, ops = times["stall_cycles"].to_numpy(), times["op"].to_numpy()
+    ops = times["op"].to_numpy()
     warp = trace.warp.astype(np.int64)
-    events: list[dict[str, Any]] = [
-        _meta("process_name", cta, 0, {"name": f"{kernel} Core0 CTA{cta}"}),
-        _meta("process_sort_index", cta, 0, {"sort_index": cta}),
-    ]
+    meta: list[dict[str, Any]] = []
     scopes: list[dict[str, Any]] = []
-    lines_used: dict[int, int] = {}
+    base = cta * PIDS_PER_CTA
     for w in range(trace.num_warps):
+        pid = base + 1 + w
+        meta += _process(pid, f"{kernel} CTA{cta} warp {w}", sort=1 + w)
         rows = np.flatnonzero(warp == w)
-        lines_used[w] = 1
-        for r in rows:
-            if leave[r] > arrive[r]:
-                scopes.append(
-                    _scope(
-                        label[r], kernel, cta, w, 0, arrive[r], leave[r], _args(r, ops, iteration)
-                    )
-                )
-        lds = rows[(trace.op[rows] < NUM_LDS_OPS) & (issue[rows] >= 0)]
-        ends: list[int] = []  # per line, the end of its last scope
-        for r in lds[np.argsort(issue[lds], kind="stable")]:
-            line = next((k for k, e in enumerate(ends) if e <= issue[r]), len(ends))
-            if line == len(ends):
-                ends.append(0)
-            ends[line] = complete[r]
+        for r in rows[leave[rows] > arrive[rows]]:
             args = _args(r, ops, iteration)
-            args.update(
-                issue=int(issue[r]),
-                granted=int(granted[r]),
-                served=int(served[r]),
-                complete=int(complete[r]),
-                stall_cycles=int(stalls[r]),
-            )
-            scopes.append(_scope(label[r], kernel, cta, w, line + 1, issue[r], complete[r], args))
-        lines_used[w] = 1 + len(ends)
-    for w, n in lines_used.items():
-        for line in range(n):
-            tid = w * LINES_PER_WARP + line
-            name = f"warp {w} (line {line})" + ("" if line == 0 else " LDS in flight")
-            events.append(_meta("thread_name", cta, tid, {"name": name}))
-            events.append(_meta("thread_sort_index", cta, tid, {"sort_index": tid}))
-    return {"displayTimeUnit": "ns", "traceEvents": events + scopes}
+            scopes.append(_scope(label[r], kernel, pid, 0, arrive[r], leave[r], args))
+        lds = rows[(trace.op[rows] < NUM_LDS_OPS) & (issue[rows] >= 0)]
+        service = _service(lds, times, label, kernel, pid, ops, iteration)
+        scopes += service
+        lines = max((s["tid"] for s in service), default=1)  # tid 1 is the first line
+        meta += _threads(pid, ["program"] + [_numbered("LDS service", k) for k in range(lines)])
+        scopes += _in_flight(issue[lds], complete[lds], kernel, pid)
+    if events is not None:
+        meta += _process(base, f"{kernel} CTA{cta} LDS ports", sort=0)
+        ports, names = _ports(events, label, kernel, base)
+        scopes += ports
+        meta += _threads(base, names)
+    return {
+        "displayTimeUnit": "ns",
+        "otherData": {"time_unit": TIME_UNIT},
+        "traceEvents": meta + scopes,
+    }
 
 
 def loop_chrome_trace(lt, *, kernel: str = "kernel", cta: int = 0) -> dict[str, Any]:
     """``chrome_trace`` of a ``wgpsim.kernel.loop.timing.LoopTiming`` (its trace, per-row
-    cycles, labels and iterations)."""
+    cycles, labels, iterations and the arbiter's log)."""
+    events = lt.result.events() if lt.result is not None else None
     return chrome_trace(
-        lt.trace, lt.op_times, lt.label, kernel=kernel, cta=cta, iteration=lt.iteration
+        lt.trace,
+        lt.op_times,
+        lt.label,
+        kernel=kernel,
+        cta=cta,
+        iteration=lt.iteration,
+        events=events,
     )
+
+
+def _service(lds, times, label, kernel, pid, ops, iteration) -> list[dict[str, Any]]:
+    """Each LDS row of a warp from its first grant to the end of its service, on the first
+    line free at its start (tid 1, 2, ...: a second line only where two overlap)."""
+    cols = {c: times[c].to_numpy() for c in ("issue", "granted", "served", "complete")}
+    stalls = times["stall_cycles"].to_numpy()
+    out = []
+    ends: list[int] = []
+    for r in lds[np.argsort(cols["granted"][lds], kind="stable")]:
+        start, end = cols["granted"][r], max(cols["served"][r], cols["granted"][r])
+        line = _first_free(ends, start, end)
+        args = _args(r, ops, iteration)
+        args.update({c: int(v[r]) for c, v in cols.items()}, stall_cycles=int(stalls[r]))
+        out.append(_scope(label[r], kernel, pid, 1 + line, start, end, args))
+    return out
+
+
+def _in_flight(issue, complete, kernel, pid) -> list[dict[str, Any]]:
+    """The counter ``LDS in flight``: a value at every cycle the count changes."""
+    change: dict[int, int] = {}
+    for a, b in zip(issue.tolist(), complete.tolist(), strict=True):
+        change[a] = change.get(a, 0) + 1
+        change[b] = change.get(b, 0) - 1
+    out, count = [], 0
+    for cycle in sorted(change):
+        count += change[cycle]
+        out.append(
+            {"name": "LDS in flight", "cat": kernel, "ph": "C", "pid": int(pid), "tid": 0,
+             "ts": cycle / 1000, "args": {"instructions": count}}
+        )  # fmt: skip
+    return out
+
+
+def _ports(events, label, kernel, pid) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every granted pass on its port's thread (first fit within a port: a port grants one
+    pass a cycle, so its line is one unless bank cycles overlap); the threads' names."""
+    grants = events[events["status"] == "granted"]
+    out: list[dict[str, Any]] = []
+    names: list[str] = []
+    for port in PORTS:
+        mine = grants[grants["port"] == port].sort_values("cycle", kind="stable")
+        ends: list[int] = []
+        first = len(names)
+        for g in mine.itertuples(index=False):
+            start, end = int(g.cycle), int(g.cycle) + int(g.bank_cycles)
+            line = first + _first_free(ends, start, end)
+            args = {"row": int(g.row), "warp": int(g.warp), "pair": str(g.pair),
+                    "pass_index": int(g.pass_index), "partitions": str(g.partition_list),
+                    "bank_cycles": int(g.bank_cycles)}  # fmt: skip
+            out.append(_scope(label[int(g.row)], kernel, pid, line, start, end, args))
+        names += [_numbered(f"port {port}", k) for k in range(max(len(ends), 1))]
+    return out, names
+
+
+def _first_free(ends: list[int], start: int, end: int) -> int:
+    """The first line whose last scope ended by ``start`` (a new line if none); ``ends`` is
+    updated with ``end``."""
+    line = next((k for k, e in enumerate(ends) if e <= start), len(ends))
+    if line == len(ends):
+        ends.append(0)
+    ends[line] = end
+    return line
+
+
+def _numbered(name: str, k: int) -> str:
+    return name if k == 0 else f"{name} ({k + 1})"
+
+
+def _process(pid: int, name: str, *, sort: int) -> list[dict[str, Any]]:
+    return [
+        _meta("process_name", pid, 0, {"name": name}),
+        _meta("process_labels", pid, 0, {"labels": "1 ns = 1 cycle"}),
+        _meta("process_sort_index", pid, 0, {"sort_index": sort}),
+    ]
+
+
+def _threads(pid: int, names: list[str]) -> list[dict[str, Any]]:
+    out = []
+    for tid, name in enumerate(names):
+        out.append(_meta("thread_name", pid, tid, {"name": name}))
+        out.append(_meta("thread_sort_index", pid, tid, {"sort_index": tid}))
+    return out
 
 
 def _args(r: int, ops, iteration) -> dict[str, Any]:
@@ -107,14 +194,14 @@ def _args(r: int, ops, iteration) -> dict[str, Any]:
     return args
 
 
-def _scope(name, cat, pid, warp, line, start, end, args) -> dict[str, Any]:
+def _scope(name, cat, pid, tid, start, end, args) -> dict[str, Any]:
     args = {**args, "cycles": [int(start), int(end)]}
     return {
         "name": str(name),
         "cat": cat,
         "ph": "X",
         "pid": int(pid),
-        "tid": int(warp * LINES_PER_WARP + line),
+        "tid": int(tid),
         "ts": int(start) / 1000,
         "dur": (int(end) - int(start)) / 1000,
         "args": args,

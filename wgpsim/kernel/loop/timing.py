@@ -43,7 +43,7 @@ pairs' 16 passes each go in parallel: 16 cycles fewer. No bank conflicts: ideal 
 (295.0, 87.0, 279.0)
 >>> print(lt.sentence())  # doctest: +NORMALIZE_WHITESPACE
 LDS is exposed for 87 of 295 cycles per iteration; separating partitions would save 16
-(ideal banks 0, infinitely fast LDS 88).
+cycles, removing bank conflicts 0 and infinitely fast LDS 88 (the bound).
 """
 
 from __future__ import annotations
@@ -118,18 +118,33 @@ class LoopTiming:
         """Cycles per iteration the what-if ``name`` saves."""
         return self.cycles_per_iteration - self.what_ifs[name]
 
-    def sentence(self) -> str:
-        """The finding in words first."""
+    def sentence(self, per: str = "iteration") -> str:
+        """The finding in words first: the exposed cycles, then what each what-if saves
+        (``per``: what the figures are per; "run" for a kernel without a loop).
+
+        >>> lt = LoopTiming(3, 1, 2, 295.0, 87.0, 0.0, 0.0, None, None,
+        ...     {"separate_partitions": 279.0, "ideal_banks": 295.0, "no_lds": 207.0})
+        >>> print(lt.sentence())  # doctest: +NORMALIZE_WHITESPACE
+        LDS is exposed for 87 of 295 cycles per iteration; separating partitions would save 16
+        cycles, removing bank conflicts 0 and infinitely fast LDS 88 (the bound).
+        """
         y, x = number_text(self.cycles_per_iteration), number_text(self.exposed)
-        text = f"LDS is exposed for {x} of {y} cycles per iteration"
-        if "separate_partitions" in self.what_ifs:
-            text += f"; separating partitions would save {number_text(self.saving('separate_partitions'))}"
-        rest = [
-            f"{label} {number_text(self.saving(name))}"
-            for name, label in (("ideal_banks", "ideal banks"), ("no_lds", "infinitely fast LDS"))
+        text = f"LDS is exposed for {x} of {y} cycles per {per}"
+        saves = [
+            (label, number_text(self.saving(name)))
+            for name, label in (
+                ("separate_partitions", "separating partitions"),
+                ("ideal_banks", "removing bank conflicts"),
+                ("no_lds", "infinitely fast LDS"),
+            )
             if name in self.what_ifs
         ]
-        return text + (f" ({', '.join(rest)})." if rest else ".")
+        if not saves:
+            return text + "."
+        words = [f"{label} {n}" for label, n in saves]
+        words[0] = f"{saves[0][0]} would save {saves[0][1]} cycles"
+        listed = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+        return f"{text}; {listed}" + (" (the bound)." if "no_lds" in self.what_ifs else ".")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -239,52 +254,13 @@ def _account(trace, times, events, iteration, label, n, steady) -> dict[str, Any
     import pandas as pd
 
     nw = trace.num_warps
-    total = (
-        int(
-            max(
-                times["leave"].to_numpy().max(initial=0),
-                times["complete"].to_numpy().max(initial=0),
-            )
-        )
-        + 1
-    )
-    state = np.zeros((nw, total), np.int8)
-    blame = np.full((nw, total), -1, np.int64)
-    iter_of = np.full((nw, total), -1, np.int64)
-    flight = np.zeros((nw, total + 1), np.int64)
-    names, code = np.unique(label.astype(str), return_inverse=True)
-    op = trace.op
-    warp = trace.warp.astype(np.int64)
-    arrive, leave = times["arrive"].to_numpy(), times["leave"].to_numpy()
-    issue, complete = times["issue"].to_numpy(), times["complete"].to_numpy()
-    lds = op < NUM_LDS_OPS
-    ds = lds & (op != TDM)  # what wait_ds counts
-    tdm_end = (op == TDM) & (trace.arg == 1)  # what wait_tensor counts: TDM instructions
-    for r in range(len(trace)):
-        w, a, b = warp[r], arrive[r], leave[r]
-        iter_of[w, a:b] = iteration[r]
-        if lds[r]:
-            state[w, a:b] = ISSUE
-            blame[w, a:b] = code[r]
-            flight[w, issue[r]] += 1
-            flight[w, complete[r]] -= 1
-        elif op[r] == WAIT_DS:
-            state[w, a:b] = WAIT
-            _charge_wait(r, w, a, b, warp, ds, complete, code, blame)
-        elif op[r] == WAIT_TENSOR:
-            state[w, a:b] = WAIT
-            _charge_wait(r, w, a, b, warp, tdm_end, complete, code, blame)
-        elif op[r] == BARRIER:
-            state[w, a:b] = AT_BARRIER
-        else:
-            state[w, a:b] = WORK
+    names, state, blame, iter_of, in_flight = _states(trace, times, iteration, label)
     stalled = (state == ISSUE) | (state == WAIT)
     any_stalled = stalled.any(axis=0)
     first_stalled = stalled.argmax(axis=0)
     behind = (state == AT_BARRIER) & any_stalled[None, :]
-    cols = np.arange(total)
+    cols = np.arange(state.shape[1])
     blame = np.where(behind, blame[first_stalled, cols][None, :], blame)
-    in_flight = np.cumsum(flight, axis=1)[:, :total] > 0
     in_steady = iter_of >= steady
     per = max(n - steady, 1)
     exposed = stalled | behind
@@ -308,10 +284,23 @@ def _account(trace, times, events, iteration, label, n, steady) -> dict[str, Any
         },
         columns=list(WARP_COLUMNS),
     )
+    lds, code = trace.op < NUM_LDS_OPS, names.code
     ops = _per_op(
-        names, code, lds, op, iteration, steady, per, nw, times, events, blame, exposed, in_steady
+        names.names,
+        code,
+        lds,
+        trace.op,
+        iteration,
+        steady,
+        per,
+        nw,
+        times,
+        events,
+        blame,
+        exposed,
+        in_steady,
     )
-    busy = _port_busy(events, iteration, steady, total) / per
+    busy = _port_busy(events, iteration, steady, state.shape[1]) / per
     notes = []
     if n < 2:
         notes.append("one iteration: its figures include the loop's start")
@@ -327,15 +316,73 @@ def _account(trace, times, events, iteration, label, n, steady) -> dict[str, Any
     }
 
 
-def _charge_wait(r, w, a, b, warp, counted, complete, code, blame) -> None:
-    """Charge the wait ``[a, b)`` of row ``r``: each stretch up to a completion of one of the
-    warp's earlier ``counted`` rows (loads for wait_ds, TDM instructions' last rows for
-    wait_tensor) to that row (the last stretch to the one completing at ``b``)."""
-    earlier = np.flatnonzero((warp[:r] == w) & counted[:r])
-    done = earlier[(complete[earlier] > a) & (complete[earlier] <= b)]
+@dataclass(frozen=True)
+class _Labels:
+    """The distinct labels (sorted) and each row's index into them."""
+
+    names: np.ndarray
+    code: np.ndarray
+
+
+def _states(trace, times, iteration, label):
+    """Per warp and cycle: the warp's state, the op an exposed cycle is charged to (-1: none),
+    the iteration it is in, and whether one of its LDS instructions is in flight; with the
+    labels (:class:`_Labels`). One pass over the rows, each wait charged as it comes
+    (:func:`_charge_wait`): linear in the rows."""
+    nw = trace.num_warps
+    leave, complete = times["leave"].to_numpy(), times["complete"].to_numpy()
+    total = int(max(leave.max(initial=0), complete.max(initial=0))) + 1
+    state = np.zeros((nw, total), np.int8)
+    blame = np.full((nw, total), -1, np.int64)
+    iter_of = np.full((nw, total), -1, np.int64)
+    flight = np.zeros((nw, total + 1), np.int64)
+    names, code = np.unique(label.astype(str), return_inverse=True)
+    op = trace.op
+    warp = trace.warp.astype(np.int64)
+    arrive, issue = times["arrive"].to_numpy(), times["issue"].to_numpy()
+    lds = op < NUM_LDS_OPS
+    tdm_end = (op == TDM) & (trace.arg == 1)  # what wait_tensor counts: TDM instructions
+    # per warp, the rows a wait may still wait for, in row order: wait_ds counts the DS
+    # loads and stores (LDS rows but TDM), wait_tensor the TDM instructions' last rows
+    pending = {WAIT_DS: [[] for _ in range(nw)], WAIT_TENSOR: [[] for _ in range(nw)]}
+    for r in range(len(trace)):
+        w, a, b = warp[r], arrive[r], leave[r]
+        iter_of[w, a:b] = iteration[r]
+        if lds[r]:
+            state[w, a:b] = ISSUE
+            blame[w, a:b] = code[r]
+            flight[w, issue[r]] += 1
+            flight[w, complete[r]] -= 1
+            if op[r] != TDM:
+                pending[WAIT_DS][w].append(r)
+            elif tdm_end[r]:
+                pending[WAIT_TENSOR][w].append(r)
+        elif op[r] in pending:
+            state[w, a:b] = WAIT
+            _charge_wait(a, b, pending[op[r]][w], complete, code, blame[w])
+        else:
+            state[w, a:b] = AT_BARRIER if op[r] == BARRIER else WORK
+    in_flight = np.cumsum(flight, axis=1)[:, :total] > 0
+    return _Labels(names, code), state, blame, iter_of, in_flight
+
+
+def _charge_wait(a, b, pending, complete, code, blame) -> None:
+    """Charge the wait ``[a, b)`` of one warp (``blame`` its row): each stretch up to a
+    completion of one of its ``pending`` rows (its earlier loads for wait_ds, TDM
+    instructions' last rows for wait_tensor) to that row (the last stretch to the one
+    completing at ``b``). Rows complete by ``a`` are dropped from ``pending``: a warp's later
+    waits start later, so each row is dropped once and the pass is linear in the rows.
+
+    >>> blame, pending = np.full(10, -1), [0, 1, 2]
+    >>> _charge_wait(2, 8, pending, np.array([1, 6, 4]), np.array([7, 8, 9]), blame)
+    >>> blame.tolist(), pending
+    ([-1, -1, 9, 9, 8, 8, -1, -1, -1, -1], [1, 2])
+    """
+    pending[:] = [k for k in pending if complete[k] > a]
+    done = sorted((k for k in pending if complete[k] <= b), key=lambda k: complete[k])
     start = a
-    for k in done[np.argsort(complete[done], kind="stable")]:
-        blame[w, start : complete[k]] = code[k]
+    for k in done:
+        blame[start : complete[k]] = code[k]
         start = max(start, complete[k])
 
 
