@@ -11,47 +11,8 @@ does not, so the table can be read without it:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from importlib import import_module
-from typing import Any
-
-
-@dataclass(frozen=True)
-class Kernel:
-    """One compile: ``fn`` names ``module:function``; ``args`` is ``"name:type ..."`` (the
-    constexprs are added from ``constexprs``); ``origin`` the public source it follows or
-    reproduces; ``regression`` the held-out failure it pins (empty for the public kernels)."""
-
-    name: str
-    fn: str
-    args: str
-    constexprs: dict[str, Any] = field(default_factory=dict)
-    num_warps: int = 4
-    num_stages: int = 2
-    origin: str = ""
-    regression: str = ""
-
-    @property
-    def signature(self) -> dict[str, str]:
-        sig = dict(item.split(":") for item in self.args.split())
-        return {**sig, **dict.fromkeys(self.constexprs, "constexpr")}
-
-    def function(self) -> Any:
-        """The ``@triton.jit`` / ``@gluon.jit`` function (imports triton)."""
-        module, name = self.fn.split(":")
-        return getattr(import_module(f"{__name__}.{module}"), name)
-
-    @property
-    def constexpr_values(self) -> dict[str, Any]:
-        """The constexprs, with Gluon layouts built from their ``module:name`` strings."""
-        out = {}
-        for k, v in self.constexprs.items():
-            if isinstance(v, str) and v.startswith("@"):
-                module, name = v[1:].split(":")
-                v = getattr(import_module(f"{__name__}.{module}"), name)
-            out[k] = v
-        return out
-
+from .heldout_table import HELDOUT_PUBLIC
+from .launch import Kernel
 
 _TUT = "triton-lang/triton python/tutorials/"
 _LIGER = "linkedin/Liger-Kernel src/liger_kernel/ops/"
@@ -401,6 +362,9 @@ TABLE: tuple[Kernel, ...] = (
         regression="a bmm whose loop body spans several basic blocks (rank-3 dot, masked loads)",
     ),
 )
+
+
+TABLE += HELDOUT_PUBLIC
 
 
 def kernels() -> dict[str, Kernel]:
