@@ -322,3 +322,26 @@ def test_atomic_addresses_match_triton(path):
             assert (got == want).all()  # -1: a lane that skips Triton's predicated store
             if not step.store:
                 assert (got >= 0).all()
+
+
+def test_a_scalar_atomic_on_wave64_has_its_warps_lanes():
+    """The held-out layer-norm backward's spin lock (a scalar tt.atomic_cas whose old value is
+    used) compiled for gfx950 (64 lanes a warp): its scratch store comes from thread 0 alone and
+    its load from all 64 lanes of every warp, one ds_write_b32 and one ds_read_b32 with two
+    barriers, as the assembly's spin loop holds."""
+    from corpus_others import checks
+
+    from wgpsim.frontend.ttgir import read_ttgir_file
+    from wgpsim.kernel.lowering import allocate_kernel, lower_op
+
+    name = "heldout_tutorial_layer_norm_bwd_dx"
+    kernel = read_ttgir_file(checks.root("gfx950") / "fixtures" / name / "kernel.ttgir")
+    cas = next(o for o in kernel.ops if o.op == "tt.atomic_cas")
+    low = lower_op(kernel, cas, allocate_kernel(kernel)).lowering
+    (spin,) = checks.expected(name, "gfx950")["assembly"]["loops"]
+    assert dict(low.counts) == spin["ds"] == {"ds_write_b32": 1, "ds_read_b32": 1}
+    assert low.steps.count(BARRIER) == spin["instructions"]["s_barrier"] == 2
+    store, load = [s for s in low.steps if s != BARRIER]
+    assert store.addresses.shape == load.addresses.shape == (8, 1, 64)
+    assert (store.addresses >= 0).sum() == 1 and store.addresses[0, 0, 0] >= 0
+    assert (load.addresses >= 0).all()

@@ -4,8 +4,6 @@ cause``; the test of that pair is ``xfail(strict=True)``, so a fix that makes it
 run until its entry is removed here. ``python benchmarks/kernel_corpus_check.py [--target T]``
 prints what each check finds today."""
 
-_ALL = ("clean", "local_load", "lds_bytes", "offsets", "ds")
-
 #: why a gfx950 / gfx942 check fails, shared by the kernels it holds for
 D16_HI = (
     "16-bit stores: the assembly splits them into ds_write_b16 and ds_write_b16_d16_hi (values "
@@ -21,8 +19,6 @@ FP8_B_READ = (
     "one ds_read_b128 under the fp8 B operand's line beyond the loop's LDS ops (as "
     "tutorial_matmul_fp8's)"
 )
-#: the scalar atomic's scratch lowered with 32 lanes a warp on a wave64 target
-SCALAR_ATOMIC = "kernel report raises TraceError: a scalar atomic's scratch trace has 32 lanes"
 
 XFAIL: dict[tuple[str, str], str] = {}
 
@@ -33,13 +29,11 @@ XFAIL_BY_TARGET: dict[str, dict[tuple[str, str], str]] = {
         ("vllm_prefix_prefill", "ds"): D16_HI,
         ("heldout_tutorial_attn_bwd_dkdv", "ds"): D16_HI,
         ("heldout_fla_chunk_fwd_o", "ds"): D16_HI,
-        **{("heldout_tutorial_layer_norm_bwd_dx", c): SCALAR_ATOMIC for c in _ALL},
     },
     "gfx950": {
         ("transpose_tile_fp16", "ds"): D16_HI,
         ("heldout_tutorial_attn_bwd_dkdv", "ds"): D16_HI,
         ("heldout_vllm_fused_moe_fp8", "ds"): FP8_B_READ,
-        **{("heldout_tutorial_layer_norm_bwd_dx", c): SCALAR_ATOMIC for c in _ALL},
         ("tutorial_block_scaled_mxfp4", "ds"): SCALES,
         ("tutorial_block_scaled_mxfp8", "ds"): SCALES,
         ("tutorial_matmul_fp8", "ds"): (

@@ -342,7 +342,7 @@ def _lower_scratch(
     note = "" if offsets else "the scratch buffer has no offset: addresses from byte 0"
     bases = tuple(offsets) if offsets else (0,)
     try:
-        low = lower_fn(op, bases[0], kernel.num_warps)
+        low = lower_fn(op, bases[0], kernel.num_warps, kernel.threads_per_warp)
         low = in_spelling(low, hw.instructions, hw.describe())
         low._check_alignment()
     except WgpsimError as err:
@@ -354,7 +354,7 @@ def _lower_scratch(
     )
 
 
-def _lower_convert(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
+def _lower_convert(op: LdsOp, base: int, num_warps: int, lanes: int) -> ScratchLowering:
     src, dst = op.tensor, op.result
     bits = elem_bits(src.dtype)
     return lower_convert(
@@ -362,7 +362,7 @@ def _lower_convert(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
     )  # it has scratch: Triton converts through LDS
 
 
-def _lower_reduce(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
+def _lower_reduce(op: LdsOp, base: int, num_warps: int, lanes: int) -> ScratchLowering:
     src, dst = op.tensor, op.result
     bits = [elem_bits(t) for t in op.attr("elem_types", (src.dtype,))]
     axis = op.attr("axis")
@@ -370,14 +370,14 @@ def _lower_reduce(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
     return lower_reduce(src.encoding, layout, src.shape, bits, axis, base=base)
 
 
-def _lower_atomic(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
+def _lower_atomic(op: LdsOp, base: int, num_warps: int, lanes: int) -> ScratchLowering:
     res = op.result
     layout, shape = (res.encoding, res.shape) if res is not None else (None, ())
     dtype = elem_bits(op.attr("elem_type", res.dtype if res is not None else "i32"))
-    return lower_atomic(layout, shape, dtype, num_warps=num_warps, base=base)
+    return lower_atomic(layout, shape, dtype, num_warps=num_warps, base=base, lanes=lanes)
 
 
-def _lower_scan(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
+def _lower_scan(op: LdsOp, base: int, num_warps: int, lanes: int) -> ScratchLowering:
     src = op.tensor
     bits = [elem_bits(t) for t in op.attr("elem_types", (src.dtype,))]
     reverse = bool(op.attr("reverse"))
@@ -391,7 +391,7 @@ SCRATCH_LOWERINGS = {
     "atomic": _lower_atomic,
 }
 """Scratch ops wgpsim lowers, by op name (every atomic as ``atomic``):
-``(op, scratch base byte, warps) -> ScratchLowering``."""
+``(op, scratch base byte, warps, lanes per warp) -> ScratchLowering``."""
 
 
 OTHER_STORE_NOTE = (

@@ -162,8 +162,8 @@ def _owners(layout: LinearLayout) -> np.ndarray:
         d: sum(1 << i for i, b in enumerate(layout.get_bases(d)) if not any(b))
         for d in ("lane", "warp")
     }
-    warps = 1 << len(layout.get_bases("warp"))
-    w, lane = np.arange(warps)[:, None], np.arange(32)[None, :]
+    warps, lanes = (1 << len(layout.get_bases(d)) for d in ("warp", "lane"))
+    w, lane = np.arange(warps)[:, None], np.arange(lanes)[None, :]
     return ((w & mask["warp"]) == 0) & ((lane & mask["lane"]) == 0)
 
 
@@ -174,23 +174,25 @@ def lower_atomic(
     *,
     num_warps: int,
     base: int = 0,
+    lanes: int = 32,
 ) -> ScratchLowering:
     """The LDS steps of an atomic (``tt.atomic_rmw``, ``tt.atomic_cas``,
     ``amdg.buffer_atomic_*``) whose result is used, as Triton 3.9.0 lowers it on AMD: a barrier,
     then the threads that did the atomic store its old value into scratch (a scalar: lane 0
     of warp 0, at ``base``; a tensor in layout ``result``: each element's first owner, at the
     element's index), a barrier, and every thread loads the values it holds. Checked on a
-    scalar and a 1-D tensor of 32 elements over 128 threads (lane by lane)."""
+    scalar and a 1-D tensor of 32 elements over 128 threads (lane by lane). A scalar's warps
+    have ``lanes`` threads (64 on gfx950 / gfx942: Triton's scratch load is every thread's)."""
     bits = max(dtype_bits(dtype) if isinstance(dtype, str) else int(dtype), 8)
     if result is None:
         one = LinearLayout.from_bases(
-            {"register": [], "lane": [[0]] * 5, "warp": [[0]] * log2(num_warps)},
+            {"register": [], "lane": [[0]] * log2(lanes), "warp": [[0]] * log2(num_warps)},
             ["offset"],
             [1],
             require_surjective=False,
         )
         load = lower_offsets(one, bits, base, store=False, reason="an atomic's old value")
-        first = np.zeros((num_warps, 32), dtype=bool)
+        first = np.zeros((num_warps, lanes), dtype=bool)
         first[0, 0] = True
         store = _only(
             lower_offsets(one, bits, base, store=True, reason="an atomic's old value"), first
