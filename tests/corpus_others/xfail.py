@@ -4,6 +4,8 @@ cause``; the test of that pair is ``xfail(strict=True)``, so a fix that makes it
 run until its entry is removed here. ``python benchmarks/kernel_corpus_check.py [--target T]``
 prints what each check finds today."""
 
+_ALL = ("clean", "local_load", "lds_bytes", "offsets", "ds")
+
 #: why a gfx950 / gfx942 check fails, shared by the kernels it holds for
 D16_HI = (
     "16-bit stores: the assembly splits them into ds_write_b16 and ds_write_b16_d16_hi (values "
@@ -20,7 +22,16 @@ FP8_B_READ = (
     "tutorial_matmul_fp8's)"
 )
 
-XFAIL: dict[tuple[str, str], str] = {}
+PAIR_SCAN = (
+    "a tt.scan of two operands, one result unused: LLVM drops the unused operand's loads and "
+    "merges 3-4 contiguous ds_load_b32 into ds_load_b96/_b128, wgpsim pairs all into 2addr forms"
+)
+POINTERS = "kernel report raises KeyError '!tt.ptr<i32>': a convert_layout of a pointer tensor"
+
+XFAIL: dict[tuple[str, str], str] = {
+    ("heldout_accelerated_scan_fwd", "ds"): PAIR_SCAN,
+    **{("heldout_vllm_moe_count_and_sort", c): POINTERS for c in _ALL},
+}
 
 XFAIL_BY_TARGET: dict[str, dict[tuple[str, str], str]] = {
     "gfx1250": XFAIL,
@@ -29,11 +40,18 @@ XFAIL_BY_TARGET: dict[str, dict[tuple[str, str], str]] = {
         ("vllm_prefix_prefill", "ds"): D16_HI,
         ("heldout_tutorial_attn_bwd_dkdv", "ds"): D16_HI,
         ("heldout_fla_chunk_fwd_o", "ds"): D16_HI,
+        ("heldout_accelerated_scan_fwd", "ds"): PAIR_SCAN,
+        ("heldout_flaggems_mm_fp32", "ds"): (
+            "B's store into amd_rotating_shared (fp32, 32x64): the assembly pairs 2 of its 8 "
+            "ds_write_b32 into ds_write2_b32 and leaves 4 single, wgpsim pairs all 8 (their "
+            "lane addresses differ by one constant; not yet known why LLVM pairs fewer)"
+        ),
     },
     "gfx950": {
         ("transpose_tile_fp16", "ds"): D16_HI,
         ("heldout_tutorial_attn_bwd_dkdv", "ds"): D16_HI,
         ("heldout_vllm_fused_moe_fp8", "ds"): FP8_B_READ,
+        ("heldout_accelerated_scan_fwd", "ds"): PAIR_SCAN,
         ("tutorial_block_scaled_mxfp4", "ds"): SCALES,
         ("tutorial_block_scaled_mxfp8", "ds"): SCALES,
         ("tutorial_matmul_fp8", "ds"): (
