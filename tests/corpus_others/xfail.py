@@ -4,8 +4,6 @@ cause``; the test of that pair is ``xfail(strict=True)``, so a fix that makes it
 run until its entry is removed here. ``python benchmarks/kernel_corpus_check.py [--target T]``
 prints what each check finds today."""
 
-_ALL = ("clean", "local_load", "lds_bytes", "offsets", "ds")
-
 #: why a gfx950 / gfx942 check fails, shared by the kernels it holds for
 D16_HI = (
     "16-bit stores: the assembly splits them into ds_write_b16 and ds_write_b16_d16_hi (values "
@@ -26,11 +24,9 @@ PAIR_SCAN = (
     "a tt.scan of two operands, one result unused: LLVM drops the unused operand's loads and "
     "merges 3-4 contiguous ds_load_b32 into ds_load_b96/_b128, wgpsim pairs all into 2addr forms"
 )
-POINTERS = "kernel report raises KeyError '!tt.ptr<i32>': a convert_layout of a pointer tensor"
 
 XFAIL: dict[tuple[str, str], str] = {
     ("heldout_accelerated_scan_fwd", "ds"): PAIR_SCAN,
-    **{("heldout_vllm_moe_count_and_sort", c): POINTERS for c in _ALL},
 }
 
 XFAIL_BY_TARGET: dict[str, dict[tuple[str, str], str]] = {

