@@ -168,4 +168,52 @@ HELDOUT_PUBLIC: tuple[Kernel, ...] = (
         num_stages=2,
         origin=_GEMS + "mm.py (fp32, ieee)",
     ),
+    Kernel(
+        "heldout_aiter_mha_fwd_causal",
+        "heldout_more:mha_fwd_causal",
+        "Q:*bf16 K:*bf16 V:*bf16 Out:*bf16 sm_scale:fp32 stride_qm:i32 stride_kn:i32 "
+        "stride_om:i32 N_CTX:i32",
+        dict(BLOCK_M=128, BLOCK_N=64, HEAD=128),
+        num_warps=8,
+        num_stages=1,
+        origin="ROCm/aiter aiter/ops/triton/_triton_kernels/mha.py (_attn_fwd, causal)",
+    ),
+    Kernel(
+        "heldout_fla_chunk_local_cumsum",
+        "heldout_more:chunk_local_cumsum_vector",
+        "s:*fp32 o:*fp32 T:i32",
+        dict(S=128, BT=64, BS=32),
+        num_warps=4,
+        origin="fla-org/flash-linear-attention fla/ops/utils/cumsum.py",
+    ),
+    Kernel(
+        "heldout_triton_kernels_swiglu",
+        "heldout_more:swiglu_kernel",
+        "Out:*bf16 A:*bf16 stride_am:i32 stride_om:i32 M:i32 N:i32 alpha:fp32 limit:fp32",
+        dict(BLOCK_M=32, BLOCK_N=128),
+        num_warps=4,
+        origin=_TUT.replace("tutorials/", "")
+        + "triton_kernels/triton_kernels/swiglu_details/_swiglu.py",
+    ),
+    Kernel(
+        "heldout_mamba_chunk_state",
+        "heldout_more:chunk_state_fwd",
+        "x_ptr:*bf16 b_ptr:*bf16 states_ptr:*fp32 dt_ptr:*fp32 dA_ptr:*fp32 chunk_size:i32 "
+        "hdim:i32 dstate:i32 stride_x_l:i32 stride_b_l:i32 stride_st_p:i32",
+        dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32),
+        num_warps=4,
+        num_stages=2,
+        origin="state-spaces/mamba mamba_ssm/ops/triton/ssd_chunk_state.py",
+    ),
+    Kernel(
+        "heldout_vllm_paged_decode_fp8kv",
+        "heldout_more:paged_decode_fp8kv",
+        "out_ptr:*bf16 q_ptr:*bf16 k_cache:*fp8e4nv v_cache:*fp8e4nv block_tables:*i32 "
+        "seq_lens:*i32 scale:fp32 k_scale:fp32 v_scale:fp32 stride_q_tok:i32 stride_bt:i32 "
+        "stride_k_blk:i32 stride_o_tok:i32",
+        dict(QUERIES_PER_KV=8, BLOCK_M=16, BLOCK_SIZE=16, HEAD_SIZE=128),
+        num_warps=4,
+        num_stages=2,
+        origin=_VLLM + "chunked_prefill_paged_decode.py (fp8 KV cache)",
+    ),
 )
