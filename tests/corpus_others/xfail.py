@@ -5,11 +5,6 @@ run until its entry is removed here. ``python benchmarks/kernel_corpus_check.py 
 prints what each check finds today."""
 
 #: why a gfx950 / gfx942 check fails, shared by the kernels it holds for
-D16_HI = (
-    "16-bit stores: the assembly splits them into ds_write_b16 and ds_write_b16_d16_hi (values "
-    "in a register's high half) differently from wgpsim, so some stores of the line stay "
-    "unmatched"
-)
 SCALES = (
     "ds_read_u8 of the block scales on a line with no TTGIR LDS op: their path to the MFMA is "
     "not in the kernel model"
@@ -19,12 +14,8 @@ XFAIL: dict[tuple[str, str], str] = {}
 
 XFAIL_BY_TARGET: dict[str, dict[tuple[str, str], str]] = {
     "gfx1250": XFAIL,
-    "gfx942": {
-        ("transpose_tile_fp16", "ds"): D16_HI,
-        ("vllm_prefix_prefill", "ds"): D16_HI,
-    },
+    "gfx942": {},
     "gfx950": {
-        ("transpose_tile_fp16", "ds"): D16_HI,
         ("tutorial_block_scaled_mxfp4", "ds"): SCALES,
         ("tutorial_block_scaled_mxfp8", "ds"): SCALES,
         ("tutorial_matmul_fp8", "ds"): (

@@ -111,6 +111,7 @@ class _Reader(OpSemantics):
         self.public: list[str] = []
         self.next_id = 0
         self.consts: dict[str, int] = {}
+        self.producer: dict[str, str] = {}  # value -> the op that made its registers
         self.root: dict[str, str] = {}  # SSA value -> allocation name
         self.view_of: dict[str, tuple[str, str]] = {}  # value -> (source value, view op)
         self.stage_of: dict[str, int | None] = {}

@@ -90,6 +90,9 @@ class OpSemantics:
         name, res = op.name, op.results
         after = body[body.find(name) + len(name) :].lstrip('"')
         operands = [t for t in SSA.findall(after.split(" : ")[0])]
+        if res:  # tt.trans relabels dims and keeps the registers: its producer is its source's
+            keep = name == "tt.trans" and operands
+            self.producer[res[0]] = self.producer.get(operands[0], name) if keep else name
         if name == "arith.constant" and res:
             m = re.match(r"\s*(-?\d+)\s*:", after)
             if m:
@@ -301,6 +304,7 @@ class OpSemantics:
             attrs.append(("efficient_layout", "efficient_layout" in body))
         if op.name == "ttg.convert_layout":
             attrs.append(("use_padded_scratch_shmem", "amdgpu.use_padded_scratch_shmem" in body))
+            attrs.append(("producer", self.producer.get(operands[0]) if operands else None))
         if "atomic" in op.name:
             pointee = re.search(r"!tt\.ptr<(\w+)>", ins)
             attrs.append(("elem_type", pointee.group(1) if pointee else None))
@@ -384,6 +388,8 @@ class OpSemantics:
         }
         if name != "ttg.local_alloc" and op.results:
             rec["name"] = op.results[0]
+        if name in ("ttg.local_alloc", "ttg.local_store") and operands:  # what made the value
+            rec["attrs"] = (("producer", self.producer.get(operands[0])),)
         self.ops.append(rec)
         op.extra.setdefault("records", []).append(rec)
 

@@ -36,7 +36,7 @@ The buffer of the AMD blog's plain microbenchmark ([4, 8192] fp16, swizzled) tak
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -48,9 +48,9 @@ from wgpsim.hw.config import HardwareConfig, target_hardware
 from wgpsim.hw.scratch import SCRATCH_ALIGNMENT, scratch_bytes
 from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
-from wgpsim.trace.lowering import Lowering, lower
+from wgpsim.trace.lowering import Lowering, lower, packed_in_order
 from wgpsim.trace.lowering_packed import lower_packed_transposed
-from wgpsim.trace.scratch.lowering import ScratchLowering, lower_convert
+from wgpsim.trace.scratch.lowering import ScratchLowering, lower_convert, thread_layout
 from wgpsim.trace.scratch.reduce import lower_atomic, lower_reduce
 from wgpsim.trace.scratch.scan import lower_scan
 from wgpsim.trace.spelling import in_spelling
@@ -300,6 +300,8 @@ def lower_op(
                 allow_transpose=not store and _has_transposed_loads(hw),
                 store=store,
             )
+        if store and op.attr("producer") == "arith.truncf" and not hw.wgp.packed_convert:
+            low = replace(low, packed=False, issued=None)  # one converted value a register
         low = in_spelling(low, hw.instructions, hw.describe())
         low._check_alignment()
     except WgpsimError as err:
@@ -342,7 +344,7 @@ def _lower_scratch(
     note = "" if offsets else "the scratch buffer has no offset: addresses from byte 0"
     bases = tuple(offsets) if offsets else (0,)
     try:
-        low = lower_fn(op, bases[0], kernel.num_warps)
+        low = _packed_stores(lower_fn(op, bases[0], kernel.num_warps), op, hw)
         low = in_spelling(low, hw.instructions, hw.describe())
         low._check_alignment()
     except WgpsimError as err:
@@ -352,6 +354,29 @@ def _lower_scratch(
     return OpLowering(
         op, low.instruction, dict(low.counts), low.eligibility, low.reason, bases, note, low
     )
+
+
+def _packed_stores(low: ScratchLowering, op: LdsOp, hw: HardwareConfig) -> ScratchLowering:
+    """A convert's scratch stores of 8/16-bit values that a vector global load (or, on a
+    target with packed converts, an fp32 conversion) left two or four a register, in element
+    order (`wgpsim.trace.lowering.packed_in_order` of the source layout): the high halves go
+    as ``ds_store_b16_d16_hi``, as the gfx9 assembly of the corpus's transpose_tile_fp16 has
+    them (8 ``ds_write_b16`` + 8 ``ds_write_b16_d16_hi`` a warp)."""
+    producer = op.attr("producer")
+    if op.op != "ttg.convert_layout" or producer not in ("tt.load", "arith.truncf"):
+        return low
+    if producer == "arith.truncf" and not hw.wgp.packed_convert:
+        return low
+    src = op.tensor
+    order = getattr(src.encoding, "order", None)
+    ll = thread_layout(src.encoding, src.shape)
+    if not packed_in_order(ll, elem_bits(src.dtype), int(order[0]) if order else None):
+        return low
+    steps = tuple(
+        replace(s, packed=True, issued=None) if isinstance(s, Lowering) and s.store else s
+        for s in low.steps
+    )
+    return replace(low, steps=steps)
 
 
 def _lower_convert(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
