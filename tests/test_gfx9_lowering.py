@@ -86,4 +86,4 @@ def test_fixtures_cover_targets_layouts_and_types():
         for p in CASES
         for k, _ in json.loads((FIXTURES / f"{p.stem}.json").read_text())["accesses"]
     }
-    assert set(TRANSPOSED) <= kinds and len(CASES) == 42
+    assert set(TRANSPOSED) <= kinds and len(CASES) == 46
