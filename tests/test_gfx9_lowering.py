@@ -20,6 +20,7 @@ import pytest
 from wgpsim.frontend.model import elem_bits
 from wgpsim.frontend.sources import read_kernel
 from wgpsim.hw.config import target_hardware
+from wgpsim.kernel.loop.program import loop_program
 from wgpsim.kernel.lowering import allocate_kernel, lower_op
 from wgpsim.trace.lowering import PLAIN_LOADS, PLAIN_STORES
 from wgpsim.trace.spelling import respelled
@@ -87,3 +88,18 @@ def test_fixtures_cover_targets_layouts_and_types():
         for k, _ in json.loads((FIXTURES / f"{p.stem}.json").read_text())["accesses"]
     }
     assert set(TRANSPOSED) <= kinds and len(CASES) == 46
+
+
+def test_an_extending_load_under_its_readers_line_is_the_loads():
+    """LLVM folds a byte load into the zero-extension of what reads it and gives it that
+    line: the probe's ``ds_read_u8`` sits under line 30 (the store of the extended value),
+    not line 10 (the local_load), and the loop matcher gives it to the local_load whose
+    value line 30 reads (as gfx950's block-scaled dots read their scale bytes)."""
+    folder = FIXTURES / "folded_u8"
+    listing = (folder / "probe.amdgcn").read_text().splitlines()
+    at = next(i for i, line in enumerate(listing) if line.strip().startswith("ds_read_u8"))
+    last_loc = next(line for line in reversed(listing[:at]) if line.strip().startswith(".loc"))
+    assert last_loc.split()[2] == "30"
+    program = loop_program(read_kernel(folder))
+    assert not program.unmatched
+    assert [(s.name, s.op) for s in program.steps if s.name] == [("%y", "ds_read_u8")]
