@@ -13,6 +13,7 @@ Triton's ``ttg.shared`` bytes.
 from __future__ import annotations
 
 import json
+from itertools import groupby
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from wgpsim.hw.config import target_hardware
 from wgpsim.kernel.loop.program import loop_program
 from wgpsim.kernel.lowering import allocate_kernel, lower_op
 from wgpsim.trace.lowering import PLAIN_LOADS, PLAIN_STORES
+from wgpsim.trace.scratch.lowering import BARRIER
 from wgpsim.trace.spelling import respelled
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gfx9_lowering"
@@ -103,3 +105,46 @@ def test_an_extending_load_under_its_readers_line_is_the_loads():
     program = loop_program(read_kernel(folder))
     assert not program.unmatched
     assert [(s.name, s.op) for s in program.steps if s.name] == [("%y", "ds_read_u8")]
+
+
+SCRATCH_CASES = sorted((FIXTURES / "scratch_cases").glob("*.ttgir"))
+
+
+def _steps(accesses: list) -> list:
+    """Triton's accesses as steps: runs of stores or loads, and the barriers between them."""
+    steps: list = []
+    for kind, run in groupby(accesses, key=lambda a: a[0] if a[0] == BARRIER else a[0].split()[0]):
+        run = list(run)
+        steps += [BARRIER] * len(run) if kind == BARRIER else [run]
+    return steps
+
+
+@pytest.mark.parametrize("path", SCRATCH_CASES, ids=lambda p: p.stem)
+def test_scratch_follows_the_targets_banks(path):
+    """A reduce's scratch is sized and swizzled for the target's LDS banks (Triton's
+    getSharedMemoryBanks: 32 on gfx942, 64 on gfx950, the hardware files' banks.count): the
+    buffer is Triton's ttg.shared, and every store and load step writes or reads Triton's
+    rows of 64 lane addresses, with Triton's barriers between them."""
+    fixture = json.loads((FIXTURES / f"{path.stem}.json").read_text())
+    kernel = read_kernel(path)
+    alloc = allocate_kernel(kernel)
+    assert alloc.lds_bytes == fixture["ttg_shared"]
+    (op,) = [o for o in kernel.ops if o.op == "tt.reduce"]
+    low = lower_op(kernel, op, alloc).lowering
+    hw = target_hardware(kernel.target)
+    theirs = _steps(fixture["accesses"])
+    assert len(theirs) == len(low.steps)
+    for step, their in zip(low.steps, theirs, strict=True):
+        if step == BARRIER or their == BARRIER:
+            assert step == their
+            continue
+        assert {_name(k, hw.instructions) for k, _ in their} == {step.instruction}
+        for w in range(step.num_warps):
+            rows = sorted(tuple(a[LANES * w : LANES * (w + 1)]) for _, a in their)
+            assert rows == sorted(tuple(r) for r in step.addresses[w].tolist()), f"warp {w}"
+
+
+def test_the_bank_count_tells_the_targets_apart():
+    """The same column sum gets 256 B of scratch on gfx942 and 512 B on gfx950."""
+    sizes = {p.stem: json.loads((FIXTURES / f"{p.stem}.json").read_text())["ttg_shared"] for p in SCRATCH_CASES}  # fmt: skip
+    assert sizes["gfx942-colsum_w22_fp32"] == 256 and sizes["gfx950-colsum_w22_fp32"] == 512
