@@ -303,6 +303,8 @@ def lower_op(
             )
         if store and op.attr("producer") == "arith.truncf" and not hw.wgp.packed_convert:
             low = replace(low, packed=False, issued=None)  # one converted value a register
+        if op.op == ASYNC_COPY:  # each other-value store under its mask's own branch
+            low = replace(low, predicated=True, issued=None)
         low = in_spelling(low, hw.instructions, hw.describe())
         low._check_alignment()
     except WgpsimError as err:

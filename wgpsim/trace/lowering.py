@@ -83,7 +83,8 @@ class Lowering:
     ``registers[k, e]`` (the destination register element ``e`` of that instruction lands in,
     the same for every warp and lane). The assembly, after LLVM removed duplicate loads and
     merged pairs (``wgpsim.trace.lowering_asm``): ``issued`` and ``counts``, which ``trace()``
-    times. Arrays are read-only.
+    times (``predicated``: stores each under its own mask's branch, none merged). Arrays are
+    read-only.
     """
 
     instruction: str
@@ -101,11 +102,13 @@ class Lowering:
     store: bool = False
     source_dim: int | None = None
     packed: bool | None = None
+    predicated: bool = False
 
     def __post_init__(self) -> None:
         if self.issued is None:
             regs = self.registers[:, 0] if self._packed_source() else None
-            object.__setattr__(self, "issued", assemble(self.instruction, self.addresses, regs))
+            issued = assemble(self.instruction, self.addresses, regs, merge=not self.predicated)
+            object.__setattr__(self, "issued", issued)
 
     def _packed_source(self) -> bool:
         """Whether a store's 8/16-bit source values share 32-bit registers in element order:

@@ -165,11 +165,22 @@ def high_half(instruction: str, register: int) -> str:
 
 
 def assemble(
-    instruction: str, addresses: np.ndarray, registers: np.ndarray | None = None
+    instruction: str,
+    addresses: np.ndarray,
+    registers: np.ndarray | None = None,
+    merge: bool = True,
 ) -> Issued:
     """The issued instructions for Triton-level ``instruction`` x ``addresses[w, k, lane]``;
     ``registers[k]``, the first source register of instruction k, picks a store's ``_d16_hi``
-    form (``high_half``)."""
+    form (``high_half``). ``merge=False``: no pairs merged, for stores that each sit in their
+    own predicated block (Triton's ``llStore`` with a mask branches around every store, and
+    ``SILoadStoreOptimizer`` merges only within a basic block).
+
+    >>> lane = 4 * np.arange(32)[None, None, :] * 64
+    >>> addr = np.concatenate([lane, lane + 256], axis=1)
+    >>> assemble("ds_store_b32", addr).counts, assemble("ds_store_b32", addr, merge=False).counts
+    ({'ds_store_2addr_stride64_b32': 1}, {'ds_store_b32': 2})
+    """
     addresses = np.asarray(addresses)
     ins = INSTRUCTIONS[instruction]
     count = addresses.shape[1]
@@ -178,7 +189,7 @@ def assemble(
     at: dict[int, tuple[str, int, int, int]] = {}  # position -> (form, first, second, bytes)
     folded: set[int] = set()
     width = ins.access_bytes
-    if two_address_forms(instruction):
+    if merge and two_address_forms(instruction):
         for group in _base_groups(addresses, keep):
             offset = {k: int(addresses[0, k, 0] - addresses[0, group[0], 0]) for k in group}
             low = min(offset.values())
