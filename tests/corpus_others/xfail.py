@@ -5,11 +5,6 @@ run until its entry is removed here. ``python benchmarks/kernel_corpus_check.py 
 prints what each check finds today."""
 
 #: why a check fails, shared by the kernels (and targets) it holds for
-FP8_B_READ = (
-    "one ds_read_b128 under the fp8 B operand's line beyond the loop's LDS ops (as "
-    "tutorial_matmul_fp8's)"
-)
-
 PAIR_SCAN = (
     "a tt.scan of two operands, one result unused: LLVM drops the unused operand's loads and "
     "merges 3-4 contiguous ds_load_b32 into ds_load_b96/_b128, wgpsim pairs all into 2addr forms"
@@ -30,7 +25,6 @@ XFAIL_BY_TARGET: dict[str, dict[tuple[str, str], str]] = {
         ),
     },
     "gfx950": {
-        ("heldout_vllm_fused_moe_fp8", "ds"): FP8_B_READ,
         ("heldout_accelerated_scan_fwd", "ds"): PAIR_SCAN,
     },
 }

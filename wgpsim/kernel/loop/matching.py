@@ -319,14 +319,15 @@ class Assigner:
     def take_moved(
         self, instr: AsmInstr, unmatched: Unmatched
     ) -> tuple[LdsOp | None, Unmatched | None]:
-        """An instruction `take` left ``unmatched`` under a line whose ops issue no such
-        mnemonic at all, once every other is matched: LLVM gave it a neighbouring line's
+        """An instruction `take` left ``unmatched`` under a line whose ops have no such
+        mnemonic left, once every other is matched: LLVM gave it a neighbouring line's
         location (gfx950's tutorial_matmul_fp8: the last of A's 8 ``ds_read_b128`` under B's
-        mask, ``.loc 77:34``, beside B's ``ds_read_b64_tr_b8``). It goes to the one op of the
-        body with that mnemonic left (`take_unlined`), if exactly one has; else it stays
-        ``unmatched``."""
+        mask, ``.loc 77:34``, beside B's ``ds_read_b64_tr_b8``; the held-out fp8 MoE GEMM: A's
+        second ``ds_read_b128`` under B's line, whose local_load issues 4 of its own). It goes
+        to the one op of the body with that mnemonic left (`take_unlined`), if exactly one
+        has; else it stays ``unmatched``."""
         _, ops = ops_at(instr, self.by_line)
-        if not ops or any(self.have(op, instr.mnemonic) for op in ops):
+        if not ops:
             return None, unmatched
         op, _ = self.take_unlined(instr)
         return (op, None) if op is not None else (None, unmatched)
