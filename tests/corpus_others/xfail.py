@@ -19,9 +19,10 @@ XFAIL_BY_TARGET: dict[str, dict[tuple[str, str], str]] = {
     "gfx942": {
         ("heldout_accelerated_scan_fwd", "ds"): PAIR_SCAN,
         ("heldout_flaggems_mm_fp32", "ds"): (
-            "B's store into amd_rotating_shared (fp32, 32x64): the assembly pairs 2 of its 8 "
-            "ds_write_b32 into ds_write2_b32 and leaves 4 single, wgpsim pairs all 8 (their "
-            "lane addresses differ by one constant; not yet known why LLVM pairs fewer)"
+            "B's store into amd_rotating_shared (fp32, 32x64): the assembly holds its 8 "
+            "ds_write_b32 addresses in 4 registers and pairs only 2 (ds_write2_b32), leaving "
+            "4 single; wgpsim pairs all 8, their lane addresses differing by one constant "
+            "numerically (likely: LLVM sees no constant difference through the rotation's XOR)"
         ),
     },
     "gfx950": {
