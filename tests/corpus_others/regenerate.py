@@ -68,7 +68,7 @@ def child_compile(name: str, out: Path) -> dict:
         if ty.startswith("*") or ty in ("i32", "i64")
     }
     src = Source(fn, k.signature, k.constexpr_values, attrs)
-    options = {"num_warps": k.num_warps, "num_stages": k.num_stages}
+    options = {"num_warps": k.num_warps, "num_stages": k.num_stages, **k.options}
     compiled = triton.compile(src, target=target, options=options)
     dump = Path(os.environ["MLIR_DUMP_PATH"])
     out.mkdir(parents=True, exist_ok=True)
@@ -86,6 +86,7 @@ def _entry(k) -> dict:
         "num_warps": k.num_warps,
         "num_stages": k.num_stages,
         "constexprs": {c: repr(v) for c, v in k.constexprs.items()},
+        **({"options": k.options} if k.options else {}),
     }
 
 

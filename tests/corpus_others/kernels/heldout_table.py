@@ -216,4 +216,51 @@ HELDOUT_PUBLIC: tuple[Kernel, ...] = (
         num_stages=2,
         origin=_VLLM + "chunked_prefill_paged_decode.py (fp8 KV cache)",
     ),
+    # ---- the public kernels above again under their libraries' AMD compile options
+    Kernel(
+        "heldout_tutorial_matmul_hip_k16",
+        "triton_tutorials:matmul_kernel",
+        "a_ptr:*fp16 b_ptr:*fp16 c_ptr:*fp16 M:i32 N:i32 K:i32 stride_am:i32 stride_ak:i32 "
+        "stride_bk:i32 stride_bn:i32 stride_cm:i32 stride_cn:i32",
+        dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=16, GROUP_SIZE_M=1),
+        num_warps=4,
+        num_stages=2,
+        origin=_TUT + "03-matrix-multiplication.py (get_hip_autotune_config, its first row)",
+        options=dict(waves_per_eu=2),
+    ),
+    Kernel(
+        "heldout_tutorial_matmul_nonk32",
+        "triton_tutorials:matmul_kernel",
+        "a_ptr:*bf16 b_ptr:*bf16 c_ptr:*bf16 M:i32 N:i32 K:i32 stride_am:i32 stride_ak:i32 "
+        "stride_bk:i32 stride_bn:i32 stride_cm:i32 stride_cn:i32",
+        dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=32, GROUP_SIZE_M=1),
+        num_warps=8,
+        num_stages=2,
+        origin=_TUT + "03-matrix-multiplication.py (a HIP config, 32x32 MFMA)",
+        options=dict(waves_per_eu=2, matrix_instr_nonkdim=32),
+    ),
+    Kernel(
+        "heldout_aiter_gemm_a16w16_256x128",
+        "triton_tutorials:matmul_kernel",
+        "a_ptr:*bf16 b_ptr:*bf16 c_ptr:*bf16 M:i32 N:i32 K:i32 stride_am:i32 stride_ak:i32 "
+        "stride_bk:i32 stride_bn:i32 stride_cm:i32 stride_cn:i32",
+        dict(BLOCK_SIZE_M=256, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=4),
+        num_warps=8,
+        num_stages=2,
+        origin="ROCm/aiter aiter/ops/triton/gemm_a16w16.py (an MI355 config: 256x128x64, "
+        "8 warps, waves_per_eu 2, 16x16 MFMA; the kernel as tutorial 03's)",
+        options=dict(waves_per_eu=2, matrix_instr_nonkdim=16),
+    ),
+    Kernel(
+        "heldout_aiter_mha_fwd_nonk32",
+        "heldout_more:mha_fwd_causal",
+        "Q:*fp16 K:*fp16 V:*fp16 Out:*fp16 sm_scale:fp32 stride_qm:i32 stride_kn:i32 "
+        "stride_om:i32 N_CTX:i32",
+        dict(BLOCK_M=128, BLOCK_N=64, HEAD=64),
+        num_warps=4,
+        num_stages=1,
+        origin="ROCm/aiter aiter/ops/triton/_triton_kernels/mha.py (_attn_fwd, causal; "
+        "head dim 64 with the 32x32 MFMA)",
+        options=dict(waves_per_eu=2, matrix_instr_nonkdim=32),
+    ),
 )

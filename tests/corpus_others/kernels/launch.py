@@ -23,6 +23,9 @@ class Kernel:
     num_stages: int = 2
     origin: str = ""
     regression: str = ""
+    #: further HIP compile options the source's AMD configs set (``matrix_instr_nonkdim``,
+    #: ``waves_per_eu``, ``kpack``)
+    options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def signature(self) -> dict[str, str]:
