@@ -345,3 +345,24 @@ def test_a_scalar_atomic_on_wave64_has_its_warps_lanes():
     assert store.addresses.shape == load.addresses.shape == (8, 1, 64)
     assert (store.addresses >= 0).sum() == 1 and store.addresses[0, 0, 0] >= 0
     assert (load.addresses >= 0).all()
+
+
+@pytest.mark.parametrize("target", ["gfx1250", "gfx950", "gfx942"])
+def test_a_pair_scan_reads_only_the_totals_its_used_result_needs(target):
+    """accelerated-scan's x_t = g_t x_(t-1) + u_t (a tt.scan of (g, u), only x used): LLVM drops
+    the loads of warp 0's g totals (they feed only the unused g result) and of the last warp's,
+    merges the u totals from an aligned start into ds_load_b96/_b128 and pairs the g totals;
+    the scan's instructions equal the compile's ds_* (no lane permutes) on every target."""
+    from corpus_others import checks
+
+    from wgpsim.frontend.ttgir import read_ttgir_file
+    from wgpsim.kernel.lowering import allocate_kernel, lower_op
+
+    name = "heldout_accelerated_scan_fwd"
+    kernel = read_ttgir_file(checks.root(target) / "fixtures" / name / "kernel.ttgir")
+    scan = next(o for o in kernel.ops if o.op == "tt.scan")
+    assert scan.attr("results_used") == (False, True)
+    got = lower_op(kernel, scan, allocate_kernel(kernel)).counts
+    want = dict(checks.expected(name, target)["assembly"]["ds"])
+    want.pop("ds_bpermute_b32", None)
+    assert got == want

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from wgpsim.frontend.combine import combine_deps
 from wgpsim.frontend.mlir_text import SSA, find_types, matching, shape_dtype, split_top
 from wgpsim.frontend.model import LDS_OPS, SCRATCH_LDS_OPS, VIEW_OPS, Loc, MemDesc, TensorType
 from wgpsim.frontend.vocabulary import SCRATCH_OPS
@@ -299,6 +300,8 @@ class OpSemantics:
             attrs.append(("elem_types", tuple(t.dtype for t in tensors)))
         if op.name == "tt.scan":
             attrs.append(("reverse", bool(re.search(r"reverse\s*=\s*true", head))))
+            attrs.append(("combine_deps", combine_deps(self._region(op.line))))
+            attrs.append(("results_used", None))  # filled in when the module is read
         if op.name == "tt.gather":
             attrs.append(("indices", tensors[1] if len(tensors) > 1 else None))
             attrs.append(("efficient_layout", "efficient_layout" in body))
@@ -404,6 +407,16 @@ class OpSemantics:
                 self.readers.setdefault(self.loaded[v]["index"], []).append(op)
                 self.loaded.update((r, self.loaded[v]) for r in results)
 
+    def _region(self, line: int) -> list[str]:
+        """The lines of the one-block region an op opens on (1-based) ``line``, from its label
+        to its ``*.return``."""
+        out = []
+        for text in self.lines[line : line + 200]:
+            out.append(text)
+            if text.lstrip().startswith(("tt.scan.return", "tt.reduce.return")):
+                break
+        return out
+
     def _with_readers(self, rec: dict[str, Any]) -> dict[str, Any]:
         """A local_load's record with ``user_locs``: the locations of the ops that read its
         value (directly or through what is computed from it), where LLVM may put its
@@ -417,6 +430,13 @@ class OpSemantics:
         """An op's record with what only the whole module tells: whether an atomic's result
         is read (Triton's ``result.use_empty()``); where a local_load's value is read."""
         rec = self._with_readers(rec)
+        if ("results_used", None) in rec.get("attrs", ()):
+            head = rec["name"].split("#")[0]
+            n = dict(rec["attrs"])["operands"]
+            names = [f"{head}#{k}" for k in range(n)] if n > 1 else [head]
+            used = tuple(v in self.used for v in names)
+            attrs = tuple((k, used if k == "results_used" else v) for k, v in rec["attrs"])
+            return rec | {"attrs": attrs}
         if ("result_used", None) not in rec.get("attrs", ()):
             return rec
         used = rec["name"] is not None and rec["name"].split("#")[0] in {

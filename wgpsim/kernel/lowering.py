@@ -52,7 +52,7 @@ from wgpsim.trace.lowering import Lowering, lower, packed_in_order
 from wgpsim.trace.lowering_packed import lower_packed_transposed
 from wgpsim.trace.scratch.lowering import ScratchLowering, lower_convert, thread_layout
 from wgpsim.trace.scratch.reduce import lower_atomic, lower_reduce
-from wgpsim.trace.scratch.scan import lower_scan
+from wgpsim.trace.scratch.scan import live_partials, lower_scan
 from wgpsim.trace.spelling import in_spelling
 from wgpsim.trace.trace import Trace, TraceBuilder
 
@@ -411,8 +411,9 @@ def _lower_atomic(op: LdsOp, base: int, kernel: Kernel, hw: HardwareConfig) -> S
 def _lower_scan(op: LdsOp, base: int, kernel: Kernel, hw: HardwareConfig) -> ScratchLowering:
     src = op.tensor
     bits = [elem_bits(t) for t in op.attr("elem_types", (src.dtype,))]
-    reverse = bool(op.attr("reverse"))
-    return lower_scan(src.encoding, src.shape, bits, op.attr("axis"), reverse=reverse, base=base)
+    live = live_partials(op.attr("combine_deps"), op.attr("results_used"))
+    axis, rev = op.attr("axis"), bool(op.attr("reverse"))
+    return lower_scan(src.encoding, src.shape, bits, axis, reverse=rev, base=base, live=live)
 
 
 SCRATCH_LOWERINGS = {

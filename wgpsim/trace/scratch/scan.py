@@ -43,7 +43,7 @@ from wgpsim.trace.lowering import MAX_VECTOR_BITS, PLAIN_LOADS, PLAIN_STORES, Lo
 from wgpsim.trace.lowering_asm import Issued, assemble
 from wgpsim.trace.scratch.lowering import BARRIER, ScratchLowering, thread_layout
 
-__all__ = ["ScanScratch", "lower_scan", "scan_scratch"]
+__all__ = ["ScanScratch", "live_partials", "lower_scan", "scan_scratch"]
 
 VECTOR_LOADS = {**PLAIN_LOADS, 96: "ds_load_b96"}
 """Loads LLVM's load-store vectorizer merges consecutive elements into, by bits."""
@@ -78,7 +78,8 @@ class ScanScratch:
     (``parallelLaneId``), ``axis_warp[warp]`` (the warp's rank along the axis, reflected for a
     reverse scan), ``last_lane[lane]`` (the lane that stores: the last along the axis),
     ``parallel_lanes`` (P) and ``axis_warps`` (W), and per chunk whether it is the last axis
-    block of its accumulator (``last_block``)."""
+    block of its accumulator (``last_block``) and its first (``first_block``: warp 0's totals
+    there start the accumulator, the left operand of the combines after)."""
 
     parallel: np.ndarray
     axis_warp: np.ndarray
@@ -86,6 +87,7 @@ class ScanScratch:
     parallel_lanes: int
     axis_warps: int
     last_block: tuple[bool, ...]
+    first_block: tuple[bool, ...]
 
     @property
     def elems(self) -> int:
@@ -126,14 +128,55 @@ def scan_scratch(layout: LinearLayout, axis: int, reverse: bool = False) -> Scan
         parallel_lanes=1 << len(lane_off) + len(warp_off),
         axis_warps=1 << len(warp_axis),
         last_block=tuple(r & last == last for r in chunks),
+        first_block=tuple(r & last == 0 for r in chunks),
     )
 
 
+def _aligned(addresses: np.ndarray, n: int, bits: int) -> bool:
+    """Whether a load of ``n`` elements starting at ``addresses`` (every warp and lane) is
+    aligned as its width needs: a power-of-two width's own bytes, 16 for ``b96``."""
+    width = n * bits // 8
+    need = min(16, 1 << (width - 1).bit_length())
+    return bool((addresses % need == 0).all())
+
+
+def live_partials(
+    deps: Sequence[frozenset[int]] | None, used: Sequence[bool] | None
+) -> tuple[frozenset[int], frozenset[int]] | None:
+    """The operands whose warp totals the scan reads, from its combine region's ``deps``
+    (`wgpsim.frontend.combine.combine_deps`: per result, the left operands ``0..n-1`` and
+    right operands ``n..2n-1`` it reads) and which results are ``used``: Triton's
+    ``AddPartialReduce`` starts each warp's accumulator from warp 0's totals and combines the
+    next warps' totals in as right operands, then the warp's own values as right operands.
+    The accumulator's live operands: those the used results read on the left, closed under
+    the combine; a total of warp 0 is read where live, a later warp's where a live result
+    reads it on the right. (first warp's operands, the other warps' operands).
+
+    >>> deps = (frozenset({0, 2}), frozenset({1, 2, 3}))   # g = g_r g_l; x = g_r x_l + x_r
+    >>> [sorted(s) for s in live_partials(deps, (False, True))]
+    [[1], [0, 1]]
+
+    None (every total read) without the region's dependencies or the results' uses.
+    """
+    if not deps or not used or len(deps) != len(used):
+        return None
+    n = len(deps)
+    acc = {k for j, u in enumerate(used) if u for k in deps[j] if k < n}
+    while grown := {k for j in acc for k in deps[j] if k < n} - acc:
+        acc |= grown
+    rest = {k - n for j in acc for k in deps[j] if k >= n}
+    return frozenset(acc), frozenset(rest)
+
+
 def _vector_runs(addresses: np.ndarray, keep: list[int], bits: int) -> list[list[int]]:
-    """``keep`` in runs LLVM's load-store vectorizer merges: each load reads, in every lane,
-    the element after the previous one; at most 128 bits, and a width a load has."""
+    """``keep`` in runs LLVM's load-store vectorizer merges, in address order (it sorts the
+    loads of one base by offset): each load reads, in every lane, the element after the
+    previous one; at most 128 bits, a width a load has, and aligned for it (`_aligned`); a
+    chain whose first load is not aligned for two stays unmerged (assumption, as the
+    held-out pair scan's assembly on all three targets: the totals at bytes 4, 8, ... are
+    paired, those from byte 16 or 32 merged). Each run in program order."""
     runs: list[list[int]] = []
-    for k in keep:
+    for k in sorted(keep, key=lambda k: (int(addresses[0, k, 0]), k)):
         prev = runs[-1] if runs else None
         if (
             prev is not None
@@ -145,29 +188,38 @@ def _vector_runs(addresses: np.ndarray, keep: list[int], bits: int) -> list[list
             runs.append([k])
     out = []
     for run in runs:
+        if len(run) > 1 and not _aligned(addresses[:, run[0]], 2, bits):
+            out += [[k] for k in run]  # a chain that starts unaligned stays unmerged
+            continue
         while run:
-            n = max(n for n in range(1, len(run) + 1) if n * bits in VECTOR_LOADS)
+            n = max(
+                n
+                for n in range(1, len(run) + 1)
+                if n * bits in VECTOR_LOADS and (n == 1 or _aligned(addresses[:, run[0]], n, bits))
+            )
             out.append(run[:n])
             run = run[n:]
-    return out
+    return sorted(out)
 
 
 def _issue(instruction: str, addresses: np.ndarray, dead: list[int], bits: int) -> Issued:
     """The assembly's instructions for Triton's ``addresses[w, k, lane]``: ``dead`` loads
-    dropped, consecutive loads merged (`_vector_runs`), else pairs merged as
-    `wgpsim.trace.lowering_asm.assemble` does."""
+    dropped, consecutive loads merged (`_vector_runs`), the loads left single paired as
+    `wgpsim.trace.lowering_asm.assemble` does; in program order."""
     keep = [k for k in range(addresses.shape[1]) if k not in set(dead)]
     runs = _vector_runs(addresses, keep, bits) if instruction in PLAIN_LOADS.values() else []
-    if any(len(r) > 1 for r in runs):
-        ops = tuple(VECTOR_LOADS[len(r) * bits] for r in runs)
-        sources = tuple(tuple(r) for r in runs)
-        distance = np.zeros(len(runs), dtype=np.int64)
-    else:
-        paired = assemble(instruction, addresses[:, keep])
-        ops, distance = paired.ops, paired.distance
-        sources = tuple(tuple(keep[i] for i in s) for s in paired.sources)
+    merged = [r for r in runs if len(r) > 1]
+    single = [k for k in keep if not any(k in r for r in merged)]
+    paired = assemble(instruction, addresses[:, single])
+    issued = [(tuple(r), VECTOR_LOADS[len(r) * bits], 0) for r in merged] + [
+        (tuple(single[i] for i in s), op, d)
+        for s, op, d in zip(paired.sources, paired.ops, paired.distance, strict=True)
+    ]
+    issued.sort()
+    sources = tuple(s for s, _, _ in issued)
+    distance = np.array([d for _, _, d in issued], dtype=np.int64)
     rows = np.ascontiguousarray(addresses[:, [s[0] for s in sources]])
-    return Issued(ops, rows, distance, sources, tuple(dead))
+    return Issued(tuple(o for _, o, _ in issued), rows, distance, sources, tuple(dead))
 
 
 def _step(
@@ -212,13 +264,17 @@ def lower_scan(
     *,
     reverse: bool = False,
     base: int = 0,
+    live: tuple[frozenset[int], frozenset[int]] | None = None,
 ) -> ScratchLowering:
     """The LDS steps of a ``tt.scan`` along ``axis`` of a ``shape`` tensor in layout ``src``:
     the chunk totals stored, a barrier, every warp's totals loaded (see the module
     docstring). ``dtype`` may list one element type per operand; operands of one width are
     stored and loaded interleaved, as Triton does, else one step each. No steps with one warp
-    along the axis."""
+    along the axis. ``live`` (`live_partials`; not for a reverse scan): the operands whose
+    totals are read where warp 0's of the first axis block start the accumulator, and
+    elsewhere; LLVM drops the other loads."""
     shape = parse_shape(shape)
+    live = None if reverse else live
     dtypes = [dtype] if isinstance(dtype, str | int) else list(dtype)
     bits = [max(dtype_bits(d) if isinstance(d, str) else int(d), 8) for d in dtypes]
     scratch = scan_scratch(thread_layout(src, shape), axis, reverse)
@@ -231,13 +287,16 @@ def lower_scan(
     stores, loads = [], []
     for ops in groups:
         put, get, dead = [], [], []
-        for c, final in enumerate(scratch.last_block):
+        for c, (final, first) in enumerate(
+            zip(scratch.last_block, scratch.first_block, strict=True)
+        ):
             for j in ops:
                 at = scratch.parallel + p * (scratch.axis_warp[:, None] + w * c)
                 put.append(bases[j] + bits[j] // 8 * at)
             for i in range(w):
                 for j in ops:
-                    if final and i == w - 1:
+                    unread = live is not None and j not in live[0 if first and i == 0 else 1]
+                    if (final and i == w - 1) or unread:
                         dead.append(len(get))
                     get.append(bases[j] + bits[j] // 8 * (scratch.parallel + p * (i + w * c)))
         stores.append(_step(put, [], bits[ops[0]], True, active))
