@@ -187,3 +187,10 @@ def test_the_gemm_loop_charges_each_mfma_its_cycles(capsys, target):
     assert [w - o for w, o in zip(work, without, strict=True)] == [count * 8 * PASS_CYCLES] * len(
         work
     )
+
+
+def test_a_misspelt_class_key_is_named_with_the_class_keys():
+    raw = target_hardware("hip:gfx950").to_dict()
+    raw["costs"]["mfma_8pas"] = raw["costs"].pop("mfma_8pass")
+    with pytest.raises(ConfigError, match=r"'costs.mfma_8pas' \(did you mean 'mfma_8pass'\?\)"):
+        HardwareConfig.from_dict(raw, source="x.yaml")

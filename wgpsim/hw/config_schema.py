@@ -245,7 +245,8 @@ class _Reader:
             raise field_error(message, path, f"must be a mapping, got {shown(data)}")
         unknown = sorted(set(data) - set(keys) - set(optional))
         if unknown:
-            problem = f"{did_you_mean(unknown[0], keys)} (valid in {where}: {', '.join(keys)})"
+            valid = (*keys, *optional)
+            problem = f"{did_you_mean(unknown[0], valid)} (valid in {where}: {', '.join(valid)})"
             raise field_error(
                 f"{self.source}: unknown field {_join(path, unknown[0])!r}{problem}",
                 _join(path, unknown[0]),
