@@ -2,7 +2,8 @@
 
 Triton 3.9.0 lowers a ``local_load`` to straight-line LLVM dialect: integer arithmetic on
 ``rocdl.workitem.id.x`` and ``rocdl.wave.id``, a ``getelementptr`` from ``@global_smem`` (address 0 here) plus the
-allocation offset, and one ``llvm.load`` (or ``ds.load.tr*`` intrinsic) per instruction. This
+allocation offset, and one ``llvm.load`` (or ``ds.load.tr*`` intrinsic; gfx950's
+``rocdl.ds.read.tr*`` op) per instruction. This
 evaluates that arithmetic for every thread of the workgroup (numpy, one value per thread) and
 returns each LDS load's byte addresses, so tests compare wgpsim's addresses with Triton's.
 Only the ops such code uses are known; an address that depends on anything else is an error.
@@ -38,7 +39,7 @@ _CMP = {
     "uge": np.greater_equal,
 }  # fmt: skip
 _IDENTITY = ("llvm.zext", "llvm.sext", "llvm.trunc", "llvm.bitcast", "llvm.ptrtoint",
-             "llvm.inttoptr", "llvm.freeze")  # fmt: skip
+             "llvm.inttoptr", "llvm.freeze", "rocdl.readfirstlane")  # fmt: skip
 
 
 _STORE = re.compile(r"^\s*llvm\.store %[\w]+, (%[\w]+).* : ([\w<>]+), !llvm\.ptr<(\d+)>")
@@ -54,23 +55,27 @@ class Unknown(Exception):
     """An address depends on an op this evaluator does not model."""
 
 
-def lds_loads(module: str, num_threads: int) -> list[tuple[str, np.ndarray]]:
+def lds_loads(module: str, num_threads: int, lanes: int = 32) -> list[tuple[str, np.ndarray]]:
     """(instruction, int64 byte address per thread) of every LDS load, in program order.
-    ``instruction``: ``llvm.load <type>`` or the intrinsic's name."""
+    ``instruction``: ``llvm.load <type>`` or the intrinsic's name; ``lanes``: the warp size."""
     return [
         (name, a)
-        for name, a in lds_accesses(module, num_threads)
+        for name, a in lds_accesses(module, num_threads, lanes)
         if "store" not in name and "atomicrmw" not in name
     ]
 
 
-def lds_accesses(module: str, num_threads: int) -> list[tuple[str, np.ndarray | None]]:
+def lds_accesses(
+    module: str, num_threads: int, lanes: int = 32
+) -> list[tuple[str, np.ndarray | None]]:
     """Every LDS load, store, atomic and barrier in program order: (``llvm.load <type>`` /
     ``llvm.store <type>`` / ``llvm.atomicrmw <kind> <type>`` / an intrinsic's name, int64 byte
     address per thread), and
     (``barrier``, None) for each ``rocdl.s.barrier``. A store in the block a known
     ``llvm.cond_br`` condition guards (Triton's predicated ``storeShared``) has address -1 in the
-    threads whose condition is false."""
+    threads whose condition is false. ``lanes``: the warp size (``rocdl.wave.id`` is
+    ``tid // lanes``; gfx9's lowering computes it from ``workitem.id.x`` and
+    ``rocdl.readfirstlane``, the same value in every lane of a warp)."""
     tid = np.arange(num_threads, dtype=np.int64)
     env: dict[str, object] = {}
     loads = []
@@ -118,7 +123,7 @@ def lds_accesses(module: str, num_threads: int) -> list[tuple[str, np.ndarray | 
             elif op == "rocdl.workitem.id.x":
                 env[res] = tid
             elif op == "rocdl.wave.id":
-                env[res] = tid // 32
+                env[res] = tid // lanes
             elif op in _BINARY:
                 a, b = val(refs[0]), val(refs[1])
                 env[res] = _BINARY[op](np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
@@ -164,6 +169,9 @@ def lds_accesses(module: str, num_threads: int) -> list[tuple[str, np.ndarray | 
                     env[res] = None
                 else:
                     env[res] = None
+            elif op.startswith("rocdl.ds.read.tr"):  # gfx950's transposed loads, as ops
+                loads.append((op, np.broadcast_to(val(refs[0]), tid.shape).copy()))
+                env[res] = None
             elif op == "llvm.atomicrmw" and "!llvm.ptr<3>" in rest:
                 kind = rest.split()[0]
                 ty = rest.rsplit(",", 1)[1].strip()

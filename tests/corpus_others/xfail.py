@@ -4,32 +4,10 @@ cause``; the test of that pair is ``xfail(strict=True)``, so a fix that makes it
 run until its entry is removed here. ``python benchmarks/kernel_corpus_check.py [--target T]``
 prints what each check finds today."""
 
-#: why a gfx950 / gfx942 check fails, shared by the kernels it holds for
-D16_HI = (
-    "16-bit stores: the assembly splits them into ds_write_b16 and ds_write_b16_d16_hi (values "
-    "in a register's high half) differently from wgpsim, so some stores of the line stay "
-    "unmatched"
-)
-SCALES = (
-    "ds_read_u8 of the block scales on a line with no TTGIR LDS op: their path to the MFMA is "
-    "not in the kernel model"
-)
-
 XFAIL: dict[tuple[str, str], str] = {}
 
 XFAIL_BY_TARGET: dict[str, dict[tuple[str, str], str]] = {
     "gfx1250": XFAIL,
-    "gfx942": {
-        ("transpose_tile_fp16", "ds"): D16_HI,
-        ("vllm_prefix_prefill", "ds"): D16_HI,
-    },
-    "gfx950": {
-        ("transpose_tile_fp16", "ds"): D16_HI,
-        ("tutorial_block_scaled_mxfp4", "ds"): SCALES,
-        ("tutorial_block_scaled_mxfp8", "ds"): SCALES,
-        ("tutorial_matmul_fp8", "ds"): (
-            "79 of the loop's 80: one ds_read_b128 under the B operand's line (.loc 77), where "
-            "only B's ds_read_b64_tr_b8 and its stores are"
-        ),
-    },
+    "gfx942": {},
+    "gfx950": {},
 }

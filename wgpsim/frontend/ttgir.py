@@ -111,6 +111,7 @@ class _Reader(OpSemantics):
         self.public: list[str] = []
         self.next_id = 0
         self.consts: dict[str, int] = {}
+        self.producer: dict[str, str] = {}  # value -> the op that made its registers
         self.root: dict[str, str] = {}  # SSA value -> allocation name
         self.view_of: dict[str, tuple[str, str]] = {}  # value -> (source value, view op)
         self.stage_of: dict[str, int | None] = {}
@@ -125,6 +126,8 @@ class _Reader(OpSemantics):
         self.pending_br: dict[str, list[list[str]]] = {}
         self.cf_loops: list[tuple[int, int]] = []
         self.uses: dict[str, list[OpRecord]] = {}
+        self.loaded: dict[str, dict[str, Any]] = {}  # see OpSemantics._note_readers
+        self.readers: dict[int, list[OpRecord]] = {}
         self.used: set[str] = set()  # every SSA value some op reads
 
     # ---------------------------------------------------------------- errors
@@ -380,6 +383,7 @@ class _Reader(OpSemantics):
         for v in operands:
             if v in self.root:
                 self.uses.setdefault(self.root[v], []).append(op)
+        self._note_readers(op, operands, results)
         return op
 
     def _check_op(self, name: str, no: int, col: int) -> None:
@@ -428,17 +432,6 @@ class _Reader(OpSemantics):
                     uid = max(uid, last)
             end = max(end, uid)
         return d.id, end + 1
-
-    def _resolved(self, rec: dict[str, Any]) -> dict[str, Any]:
-        """An op's record with what only the whole module tells: whether an atomic's result
-        is read (Triton's ``result.use_empty()``)."""
-        if ("result_used", None) not in rec.get("attrs", ()):
-            return rec
-        used = rec["name"] is not None and rec["name"].split("#")[0] in {
-            u.split("#")[0] for u in self.used
-        }
-        attrs = tuple((k, used if k == "result_used" else v) for k, v in rec["attrs"])
-        return rec | {"attrs": attrs}
 
     def _kernel(self) -> Kernel:
         def attr_int(key: str, default: int | None) -> int | None:

@@ -90,6 +90,9 @@ class OpSemantics:
         name, res = op.name, op.results
         after = body[body.find(name) + len(name) :].lstrip('"')
         operands = [t for t in SSA.findall(after.split(" : ")[0])]
+        if res:  # tt.trans relabels dims and keeps the registers: its producer is its source's
+            keep = name == "tt.trans" and operands
+            self.producer[res[0]] = self.producer.get(operands[0], name) if keep else name
         if name == "arith.constant" and res:
             m = re.match(r"\s*(-?\d+)\s*:", after)
             if m:
@@ -301,6 +304,7 @@ class OpSemantics:
             attrs.append(("efficient_layout", "efficient_layout" in body))
         if op.name == "ttg.convert_layout":
             attrs.append(("use_padded_scratch_shmem", "amdgpu.use_padded_scratch_shmem" in body))
+            attrs.append(("producer", self.producer.get(operands[0]) if operands else None))
         if "atomic" in op.name:
             pointee = re.search(r"!tt\.ptr<(\w+)>", ins)
             attrs.append(("elem_type", pointee.group(1) if pointee else None))
@@ -384,8 +388,42 @@ class OpSemantics:
         }
         if name != "ttg.local_alloc" and op.results:
             rec["name"] = op.results[0]
+        if name == "ttg.local_load" and op.results:
+            self.loaded[op.results[0]] = rec
+        if name in ("ttg.local_alloc", "ttg.local_store") and operands:  # what made the value
+            rec["attrs"] = (("producer", self.producer.get(operands[0])),)
         self.ops.append(rec)
         op.extra.setdefault("records", []).append(rec)
+
+    def _note_readers(self, op: OpRecord, operands: list[str], results: list[str]) -> None:
+        """Record ``op`` as a reader of the local_load whose value it reads: ``loaded`` maps a
+        local_load's result, and every value computed from it, to the load's record;
+        ``readers`` each load's readers (`_with_readers`)."""
+        for v in operands:
+            if v in self.loaded:
+                self.readers.setdefault(self.loaded[v]["index"], []).append(op)
+                self.loaded.update((r, self.loaded[v]) for r in results)
+
+    def _with_readers(self, rec: dict[str, Any]) -> dict[str, Any]:
+        """A local_load's record with ``user_locs``: the locations of the ops that read its
+        value (directly or through what is computed from it), where LLVM may put its
+        extending loads (`wgpsim.kernel.loop.matching.by_reader`)."""
+        if rec["index"] not in self.readers:
+            return rec
+        locs = tuple(o.loc for o in self.readers[rec["index"]] if o.loc is not None)
+        return rec | {"attrs": (*rec.get("attrs", ()), ("user_locs", locs))}
+
+    def _resolved(self, rec: dict[str, Any]) -> dict[str, Any]:
+        """An op's record with what only the whole module tells: whether an atomic's result
+        is read (Triton's ``result.use_empty()``); where a local_load's value is read."""
+        rec = self._with_readers(rec)
+        if ("result_used", None) not in rec.get("attrs", ()):
+            return rec
+        used = rec["name"] is not None and rec["name"].split("#")[0] in {
+            u.split("#")[0] for u in self.used
+        }
+        attrs = tuple((k, used if k == "result_used" else v) for k, v in rec["attrs"])
+        return rec | {"attrs": attrs}
 
     def _view_arg(self, name: str, res: str, body: str, after: str, no: int, col: int):
         """What the view does: the index (None if not a constant), the subslice offsets and

@@ -45,6 +45,9 @@ class Wgp:
     simds: int
     warp_size: int
     pairs: tuple[tuple[str, tuple[int, ...]], ...]
+    #: whether fp32 -> fp16/bf16 conversions pack two results in one register
+    #: (``v_cvt_pk_f16_f32``): a ``ds_write_b16`` of such a value's high half is ``_d16_hi``
+    packed_convert: bool = True
 
 
 @dataclass(frozen=True)
@@ -310,7 +313,12 @@ class _Reader:
         }
 
     def wgp(self, data: Any) -> Wgp:
-        d = self.section(data, "wgp", ("simds", "warp_size", "pairs"), optional=("max_warps",))
+        d = self.section(
+            data, "wgp", ("simds", "warp_size", "pairs"), optional=("max_warps", "packed_convert")
+        )
+        packed = d.get("packed_convert", True)
+        if not isinstance(packed, bool):
+            raise self.fail("wgp.packed_convert", "true or false", packed)
         if "max_warps" in d:  # read by the layout layer from the packaged file (hardware_fact)
             self.number(d["max_warps"], "wgp.max_warps")
         simds = self.number(d["simds"], "wgp.simds")
@@ -323,7 +331,7 @@ class _Reader:
         used = sorted(s for _, group in pairs for s in group)
         if used != list(range(simds)):
             raise self.fail("wgp.pairs", f"a partition of SIMDs 0..{simds - 1}", d["pairs"])
-        return Wgp(simds, warp_size, pairs)
+        return Wgp(simds, warp_size, pairs, packed)
 
     def ports(self, data: Any) -> Ports:
         d = self.section(data, "ports", ("names", "bytes_per_cycle"))

@@ -49,9 +49,12 @@ __all__ = ["SCRATCH_ALIGNMENT", "cvt_needs_shared_memory", "scratch_bytes"]
 #: Triton's scratch buffers are aligned to 128 bytes (``getScratchValueSize``).
 SCRATCH_ALIGNMENT = 128
 _HW = ("block", "warp", "lane", "register")
-#: The LDS banks Triton's swizzled scratch layout spreads a row over (64 on gfx1250, from the
-#: hardware file; checked against compiles: with 32, a 64x128 fp32 row sum's buffer would be
-#: 128 B, Triton gives it 256 B).
+#: The LDS banks Triton's swizzled scratch layout spreads a row over: the target's
+#: ``getSharedMemoryBanks`` (64 on gfx1250 and gfx950, 32 on gfx942), its hardware file's
+#: ``banks.count``; this default is gfx1250's (checked against compiles: with 32, a 64x128 fp32
+#: row sum's buffer would be 128 B, Triton gives it 256 B; a 128x64 fp32 column sum of a
+#: wave64 blocked layout gets 256 B on gfx942 and 512 B on gfx950,
+#: ``tests/fixtures/gfx9_lowering/scratch_cases``).
 NUM_BANKS = hardware_fact("banks", "count")
 
 
@@ -109,12 +112,12 @@ def cvt_needs_shared_memory(src: TensorType, dst: TensorType) -> bool:
     return not (outs == ("register", "lane") and mixed_transpositions(a, b) < 2)
 
 
-def _cvt_bytes(op: LdsOp) -> int:
+def _cvt_bytes(op: LdsOp, num_banks: int = NUM_BANKS) -> int:
     src, dst = op.tensor, op.result
     if not cvt_needs_shared_memory(src, dst):
         return 0
     bits = _bits(src.dtype)
-    return scratch_elems_swizzled(_layout(src), _layout(dst), bits, NUM_BANKS) * bits // 8
+    return scratch_elems_swizzled(_layout(src), _layout(dst), bits, num_banks) * bits // 8
 
 
 # ---------------------------------------------------------------- reduce
@@ -175,7 +178,7 @@ def _inter_layout(layout: LinearLayout, axis: int) -> LinearLayout:
     return _build(bases, layout.out_dim_names)
 
 
-def _reduce_bytes(op: LdsOp) -> int:
+def _reduce_bytes(op: LdsOp, num_banks: int = NUM_BANKS) -> int:
     axis = op.attr("axis")
     bits = [_bits(t) for t in op.attr("elem_types") or (op.tensor.dtype,)]
     reg = _reduced_reg_lane(_layout(op.tensor), axis)
@@ -183,7 +186,7 @@ def _reduce_bytes(op: LdsOp) -> int:
     while reg.out_dim_size(reg.out_dim_names[axis]) > 1:
         tmp = _inter_layout(reg, axis)
         most = max(
-            most, sum(scratch_elems_swizzled(reg, tmp, b, NUM_BANKS) * (b // 8) for b in bits)
+            most, sum(scratch_elems_swizzled(reg, tmp, b, num_banks) * (b // 8) for b in bits)
         )
         reg = _zero_along(tmp, axis, "lane")
     return most
@@ -277,13 +280,15 @@ def _gather_bytes(op: LdsOp) -> int:
     return _prod(list(op.tensor.shape)) * -(-elem_bits(op.tensor.dtype) // 8)
 
 
-def scratch_bytes(op: LdsOp, threads_per_warp: int = 32) -> int:
-    """Bytes of the scratch buffer Triton 3.9.0 gives ``op`` on gfx1250 (0: none)."""
+def scratch_bytes(op: LdsOp, threads_per_warp: int = 32, num_banks: int = NUM_BANKS) -> int:
+    """Bytes of the scratch buffer Triton 3.9.0 gives ``op`` (0: none) on a target with
+    ``threads_per_warp`` lanes and ``num_banks`` LDS banks (its hardware file's
+    ``banks.count``; default gfx1250's)."""
     kind: Any = op.op
     if kind == "ttg.convert_layout":
-        return _cvt_bytes(op)
+        return _cvt_bytes(op, num_banks)
     if kind == "tt.reduce":
-        return _reduce_bytes(op)
+        return _reduce_bytes(op, num_banks)
     if kind == "tt.scan":
         return _scan_bytes(op)
     if kind == "tt.histogram":

@@ -36,7 +36,7 @@ The buffer of the AMD blog's plain microbenchmark ([4, 8192] fp16, swizzled) tak
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -48,9 +48,9 @@ from wgpsim.hw.config import HardwareConfig, target_hardware
 from wgpsim.hw.scratch import SCRATCH_ALIGNMENT, scratch_bytes
 from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
-from wgpsim.trace.lowering import Lowering, lower
+from wgpsim.trace.lowering import Lowering, lower, packed_in_order
 from wgpsim.trace.lowering_packed import lower_packed_transposed
-from wgpsim.trace.scratch.lowering import ScratchLowering, lower_convert
+from wgpsim.trace.scratch.lowering import ScratchLowering, lower_convert, thread_layout
 from wgpsim.trace.scratch.reduce import lower_atomic, lower_reduce
 from wgpsim.trace.scratch.scan import lower_scan
 from wgpsim.trace.spelling import in_spelling
@@ -91,7 +91,7 @@ class KernelAllocation:
         return "module" if self.module_offsets is not None else "wgpsim"
 
 
-def _scratch_sizes(kernel: Kernel, notes: list[str]) -> dict[str, int]:
+def _scratch_sizes(kernel: Kernel, notes: list[str], num_banks: int) -> dict[str, int]:
     """Each scratch buffer's bytes: the module's ``allocation.size``, else Triton's rule
     (`wgpsim.hw.scratch`); a buffer wgpsim cannot size is left out, with a note."""
     by_buffer = {op.buffer: op for op in kernel.ops if op.direction == "scratch"}
@@ -103,7 +103,8 @@ def _scratch_sizes(kernel: Kernel, notes: list[str]) -> dict[str, int]:
             sizes[b.name] = b.size
         elif b.name in by_buffer:
             try:
-                sizes[b.name] = scratch_bytes(by_buffer[b.name], kernel.threads_per_warp)
+                op = by_buffer[b.name]
+                sizes[b.name] = scratch_bytes(op, kernel.threads_per_warp, num_banks)
             except (WgpsimError, KeyError, ValueError) as err:  # a layout or type not modelled
                 notes.append(f"{b.name}: scratch not sized: {err!s}")
     unsized = [b.name for b in kernel.buffers if b.kind == "scratch" and b.name not in sizes]
@@ -128,7 +129,7 @@ def allocate_kernel(kernel: Kernel, hw: HardwareConfig | None = None) -> KernelA
     """wgpsim's allocation of the kernel's buffers, and the offsets the ops use."""
     hw = target_hardware(kernel.target) if hw is None else hw
     pieces, names, notes = [], [], []
-    scratch = _scratch_sizes(kernel, notes)
+    scratch = _scratch_sizes(kernel, notes, hw.banks.count)
     zero = {name for name, size in scratch.items() if size == 0}
     for b in _in_triton_order(kernel):
         if b.kind == "scratch" and scratch.get(b.name):
@@ -300,6 +301,8 @@ def lower_op(
                 allow_transpose=not store and _has_transposed_loads(hw),
                 store=store,
             )
+        if store and op.attr("producer") == "arith.truncf" and not hw.wgp.packed_convert:
+            low = replace(low, packed=False, issued=None)  # one converted value a register
         low = in_spelling(low, hw.instructions, hw.describe())
         low._check_alignment()
     except WgpsimError as err:
@@ -342,7 +345,8 @@ def _lower_scratch(
     note = "" if offsets else "the scratch buffer has no offset: addresses from byte 0"
     bases = tuple(offsets) if offsets else (0,)
     try:
-        low = lower_fn(op, bases[0], kernel.num_warps)
+        low = lower_fn(op, bases[0], kernel.num_warps, hw.banks.count)
+        low = _packed_stores(low, op, hw)
         low = in_spelling(low, hw.instructions, hw.describe())
         low._check_alignment()
     except WgpsimError as err:
@@ -354,30 +358,59 @@ def _lower_scratch(
     )
 
 
-def _lower_convert(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
+def _packed_stores(low: ScratchLowering, op: LdsOp, hw: HardwareConfig) -> ScratchLowering:
+    """A convert's scratch stores of 8/16-bit values that a vector global load (or, on a
+    target with packed converts, an fp32 conversion) left two or four a register, in element
+    order (`wgpsim.trace.lowering.packed_in_order` of the source layout): the high halves go
+    as ``ds_store_b16_d16_hi``, as the gfx9 assembly of the corpus's transpose_tile_fp16 has
+    them (8 ``ds_write_b16`` + 8 ``ds_write_b16_d16_hi`` a warp)."""
+    producer = op.attr("producer")
+    if op.op != "ttg.convert_layout" or producer not in ("tt.load", "arith.truncf"):
+        return low
+    if producer == "arith.truncf" and not hw.wgp.packed_convert:
+        return low
+    src = op.tensor
+    order = getattr(src.encoding, "order", None)
+    ll = thread_layout(src.encoding, src.shape)
+    if not packed_in_order(ll, elem_bits(src.dtype), int(order[0]) if order else None):
+        return low
+    steps = tuple(
+        replace(s, packed=True, issued=None) if isinstance(s, Lowering) and s.store else s
+        for s in low.steps
+    )
+    return replace(low, steps=steps)
+
+
+def _lower_convert(op: LdsOp, base: int, num_warps: int, num_banks: int) -> ScratchLowering:
     src, dst = op.tensor, op.result
     bits = elem_bits(src.dtype)
     return lower_convert(
-        src.encoding, dst.encoding, src.shape, bits, base=base, through_lds=True
+        src.encoding,
+        dst.encoding,
+        src.shape,
+        bits,
+        base=base,
+        num_banks=num_banks,
+        through_lds=True,
     )  # it has scratch: Triton converts through LDS
 
 
-def _lower_reduce(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
+def _lower_reduce(op: LdsOp, base: int, num_warps: int, num_banks: int) -> ScratchLowering:
     src, dst = op.tensor, op.result
     bits = [elem_bits(t) for t in op.attr("elem_types", (src.dtype,))]
     axis = op.attr("axis")
     layout = dst.encoding if dst is not None else None  # None: reduced to a scalar
-    return lower_reduce(src.encoding, layout, src.shape, bits, axis, base=base)
+    return lower_reduce(src.encoding, layout, src.shape, bits, axis, base=base, num_banks=num_banks)
 
 
-def _lower_atomic(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
+def _lower_atomic(op: LdsOp, base: int, num_warps: int, num_banks: int) -> ScratchLowering:
     res = op.result
     layout, shape = (res.encoding, res.shape) if res is not None else (None, ())
     dtype = elem_bits(op.attr("elem_type", res.dtype if res is not None else "i32"))
     return lower_atomic(layout, shape, dtype, num_warps=num_warps, base=base)
 
 
-def _lower_scan(op: LdsOp, base: int, num_warps: int) -> ScratchLowering:
+def _lower_scan(op: LdsOp, base: int, num_warps: int, num_banks: int) -> ScratchLowering:
     src = op.tensor
     bits = [elem_bits(t) for t in op.attr("elem_types", (src.dtype,))]
     reverse = bool(op.attr("reverse"))
@@ -391,7 +424,7 @@ SCRATCH_LOWERINGS = {
     "atomic": _lower_atomic,
 }
 """Scratch ops wgpsim lowers, by op name (every atomic as ``atomic``):
-``(op, scratch base byte, warps) -> ScratchLowering``."""
+``(op, scratch base byte, warps, the target's LDS banks) -> ScratchLowering``."""
 
 
 OTHER_STORE_NOTE = (

@@ -200,7 +200,11 @@ CATALOGUE: tuple[Instruction, ...] = (
             # gets column c: no leading register basis, then the lane bits that complete the
             # 16-lane row (2 for 4-element rows, 1 for 8); as Triton's gfx950
             # chooseDotDsReadB64TrLayout reads (lanes 0-1 along a row, then down the rows) and
-            # Modular's ds_read_tr16_b64_row ("each lane gets a column of the 4x16 tile")
+            # Modular's ds_read_tr16_b64_row ("each lane gets a column of the 4x16 tile").
+            # Checked: Triton's V1 params (numLanesInShuffleGroup = 64 / 4 = 16, 64-bit rows,
+            # TileKind Standard), and every lane's row address of Triton 3.9.0's gfx950 LLVM
+            # dialect equals the one this exchange gives it (swizzled, rotating, padded B
+            # operands; tests/test_gfx9_lowering.py)
             ("ds_read_b64_tr_b16", 8, "load_tr", 16, {"exchange": (0, 2)}),
             ("ds_read_b64_tr_b8", 8, "load_tr", 8, {"exchange": (0, 1)}),
             ("ds_read_b64_tr_b4", 8, "load_tr", 4, {}),

@@ -68,6 +68,7 @@ __all__ = [
     "choose",
     "lower",
     "lower_offsets",
+    "packed_in_order",
 ]
 
 
@@ -99,6 +100,7 @@ class Lowering:
     issued: Issued | None = field(default=None, repr=False)
     store: bool = False
     source_dim: int | None = None
+    packed: bool | None = None
 
     def __post_init__(self) -> None:
         if self.issued is None:
@@ -111,15 +113,15 @@ class Lowering:
         blocked layout's ``order[0]``) by 1, 2, ..., as a vector global load leaves them.
         Registers that step another dim (or far apart) each hold one value. Assumption, matched
         on real compiles (the corpus's direct load-store kernels; the attention kernel's
-        stores)."""
-        if not self.store or self.elem_bits not in (8, 16) or self.dst_layout is None:
+        stores). ``packed``, when the kernel model knows the value's producer, decides instead
+        (an fp32 -> fp16 conversion on a target without packed converts: False)."""
+        if not self.store or self.elem_bits not in (8, 16):
             return False
-        per_register = 32 // self.elem_bits
-        bases = self.dst_layout.get_bases("register")[: per_register.bit_length() - 1]
-        if len(bases) < per_register.bit_length() - 1:
-            return False
-        d = self.source_dim if self.source_dim is not None else len(bases[0]) - 1
-        return all(b[d] == 1 << i and not any(b[:d] + b[d + 1 :]) for i, b in enumerate(bases))
+        if self.packed is not None:
+            return self.packed
+        return self.dst_layout is not None and packed_in_order(
+            self.dst_layout, self.elem_bits, self.source_dim
+        )
 
     @property
     def dialect_instruction(self) -> str:
@@ -262,6 +264,26 @@ class Lowering:
 
 
 # ------------------------------------------------------------------------------ helpers
+def packed_in_order(layout: LinearLayout, elem_bits: int, dim: int | None = None) -> bool:
+    """Whether ``layout``'s first register bases step ``dim`` (default: the last) by 1, 2, ...
+    for the 2 (16-bit) or 4 (8-bit) values of one 32-bit register: the registers a vector
+    global load fills, in element order.
+
+    >>> rows = LinearLayout.from_bases({"register": [[0, 1], [0, 2]], "lane": [], "warp": []},
+    ...     ["dim0", "dim1"])
+    >>> packed_in_order(rows, 16), packed_in_order(rows, 16, 0), packed_in_order(rows, 8)
+    (True, False, True)
+    """
+    if elem_bits not in (8, 16):
+        return False
+    per_register = 32 // elem_bits
+    bases = layout.get_bases("register")[: per_register.bit_length() - 1]
+    if len(bases) < per_register.bit_length() - 1:
+        return False
+    d = dim if dim is not None else len(bases[0]) - 1
+    return all(b[d] == 1 << i and not any(b[:d] + b[d + 1 :]) for i, b in enumerate(bases))
+
+
 def _bases_text(layout: LinearLayout) -> str:
     return "; ".join(f"{d}={[list(b) for b in bs]}" for d, bs in layout.bases)
 

@@ -82,6 +82,26 @@ def by_line(ops) -> dict[tuple[str, int], list[LdsOp]]:
     return out
 
 
+def by_reader(ops) -> dict[tuple[str, int], list[LdsOp]]:
+    """The local_loads per (file base name, line) of an op that reads their result (the
+    reader records ``user_locs``), in program order: where an extending load (`_extends`)
+    of theirs sits when LLVM folded it into its reader's zero-extension, which keeps the
+    reader's line (gfx950's block-scaled dots: the scale bytes' ``ds_read_u8`` under
+    ``tt.dot_scaled``'s line)."""
+    out: dict[tuple[str, int], list[LdsOp]] = {}
+    for op in ops:
+        for loc in dict.fromkeys(op.attr("user_locs", ())):
+            out.setdefault((loc.short.split(":")[0], loc.line), []).append(op)
+    return out
+
+
+def _extends(mnemonic: str) -> bool:
+    """A load of fewer than 4 bytes a lane (``ds_read_u8``, ``ds_load_u16``, ...): its value
+    is zero-extended into a register, so LLVM can fold it into its reader's extension."""
+    ins = INSTRUCTIONS.get(mnemonic)
+    return ins is not None and ins.is_load and ins.bytes_per_lane < 4
+
+
 def ops_at(instr: AsmInstr, lines: dict[tuple[str, int], list[LdsOp]]) -> tuple[tuple, list]:
     """The ops (of ``lines``, `by_line`) an instruction of inlined code belongs to, and their
     key ``(line, callers)``: the ops of the innermost frame of its inlined-at chain that has
@@ -189,6 +209,7 @@ class Assigner:
     def __init__(self, kernel, ops, alloc, hw, body: list[AsmInstr] = ()):
         self.ops = ops
         self.by_line = by_line(ops)
+        self.by_reader = by_reader(ops)
         #: per source line, the body's ds_* mnemonics there (counts, in order of appearance)
         self.on_line: dict[tuple[str, int], Counter] = {}
         for instr in body:
@@ -261,6 +282,8 @@ class Assigner:
         else:
             scope = None
         key, ops = ops_at(instr, lines)
+        if not ops and scope is None and _extends(instr.mnemonic):
+            key, ops = ops_at(instr, self.by_reader)
         key = (*key, scope)
         self.group_of.update((op.index, key) for op in ops if scope is None)
         copy = self.copies.get(key, 0)
@@ -292,6 +315,21 @@ class Assigner:
             f"{instr.mnemonic} left"
         )
         return None, self._unmatched(instr, why)
+
+    def take_moved(
+        self, instr: AsmInstr, unmatched: Unmatched
+    ) -> tuple[LdsOp | None, Unmatched | None]:
+        """An instruction `take` left ``unmatched`` under a line whose ops issue no such
+        mnemonic at all, once every other is matched: LLVM gave it a neighbouring line's
+        location (gfx950's tutorial_matmul_fp8: the last of A's 8 ``ds_read_b128`` under B's
+        mask, ``.loc 77:34``, beside B's ``ds_read_b64_tr_b8``). It goes to the one op of the
+        body with that mnemonic left (`take_unlined`), if exactly one has; else it stays
+        ``unmatched``."""
+        _, ops = ops_at(instr, self.by_line)
+        if not ops or any(self.have(op, instr.mnemonic) for op in ops):
+            return None, unmatched
+        op, _ = self.take_unlined(instr)
+        return (op, None) if op is not None else (None, unmatched)
 
     def _why(self, instr: AsmInstr, ops: list[LdsOp]) -> Unmatched:
         if not ops:

@@ -222,6 +222,8 @@ def loop_program(
     scope = inner_loops(kernel, asm, body)
     owners = {i.line: assigner.take(i, scope(i.line)) for i in ds if i.src_line}
     owners |= {i.line: assigner.take_unlined(i) for i in ds if not i.src_line}
+    moved = [i for i in ds if i.src_line and owners[i.line][0] is None]
+    owners |= {i.line: assigner.take_moved(i, owners[i.line][1]) for i in moved}
     issued_at = assigner.issued_indices(notes)
     unrolled = assigner.unrolled()
     if unrolled > 1:
