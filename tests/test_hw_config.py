@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hardware_sources import value_sources
 
 from wgpsim.errors import ConfigError
 from wgpsim.hw.config import HardwareConfig, load_hardware, parse_overrides
@@ -85,24 +86,10 @@ def test_every_constant_has_a_source_comment():
     """Every value line carries a comment naming seed/fit/assumption (or LLVM's scheduling
     model or Triton's AMD TargetInfo, named sources docs/DESIGN.md allows), inline or in the nearest comment block above
     it (a table's rows share the comment above the table)."""
-    lines = CONFIG.read_text().splitlines()
-    for i, line in enumerate(lines):
-        m = re.match(r"^\s*[A-Za-z_0-9]+:\s*([^#\s][^#]*)?(#.*)?$", line)
-        if not m or m.group(1) is None or line.startswith(("name:", "target:")):
-            continue
-        j = i
-        while j >= 0 and "#" not in lines[j] and lines[j].strip():
-            j -= 1
-        block = []
-        while j >= 0 and "#" in lines[j]:
-            block.append(lines[j])
-            if not lines[j].strip().startswith("#"):  # an inline comment: stop at that line
-                break
-            j -= 1
-        text = " ".join(block)
+    for n, line, text in value_sources(CONFIG):
         assert re.search(
             r"\b(seed|fit|assumption|LLVM GFX1250SpeedModel|Triton's AMD TargetInfo)\b", text
-        ), f"line {i + 1} has no source: {line}"
+        ), f"line {n} has no source: {line}"
 
 
 def test_fit_arithmetic_matches_the_constants(hw):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hardware_sources import value_sources
 
 from wgpsim.cli import main
 from wgpsim.errors import ConfigError
@@ -35,23 +36,9 @@ def test_each_target_ships_in_the_package_with_a_configs_link(name):
 def test_every_constant_names_its_source(name):
     """Each value line carries, inline or in the comment block above it, its kind of source:
     measured, document, derived or assumption (the file's header says what each means)."""
-    lines = hardware_path(name).read_text().splitlines()
-    for i, line in enumerate(lines):
-        m = re.match(r"^\s*[A-Za-z_0-9]+:\s*([^#\s][^#]*)?(#.*)?$", line)
-        if not m or m.group(1) is None or line.startswith(("name:", "target:")):
-            continue
-        j = i
-        while j >= 0 and "#" not in lines[j] and lines[j].strip():
-            j -= 1
-        block = []
-        while j >= 0 and "#" in lines[j]:
-            block.append(lines[j])
-            if not lines[j].strip().startswith("#"):
-                break
-            j -= 1
-        text = " ".join(block)
+    for n, line, text in value_sources(hardware_path(name)):
         assert re.search(r"\b(measured|document|derived|assumption)\b", text), (
-            f"{name} line {i + 1} has no source: {line}"
+            f"{name} line {n} has no source: {line}"
         )
 
 

@@ -52,7 +52,13 @@ def test_row_owner_inverts_the_exchange():
 
 
 def test_catalogue_and_element_widths():
-    assert set(TRANSPOSED_LOADS) == {"ds_load_tr16_b128", "ds_load_tr8_b64"}
+    # the catalogue's transposed loads with a lane exchange: gfx1250's two (wave32), gfx950's two
+    assert {k: t.lanes for k, t in TRANSPOSED_LOADS.items()} == {
+        "ds_load_tr16_b128": 32,
+        "ds_load_tr8_b64": 32,
+        "ds_read_b64_tr_b16": 64,
+        "ds_read_b64_tr_b8": 64,
+    }
     assert transposed_load_for(16) is TR16 and transposed_load_for(8) is TR8
     assert (TR16.inst_bits, TR8.inst_bits) == (128, 64)
     with pytest.raises(LayoutError, match="valid: 8, 16"):

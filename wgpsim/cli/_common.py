@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "add_hw_args",
     "add_hw_option",
+    "add_target_option",
     "atomic_write",
     "column_groups",
     "rich_console",
@@ -40,13 +41,24 @@ def add_hw_option(parser: argparse.ArgumentParser, help: str) -> None:
     """
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--hw", type=Path, help=help)
-    group.add_argument(
+    add_target_option(group, f"a packaged hardware file by name, for --hw ({_choices()})")
+
+
+def add_target_option(parser: Any, help: str) -> None:
+    """``--target NAME``: a packaged hardware file by name, into dest ``hw`` (its path);
+    ``help`` may say ``{choices}`` (``mi450 | gfx942 | gfx950``). A bad name is argparse's
+    one line and exit 2."""
+    parser.add_argument(
         "--target",
         dest="hw",
         type=_target_path,
         metavar="NAME",
-        help=f"a packaged hardware file by name, for --hw ({' | '.join(_targets())})",
+        help=help.replace("{choices}", _choices()),
     )
+
+
+def _choices() -> str:
+    return " | ".join(_targets())
 
 
 def _targets() -> tuple[str, ...]:

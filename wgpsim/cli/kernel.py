@@ -67,7 +67,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--html", type=Path, help="write a self-contained HTML report")
     add_loop_args(parser)
-    add_compile_args(parser, "compiling FILE.py:FUNCTION first (as wgpsim compile does)")
+    add_compile_args(
+        parser, "compiling FILE.py:FUNCTION first (as wgpsim compile does; --target: its chip)"
+    )
     parser.set_defaults(handler=handle)
 
 

@@ -1,18 +1,26 @@
-"""Compile a ``@triton.jit`` / ``@gluon.jit`` function for gfx1250 on the CPU (the triton extra),
-and take the module after Triton's ``allocate-shared-memory`` pass.
+"""Compile a ``@triton.jit`` / ``@gluon.jit`` function on the CPU (the triton extra) for any
+packaged target, and take the module after Triton's ``allocate-shared-memory`` pass.
 
-``compile_for_gfx1250(fn, signature, constexprs, num_warps)`` runs ``triton.compile`` with
-``GPUTarget("hip", "gfx1250", 32)`` (no GPU needed) and returns a `Compiled`: the TTGIR, the
-assembly, the metadata and the post-allocation module (``allocation.offset`` on every buffer and
+``compile_for(fn, signature, constexprs, num_warps, target="gfx950")`` runs ``triton.compile``
+with the ``GPUTarget`` the target's hardware file names (its ``target:`` field, ``hip:gfx950``,
+and ``wgp.warp_size``, 64; no GPU needed) and returns a `Compiled`: the TTGIR, the assembly, the
+metadata and the post-allocation module (``allocation.offset`` on every buffer and
 ``ttg.shared``), which `post_allocation` gets by running the passes ``make_llir`` runs before
-allocation, in a subprocess (a pass that aborts takes only the child down).
+allocation, with the module's own arch, in a subprocess (a pass that aborts takes only the child
+down). ``compile_for_gfx1250`` is ``compile_for(..., target="gfx1250")``.
 ``Compiled.kernel()`` is the kernel model with Triton's own offsets. An already compiled
 kernel (``triton.compile(...)``'s result, or ``fn.warmup(...)``'s) goes through `from_compiled`.
+
+>>> resolve_target("gfx950")
+CompileTarget(name='gfx950', arch='gfx950', warp_size=64)
+>>> resolve_target("gfx1250") == resolve_target("mi450") == resolve_target("hip:gfx1250")
+True
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -22,12 +30,21 @@ from typing import Any
 
 from wgpsim.errors import ModuleError
 from wgpsim.frontend.model import Kernel
-from wgpsim.packaged import target_names, triton_targets
+from wgpsim.packaged import hardware_fact, hardware_targets, target_names, triton_targets
 
-__all__ = ["Compiled", "compile_for_gfx1250", "from_compiled", "post_allocation"]
+__all__ = [
+    "CompileTarget",
+    "Compiled",
+    "compile_for",
+    "compile_for_gfx1250",
+    "from_compiled",
+    "post_allocation",
+    "resolve_target",
+]
 
 #: The passes of Triton 3.9.0's AMD ``make_llir`` up to ``allocate-shared-memory``, run on a
-#: parsed TTGIR module; prints the module (with locations) on stdout.
+#: parsed TTGIR module with the arch ``argv[2]`` (``options.arch``: the same passes on gfx9 and
+#: gfx1250, each given the arch); prints the module (with locations) on stdout.
 _POST_ALLOCATION = r"""
 import sys
 from triton._C.libtriton import ir, passes, amd
@@ -36,13 +53,14 @@ ir.load_dialects(ctx)
 amd.load_dialects(ctx)
 mod = ir.parse_mlir_module(sys.argv[1], ctx)
 mod.context = ctx
+arch = sys.argv[2]
 pm = ir.pass_manager(ctx)
-amd.passes.ttgpuir.add_update_async_wait_count(pm, "gfx1250")
-amd.passes.ttgpuir.add_warp_pipeline_conversion(pm, "gfx1250")
+amd.passes.ttgpuir.add_update_async_wait_count(pm, arch)
+amd.passes.ttgpuir.add_warp_pipeline_conversion(pm, arch)
 passes.convert.add_scf_to_cf(pm)
 passes.gluon.add_inliner(pm)
 passes.convert.add_index_to_llvmir(pm)
-amd.passes.ttgpuir.add_allocate_shared_memory(pm, "gfx1250")
+amd.passes.ttgpuir.add_allocate_shared_memory(pm, arch)
 pm.run(mod, "make_llir")
 sys.stdout.write(mod.str())
 """
@@ -50,7 +68,7 @@ sys.stdout.write(mod.str())
 
 @dataclass(frozen=True)
 class Compiled:
-    """One kernel compiled for gfx1250: its IR texts and metadata."""
+    """One kernel compiled for a packaged target: its IR texts and metadata."""
 
     name: str
     ttgir: str = field(repr=False)
@@ -92,6 +110,32 @@ class Compiled:
         return out
 
 
+@dataclass(frozen=True)
+class CompileTarget:
+    """A packaged target as Triton compiles for it: the hardware file's name (``mi450``), the
+    arch of its ``target:`` field (``gfx1250``) and its ``wgp.warp_size``."""
+
+    name: str
+    arch: str
+    warp_size: int
+
+
+def resolve_target(target: str = "gfx1250") -> CompileTarget:
+    """The packaged target ``target`` names: a hardware file (``mi450``, ``gfx950``), an arch
+    (``gfx1250``) or Triton's name (``hip:gfx1250``); another is a `ModuleError` naming the
+    valid ones (see the module docstring for examples)."""
+    by_arch = {t.removeprefix("hip:"): p.stem for t, p in triton_targets().items()}
+    name = target if target in hardware_targets() else by_arch.get(target.removeprefix("hip:"))
+    if name is None:
+        valid = ", ".join(f"{n} ({a})" if n != a else n for a, n in sorted(by_arch.items()))
+        raise ModuleError(f"unknown target {target!r} (valid: {valid})")
+    arch = str(hardware_fact("target", name=name)).removeprefix("hip:")
+    return CompileTarget(name, arch, int(hardware_fact("wgp", "warp_size", name=name)))
+
+
+_MODULE_TARGET = re.compile(r'ttg\.target = "hip:(?P<arch>[\w-]+)"')
+
+
 FP_FUSION_ENV = "TRITON_DEFAULT_FP_FUSION"
 
 
@@ -111,14 +155,20 @@ def fp_fusion_default(options: dict[str, Any]) -> dict[str, Any]:
     return {"enable_fp_fusion": True}
 
 
-def post_allocation(ttgir: str, *, name: str = "kernel", timeout: float = 300) -> str:
-    """The module after ``allocate-shared-memory`` (Triton's passes, in a subprocess); ops
-    without a location of their own point into ``NAME.ttgir``."""
+def post_allocation(
+    ttgir: str, *, arch: str | None = None, name: str = "kernel", timeout: float = 300
+) -> str:
+    """The module after ``allocate-shared-memory`` (Triton's passes for ``arch``, default the
+    module's ``ttg.target``, in a subprocess); ops without a location of their own point into
+    ``NAME.ttgir``."""
+    if arch is None:
+        found = _MODULE_TARGET.search(ttgir)
+        arch = found["arch"] if found else "gfx1250"
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{name}.ttgir"
         path.write_text(ttgir)
         proc = subprocess.run(
-            [sys.executable, "-c", _POST_ALLOCATION, str(path)],
+            [sys.executable, "-c", _POST_ALLOCATION, str(path), arch],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -157,26 +207,30 @@ def from_compiled(compiled: Any, *, allocate: bool = True) -> Compiled:
     if target not in triton_targets():
         raise ModuleError(f"the kernel was compiled for {target}; wgpsim models {target_names()}")
     name = str(meta.get("name") or getattr(compiled, "name", "kernel"))
-    post = post_allocation(asm["ttgir"], name=name) if allocate else None
+    arch = target.removeprefix("hip:")
+    post = post_allocation(asm["ttgir"], arch=arch, name=name) if allocate else None
     return Compiled(name, asm["ttgir"], asm.get("amdgcn"), post, meta)
 
 
-def compile_for_gfx1250(
+def compile_for(
     fn: Any,
     signature: dict[str, str],
     constexprs: dict[str, Any] | None = None,
     *,
     num_warps: int = 4,
     num_stages: int | None = None,
+    target: str = "gfx1250",
     allocate: bool = True,
     **options: Any,
 ) -> Compiled:
-    """Compile ``fn`` for gfx1250 on the CPU.
+    """Compile ``fn`` on the CPU for the packaged target ``target`` (`resolve_target`: ``mi450``
+    or ``gfx1250``, ``gfx950``, ``gfx942``).
 
     ``signature`` maps each runtime argument to its Triton type (``"*fp16"``, ``"i32"``);
     ``constexprs`` gives the ``constexpr`` arguments' values (they need not be in
     ``signature``). ``options`` go to ``triton.compile`` (``num_ctas``, ...).
     """
+    chip = resolve_target(target)
     try:
         import triton
         from triton.backends.compiler import GPUTarget
@@ -196,5 +250,12 @@ def compile_for_gfx1250(
     if num_stages is not None:
         opts["num_stages"] = num_stages
     src = source_cls(fn, sig, constexprs=constexprs)
-    compiled = triton.compile(src, target=GPUTarget("hip", "gfx1250", 32), options=opts)
-    return from_compiled(compiled, allocate=allocate)
+    gpu = GPUTarget("hip", chip.arch, chip.warp_size)
+    return from_compiled(triton.compile(src, target=gpu, options=opts), allocate=allocate)
+
+
+def compile_for_gfx1250(
+    fn: Any, signature: dict[str, str], constexprs: dict[str, Any] | None = None, **kw: Any
+) -> Compiled:
+    """``compile_for(..., target="gfx1250")``: the MI450 compile (older callers' name)."""
+    return compile_for(fn, signature, constexprs, target="gfx1250", **kw)

@@ -1,9 +1,10 @@
-"""Compile ``FILE.py:FUNCTION`` for gfx1250 on the CPU into a Triton cache entry (``wgpsim
-compile``, and ``wgpsim kernel FILE.py:FUNCTION``).
+"""Compile ``FILE.py:FUNCTION`` on the CPU for a packaged target (gfx1250 unless the request's
+``target`` names another: ``gfx950``, ``gfx942``) into a Triton cache entry (``wgpsim compile``,
+and ``wgpsim kernel FILE.py:FUNCTION``).
 
 The compile runs in a child process (Triton can abort, and the user's file runs there, not in
 wgpsim): the child imports the file, takes the ``@triton.jit`` / ``@gluon.jit`` function, runs
-`wgpsim.frontend.compile.compile_for_gfx1250` with ``TRITON_CACHE_DIR`` pointing at the cache
+`wgpsim.frontend.compile.compile_for` with ``TRITON_CACHE_DIR`` pointing at the cache
 root, so that Triton writes its own cache entry (a hash folder with ``NAME.ttgir``,
 ``NAME.amdgcn``, ``NAME.json``, ...), and adds ``NAME.post.mlir`` (the module after Triton's
 ``allocate-shared-memory``: the buffers' offsets) beside them. ``wgpsim kernel FOLDER`` reads it.
@@ -58,7 +59,8 @@ _EXTRA = "compiling needs the triton extra: python -m pip install -e '.[triton]'
 @dataclass(frozen=True)
 class CompileRequest:
     """One compile: the function ``function`` of ``source``, its argument types and constexpr
-    values, the launch options, and the cache root the entry goes to."""
+    values, the launch options, the cache root the entry goes to, and the target (a packaged
+    hardware file's name, `wgpsim.frontend.compile.resolve_target`)."""
 
     source: Path
     function: str
@@ -67,6 +69,7 @@ class CompileRequest:
     num_warps: int = 4
     num_stages: int | None = None
     cache_dir: Path = Path(".")
+    target: str = "mi450"
 
 
 def is_target(text: str) -> bool:
@@ -240,18 +243,19 @@ def _known_type(kind: str) -> bool:
 
 def _child(payload: dict[str, Any]) -> dict[str, str]:
     """The child's work: compile, find Triton's cache entry, add the post-allocation module."""
-    from wgpsim.frontend.compile import compile_for_gfx1250
+    from wgpsim.frontend.compile import compile_for
 
     request = CompileRequest(**payload)
     fn = _function(request)
     signature, constexprs = _arguments(fn, request)
     try:
-        compiled = compile_for_gfx1250(
+        compiled = compile_for(
             fn,
             signature,
             constexprs,
             num_warps=request.num_warps,
             num_stages=request.num_stages,
+            target=request.target,
         )
     except ModuleError:
         raise

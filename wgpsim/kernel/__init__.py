@@ -1,7 +1,9 @@
 """From kernel source to an LDS report in one call (the notebook's entry point).
 
-``report(fn, signature, constexprs, num_warps=...)`` compiles a ``@triton.jit`` / ``@gluon.jit``
-function for gfx1250 on the CPU (the triton extra; `wgpsim.frontend.compile`) and returns its
+``report(fn, signature, constexprs, num_warps=..., target=...)`` compiles a ``@triton.jit`` /
+``@gluon.jit`` function on the CPU (the triton extra; `wgpsim.frontend.compile.compile_for`) for
+``target`` (``"gfx1250"``, MI450, by default; ``"gfx950"``, ``"gfx942"``: the hardware file whose
+``target:`` names it, which the report then uses) and returns its
 `wgpsim.kernel.report.KernelReport`; it also takes an already compiled kernel
 (``triton.compile(...)``), a `wgpsim.frontend.compile.Compiled`, a kernel model, or a path that
 ``wgpsim kernel`` reads::
@@ -9,6 +11,7 @@ function for gfx1250 on the CPU (the triton extra; `wgpsim.frontend.compile`) an
     from wgpsim.kernel import report
     rep = report(matmul, {"a_ptr": "*fp16", ...}, {"BM": 128, "BN": 128, "BK": 64}, num_warps=4)
     rep.ops[0]["instructions"], rep.lds_bytes, rep.ttg_shared
+    report(matmul, {...}, {...}, num_warps=4, target="gfx950")  # MI350X/MI355X, wave64
 
 ``loop(...)`` takes the same kernels and returns the traces of its main loop as the assembly
 runs it (`wgpsim.kernel.loop.traces.KernelLoopTrace`: every warp, N iterations, per-row
@@ -25,14 +28,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from wgpsim.frontend.compile import Compiled, compile_for_gfx1250, from_compiled
+from wgpsim.frontend.compile import Compiled, compile_for, compile_for_gfx1250, from_compiled
 from wgpsim.frontend.model import Kernel
 from wgpsim.frontend.sources import read_kernel
 from wgpsim.kernel.loop.program import loop_program
 from wgpsim.kernel.loop.traces import KernelLoopTrace, loop_trace
 from wgpsim.kernel.report import KernelReport, kernel_report
 
-__all__ = ["compile_for_gfx1250", "loop", "report"]
+__all__ = ["compile_for", "compile_for_gfx1250", "loop", "report"]
 
 
 def report(
@@ -41,14 +44,16 @@ def report(
     constexprs: dict[str, Any] | None = None,
     *,
     num_warps: int = 4,
+    target: str = "gfx1250",
     hw=None,
     engine: str = "fast",
     **options: Any,
 ) -> KernelReport:
-    """The LDS report of ``kernel`` (see the module docstring for what it may be)."""
+    """The LDS report of ``kernel`` (see the module docstring for what it may be); ``target``
+    is the chip a jit function is compiled for (a compiled kernel says its own)."""
     if isinstance(kernel, str | Path | Kernel):
         return kernel_report(kernel, hw, engine=engine)
-    model = _model(kernel, signature, constexprs, num_warps=num_warps, **options)
+    model = _model(kernel, signature, constexprs, num_warps=num_warps, target=target, **options)
     return kernel_report(model, hw, engine=engine)
 
 
@@ -58,6 +63,7 @@ def loop(
     constexprs: dict[str, Any] | None = None,
     *,
     num_warps: int = 4,
+    target: str = "gfx1250",
     asm: str | None = None,
     which: str | int | None = None,
     iterations: int | None = None,
@@ -67,13 +73,16 @@ def loop(
     """The traces of ``kernel``'s loop ``which`` (a label or index; default: the loop with the
     most ``ds_*``, or the whole kernel if it has none), from ``asm`` or the kernel's own
     assembly (without any, from the TTGIR by rule), over ``iterations`` (default: the constant
-    trip count, else `wgpsim.kernel.loop.traces.DEFAULT_ITERATIONS`)."""
-    model = _model(kernel, signature, constexprs, num_warps=num_warps, **options)
+    trip count, else `wgpsim.kernel.loop.traces.DEFAULT_ITERATIONS`); ``target`` as for
+    `report`."""
+    model = _model(kernel, signature, constexprs, num_warps=num_warps, target=target, **options)
     program = loop_program(model, asm, loop=which, hw=hw)
     return loop_trace(program, iterations, hw)
 
 
-def _model(kernel: Any, signature, constexprs, *, num_warps: int, **options: Any) -> Kernel:
+def _model(
+    kernel: Any, signature, constexprs, *, num_warps: int, target: str, **options: Any
+) -> Kernel:
     """The kernel model of whatever ``report``/``loop`` were given."""
     if isinstance(kernel, Kernel):
         return kernel
@@ -86,7 +95,7 @@ def _model(kernel: Any, signature, constexprs, *, num_warps: int, **options: Any
     else:
         if signature is None:
             raise TypeError("a jit function needs its signature")
-        compiled = compile_for_gfx1250(
-            kernel, signature, constexprs, num_warps=num_warps, **options
+        compiled = compile_for(
+            kernel, signature, constexprs, num_warps=num_warps, target=target, **options
         )
     return compiled.kernel()

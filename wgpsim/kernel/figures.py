@@ -83,6 +83,7 @@ def loop_engine(trace, hw: HardwareConfig, engine: str) -> str:
     ``auto``'s des budget (the attention example: 3 x 24,576 passes), so des is not paid for a
     first run before the fast engine loads anyway; else ``engine`` (a named engine is kept).
 
+    >>> from wgpsim.hw.config import load_hardware
     >>> from wgpsim.trace import TraceBuilder
     >>> loop_engine(TraceBuilder(1).build(), load_hardware(), "auto")
     'auto'

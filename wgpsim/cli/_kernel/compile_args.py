@@ -1,5 +1,7 @@
 """The compile flags that ``wgpsim compile`` and ``wgpsim kernel FILE.py:FUNCTION`` share, and
-running the compile (`wgpsim.frontend.compile_file`) with a line on stderr while it works."""
+running the compile (`wgpsim.frontend.compile_file`) with a line on stderr while it works. The
+chip is the one ``--target NAME`` (or ``--hw FILE``'s ``target:`` field) names, else MI450's
+gfx1250 (`wgpsim.frontend.compile.resolve_target`)."""
 
 from __future__ import annotations
 
@@ -7,10 +9,16 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wgpsim.errors import ModuleError
 
+if TYPE_CHECKING:
+    from wgpsim.frontend.compile import CompileTarget
+
 FLAGS = ("warps", "stages", "constexpr", "signature", "out")
+#: The hardware file a compile without ``--target`` is for.
+DEFAULT_TARGET = "mi450"
 
 
 def add_compile_args(parser: argparse.ArgumentParser, title: str | None = None) -> None:
@@ -43,6 +51,19 @@ def given_compile_flags(args: argparse.Namespace) -> list[str]:
     return [f"--{f}" for f in FLAGS if getattr(args, f, None) not in (None, [])]
 
 
+def compile_chip(args: argparse.Namespace) -> CompileTarget:
+    """The chip to compile for: ``--target NAME``'s hardware file (``args.hw``, its path) or
+    ``--hw FILE``'s ``target:`` field, else `DEFAULT_TARGET`'s."""
+    from wgpsim.frontend.compile import resolve_target
+
+    hw = getattr(args, "hw", None)
+    if hw is None:
+        return resolve_target(DEFAULT_TARGET)
+    from wgpsim.hw.config import load_hardware
+
+    return resolve_target(load_hardware(hw).target or DEFAULT_TARGET)
+
+
 def compile_target(args: argparse.Namespace, target: str) -> tuple[str, Path, Path]:
     """Compile ``FILE.py:FUNCTION`` as the flags say; (kernel name, entry folder, cache root).
     Says on stderr what it is doing (a first compile takes seconds to a minute)."""
@@ -57,6 +78,7 @@ def compile_target(args: argparse.Namespace, target: str) -> tuple[str, Path, Pa
     )
 
     source, function = parse_target(target)
+    chip = compile_chip(args)
     warps = 4 if args.warps is None else args.warps
     if not 1 <= warps <= 32 or warps & (warps - 1):
         raise ModuleError(f"--warps {warps}: a power of two in 1..32")
@@ -73,9 +95,10 @@ def compile_target(args: argparse.Namespace, target: str) -> tuple[str, Path, Pa
         warps,
         args.stages,
         cache,
+        chip.name,
     )
     print(
-        f"compiling {target} for gfx1250 on the CPU (Triton, in a child process; "
+        f"compiling {target} for {chip.arch} on the CPU (Triton, in a child process; "
         f"seconds for a small kernel, up to a minute for a large GEMM; stops after {TIMEOUT} s)",
         file=sys.stderr,
         flush=True,

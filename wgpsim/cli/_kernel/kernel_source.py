@@ -57,8 +57,8 @@ def kernel_source(args: argparse.Namespace) -> tuple[Path, str | None] | None:
         if entry.target is not None and entry.target not in triton_targets():
             print(
                 f"wgpsim: note: {entry.name} was compiled for {entry.target}; wgpsim models "
-                f"{target_names()} (wgpsim compile FILE.py:FUNCTION compiles for gfx1250 on "
-                "the CPU)",
+                f"{target_names()} (wgpsim compile FILE.py:FUNCTION --target NAME compiles for "
+                "one of them on the CPU)",
                 file=sys.stderr,
             )
         return entry.folder, entry.name
