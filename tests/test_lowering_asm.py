@@ -199,3 +199,21 @@ def test_packed_fp4_loads_time_one_pass_each():
     # each source row is 8 bytes of one K (64 B apart): rows 4 K apart share a bank pair, and
     # an instruction's 32 rows fall on 4 bank pairs, 8 rows each: 8 bank cycles a pass
     assert r.bank_cycles == 8 * r.passes
+
+
+def test_stores_of_another_address_register_between_do_not_merge():
+    """The held-out fp32 mm's B store on gfx942 (amd_rotating_shared): its 8 ds_write_b32 fall in
+    4 groups of one address register each, interleaved (0 and 3, 1 and 2, 4 and 7, 5 and 6); the
+    compile pairs the adjacent 1-2 and 5-6 and leaves 0, 3, 4, 7 single (LLVM does not move a
+    store past one of another register)."""
+    from corpus_others import checks
+
+    from wgpsim.frontend.ttgir import read_ttgir_file
+    from wgpsim.kernel.lowering import allocate_kernel, lower_op
+
+    name = "heldout_flaggems_mm_fp32"
+    kernel = read_ttgir_file(checks.root("gfx942") / "fixtures" / name / "kernel.ttgir")
+    store = [o for o in kernel.ops if o.op == "ttg.local_store"][1]
+    got = lower_op(kernel, store, allocate_kernel(kernel)).counts
+    want = [o for o in checks.expected(name, "gfx942")["ops"] if o["op"] == "ttg.local_store"][1]
+    assert got == want["instructions"] == {"ds_write_b32": 4, "ds_write2_b32": 2}

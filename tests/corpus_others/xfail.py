@@ -4,18 +4,10 @@ cause``; the test of that pair is ``xfail(strict=True)``, so a fix that makes it
 run until its entry is removed here. ``python benchmarks/kernel_corpus_check.py [--target T]``
 prints what each check finds today."""
 
-#: why a check fails, shared by the kernels (and targets) it holds for
 XFAIL: dict[tuple[str, str], str] = {}
 
 XFAIL_BY_TARGET: dict[str, dict[tuple[str, str], str]] = {
     "gfx1250": XFAIL,
-    "gfx942": {
-        ("heldout_flaggems_mm_fp32", "ds"): (
-            "B's store into amd_rotating_shared (fp32, 32x64): the assembly holds its 8 "
-            "ds_write_b32 addresses in 4 registers and pairs only 2 (ds_write2_b32), leaving "
-            "4 single; wgpsim pairs all 8, their lane addresses differing by one constant "
-            "numerically (likely: LLVM sees no constant difference through the rotation's XOR)"
-        ),
-    },
+    "gfx942": {},
     "gfx950": {},
 }

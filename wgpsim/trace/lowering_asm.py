@@ -21,7 +21,9 @@ the assembly, and both change the LDS traffic:
    - else they stay two instructions.
 
    Offsets count from the smallest of the group (our assumption for the immediate LLVM folds:
-   Triton adds the additive registers' offsets as constants to one base).
+   Triton adds the additive registers' offsets as constants to one base). Two stores merge
+   only if no store of another group lies between them (LLVM cannot move a store past one
+   that may alias it).
 
 The merged instruction keeps each lane's first address; ``distance`` is the byte distance to
 the second. A lone load with no partner, and every other instruction, stays as it is, but a byte
@@ -148,6 +150,14 @@ def _base_groups(addresses: np.ndarray, keep: list[int]) -> list[list[int]]:
     return groups
 
 
+def _crosses(group: list[int], a: int, b: int) -> bool:
+    """Whether a store of another address register lies between stores ``a`` and ``b`` in
+    program order: LLVM cannot move either past a store it cannot tell apart from it (the
+    held-out fp32 mm's B store on gfx942, 8 ``ds_write_b32`` in 4 such groups, interleaved:
+    only the 2 adjacent pairs merge)."""
+    return any(k not in group for k in range(min(a, b) + 1, max(a, b)))
+
+
 def high_half(instruction: str, register: int) -> str:
     """The store LLVM issues for a byte or half ``instruction`` of source register ``register``:
     its ``_d16_hi`` twin when the value sits at bit 16 of its 32-bit register (registers packed
@@ -198,9 +208,10 @@ def assemble(
             while i + 1 < len(order):
                 a, b = order[i], order[i + 1]  # offset[a] <= offset[b]
                 ea, eb = offset[a] - low, offset[b] - low
+                blocked = ins.kind == "store" and _crosses(group, a, b)
                 form = (
                     None
-                    if ea % width or eb % width
+                    if ea % width or eb % width or blocked
                     else pair_form(instruction, ea // width, eb // width)
                 )
                 if form is None:
