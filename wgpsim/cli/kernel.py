@@ -141,6 +141,14 @@ TR_WORDS = {
 """What the report's ``ds_load_tr`` column values mean, as its legend line says them."""
 
 
+RATE_WORDS = (
+    "bank: the op's bank-conflict cycles; rate%: 100 x bank / the cycles its passes take "
+    "without a conflict (rocprof-compute's Bank Conflict Rate as documented; 300 = the op "
+    "takes four times its ideal cycles; its CDNA metric files scale by 3.125, not 100)"
+)
+"""The legend line of the op table's ``bank`` and ``rate%`` columns (wgpsim.measures.metrics)."""
+
+
 def format_report(report, width: int = 10_000) -> str:
     """The report as the terminal shows it: a header, the ops, the buffers, what is not
     modelled, and the worst ops. A table wider than ``width`` is printed as several tables of
@@ -162,6 +170,8 @@ def format_report(report, width: int = 10_000) -> str:
     ]
     if legend:
         lines.append(f"ds_load_tr (the transposed load): {'; '.join(legend)}")
+    if any(op["bank_conflict_rate"] is not None for op in report.ops):
+        lines.append(RATE_WORDS)
     lines += [line for op in report.ops for line in _suggestion(op)]
     lines.append("")
     bhead = ("buffer", "shape", "encoding", "offsets", "bytes", "partitions", "live")

@@ -141,10 +141,25 @@ class LoopTiming:
         ]
         if not saves:
             return text + "."
-        words = [f"{label} {n}" for label, n in saves]
+        words = [f"{label} {n}" + self._tdm_share(label) for label, n in saves]
         words[0] = f"{saves[0][0]} would save {saves[0][1]} cycles"
         listed = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
         return f"{text}; {listed}" + (" (the bound)." if "no_lds" in self.what_ifs else ".")
+
+    def _tdm_share(self, label: str) -> str:
+        """Where the bank-conflict saving comes from, when the TDM's writes hold any of the
+        conflicts (" (all in the TDM's LDS writes: %24)"); else ""."""
+        ops = self.ops
+        if label != "removing bank conflicts" or ops is None or not len(ops):
+            return ""
+        tdm = ops[(ops["kind"] == "tdm") & (ops["bank_conflict_cycles"] > 0)]
+        if tdm.empty:
+            return ""
+        names = ", ".join(str(n).split(" ", 1)[0] for n in tdm["op"])
+        if (ops.loc[ops["kind"] != "tdm", "bank_conflict_cycles"] > 0).any():
+            share = number_text(float(tdm["bank_conflict_cycles"].sum()))
+            return f" ({share} of the conflict cycles in the TDM's LDS writes: {names})"
+        return f" (all in the TDM's LDS writes: {names})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
