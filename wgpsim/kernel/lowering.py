@@ -72,7 +72,7 @@ LOADS = ("ttg.local_load", "amdg.local_load_packed_transposed")
 ASYNC_COPY = "ttg.async_copy_global_to_local"
 STORES = ("ttg.local_store", "ttg.local_alloc")
 ASYNC_WHY = "the copy engine writes the LDS (global_load_async_to_lds; no other value)"
-TDM_WHY = "the copy engine (TDM) writes the LDS: not in this lock-step table (--loop-timing times its writes)"  # fmt: skip  # noqa: E501
+TDM_WHY = "the copy engine writes the LDS (the TDM): not in this lock-step table (--loop-timing times its writes)"  # fmt: skip  # noqa: E501
 
 
 @dataclass(frozen=True)

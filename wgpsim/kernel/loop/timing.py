@@ -141,8 +141,9 @@ class LoopTiming:
         ]
         if not saves:
             return text + "."
-        words = [f"{label} {n}" + self._tdm_share(label) for label, n in saves]
+        words = [f"{label} {n}" for label, n in saves]
         words[0] = f"{saves[0][0]} would save {saves[0][1]} cycles"
+        words = [w + self._tdm_share(label) for w, (label, _) in zip(words, saves, strict=True)]
         listed = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
         return f"{text}; {listed}" + (" (the bound)." if "no_lds" in self.what_ifs else ".")
 
