@@ -111,3 +111,17 @@ def test_kernel_report_marks_measured_and_assumed_groupings(capsys):
     out = capsys.readouterr().out
     assert "x ds_read_b64_tr_b16[a]" in out and "x ds_read_b128[m]" in out
     assert "[m] measured on the chip; [a] assumed" in out
+
+
+def test_an_overridden_grouping_is_an_assumption():
+    """``--set`` or ``with_overrides`` of a grouping entry replaces the file's source: the
+    entry it changes reads as an assumption, the others keep their kind."""
+    from wgpsim.hw.config import apply_overrides
+
+    hw = load_hardware(hardware_path("gfx950"))
+    changed = apply_overrides(hw, ["passes.groupings.measured.ds_read_b128=[[2, 4], [5]]"])
+    assert hw.grouping_source("ds_read_b128") == "measured"
+    assert changed.grouping_source("ds_read_b128") == "assumption"
+    assert changed.grouping_source("ds_read_b64") == "measured"
+    same = hw.with_overrides(**{"passes.groupings.measured.ds_read_b128": [[2, 3, 4], [5]]})
+    assert same.grouping_source("ds_read_b128") == "measured"

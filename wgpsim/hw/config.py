@@ -43,7 +43,7 @@ from wgpsim.hw.config_schema import (
     masks_form,
     read_sections,
 )
-from wgpsim.hw.grouping_sources import grouping_source
+from wgpsim.hw.grouping_sources import grouping_source, overridden
 from wgpsim.inputs import load_yaml, read_text
 from wgpsim.packaged import hardware_path, target_names, triton_targets
 from wgpsim.trace.instructions import INSTRUCTIONS
@@ -157,7 +157,12 @@ class HardwareConfig:
         >>> hw.with_overrides(timing={"queue_depth": 2}).timing.queue_depth
         2
         """
-        raw = overrides.apply(self.to_dict(), changes, self.source)
+        before = self.to_dict()
+        raw = overrides.apply(before, changes, self.source)
+        own = any(str(k).startswith("passes.sources") for k in changes)
+        if not own and "sources" not in (changes.get("passes") or {}):
+            groupings = before["passes"]["groupings"]
+            raw["passes"] = overridden(raw["passes"], groupings)
         return replace(HardwareConfig.from_dict(raw, source=self.source), source=self.source)
 
     # -- derived quantities ---------------------------------------------------------------------
@@ -337,9 +342,11 @@ def apply_overrides(hw: HardwareConfig, items: list[str] | tuple[str, ...]) -> H
     """
     if not items:
         return hw
-    raw = hw.to_dict()
+    before = raw = hw.to_dict()
     for item in items:
         raw = overrides.apply(raw, [item], f"--set {_item(item)}")
+    if not any(i.strip().startswith("passes.sources") for i in items):
+        raw["passes"] = overridden(raw["passes"], before["passes"]["groupings"])
     marker = "\0"
     try:
         changed = HardwareConfig.from_dict(raw, source=marker)

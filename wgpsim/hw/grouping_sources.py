@@ -16,7 +16,7 @@ name a kind for every entry of every grouping, and nothing else.
 >>> tables = [("blog", (("ds_load_b128", ((4,),)), ("ds_load_b32", ())))]
 >>> read_sources({"blog": {"ds_load_b128": "document", "ds_load_b32": "assumption"}}, tables, "x.yaml")
 (('blog', (('ds_load_b128', 'document'), ('ds_load_b32', 'assumption'))),)
->>> read_sources({"blog": {"ds_load_b128": "seed"}}, tables, "x.yaml")
+>>> read_sources({"blog": {"ds_load_b128": "seed", "ds_load_b32": "assumption"}}, tables, "x.yaml")
 Traceback (most recent call last):
 ...
 wgpsim.errors.ConfigError: x.yaml: passes.sources.blog.ds_load_b128: expected one of measured, document, assumption, got 'seed'
@@ -28,7 +28,7 @@ from typing import Any
 
 from wgpsim.errors import ConfigError
 
-__all__ = ["SOURCE_KINDS", "SOURCE_WORDS", "grouping_source", "read_sources"]
+__all__ = ["SOURCE_KINDS", "SOURCE_WORDS", "grouping_source", "overridden", "read_sources"]
 
 SOURCE_KINDS = ("measured", "document", "assumption")
 """measured: timed or counted on the chip (HipKittens' and pyhip's phase measurements);
@@ -88,3 +88,30 @@ def grouping_source(sources: Sources, chosen: str, first: str, op: str) -> str:
         if kind is not None:
             return kind
     return "unknown"
+
+
+def overridden(passes: dict, before: dict) -> dict:
+    """``passes`` (the YAML's section, after overrides) with its ``sources`` following the
+    groupings: an entry an override added or changed (its masks differ from ``before``, the
+    section's groupings before) is an assumption, a removed one loses its kind.
+
+    >>> before = {"blog": {"ds_load_b128": [4]}}
+    >>> after = {"groupings": {"blog": {"ds_load_b128": [2]}, "mine": {"ds_load_b128": [4]}},
+    ...          "sources": {"blog": {"ds_load_b128": "document"}}}
+    >>> overridden(after, before)["sources"]
+    {'blog': {'ds_load_b128': 'assumption'}, 'mine': {'ds_load_b128': 'assumption'}}
+    """
+    old = passes.get("sources")
+    groupings = passes.get("groupings")
+    if not isinstance(old, dict) or not isinstance(groupings, dict):
+        return passes
+    sources = {}
+    for name, table in groupings.items():
+        if not isinstance(table, dict):
+            return passes
+        kept, was = old.get(name) or {}, before.get(name) or {}
+        sources[name] = {
+            op: kept[op] if op in kept and was.get(op) == masks else "assumption"
+            for op, masks in table.items()
+        }
+    return {**passes, "sources": sources}
