@@ -20,7 +20,8 @@ TRACE = ROOT / "examples" / "traces" / "two_pairs_conflict.jsonl"
 TDM = ROOT / "examples" / "kernels" / "gemm_tdm_standard"
 
 
-def test_replay_says_simulated_not_measured(capsys):
+def test_replay_says_simulated_not_measured(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "400")  # the legend whole on one line
     assert main(["replay", str(TRACE)]) == 0
     out = capsys.readouterr().out
     assert "measured_cycles" not in out and "start_end_cycles (simulated clocks)" in out

@@ -251,7 +251,7 @@ def print_metric_tables(
     console.print(table)
     console.print("per instruction (bank conflicts, static, no timing):", soft_wrap=True)
     console.print(_per_instruction_table(per_instruction, console.width))
-    console.print(RATE_LEGEND, soft_wrap=True)
+    console.print(RATE_LEGEND)  # wrapped at the console width
 
 
 def _per_instruction_table(rows: list[dict[str, Any]], width: int) -> Any:
