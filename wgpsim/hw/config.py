@@ -145,7 +145,7 @@ class HardwareConfig:
             "timing": dict(vars(self.timing)),
             "arbiter": dict(vars(self.arbiter)),
             "drift": dict(vars(self.drift)),
-            "costs": dict(vars(self.costs)),
+            "costs": {k: v for k, v in vars(self.costs).items() if v is not None},
         }
 
     def with_overrides(self, **changes: Any) -> HardwareConfig:

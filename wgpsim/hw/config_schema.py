@@ -137,13 +137,13 @@ class Drift:
 class Costs:
     """Issue cycles of the work between LDS instructions that a compiled kernel's loop runs
     (``wgpsim.kernel.loop.program``): how long a warp spends on one instruction of each class
-    before its next one issues. ``wmma_xdl_2pass`` / ``_4pass`` / ``wmma_valu_4pass`` are
-    LLVM's GFX1250 classes (``WriteXDL2PassWMMA`` ...), chosen per mnemonic as its ``InstRW``
-    patterns do."""
+    before its next one issues. The matrix classes are LLVM's (``SISchedule.td``), one key per
+    class, chosen per mnemonic as the target's ``InstRW`` patterns do
+    (``wgpsim.kernel.loop.matrix_classes``); a file gives those of its target only: gfx1250
+    ``wmma_xdl_2pass`` / ``_4pass`` / ``wmma_valu_4pass`` (``WriteXDL2PassWMMA`` ...), gfx9
+    ``mfma_2pass`` ... ``mfma_16pass`` (``Write2PassMAI`` ...) and ``dgemm_*``
+    (``Write4PassDGEMM`` ...). A class the file leaves out is None."""
 
-    wmma_xdl_2pass: int
-    wmma_xdl_4pass: int
-    wmma_valu_4pass: int
     valu: int
     salu: int
     global_issue: int
@@ -153,6 +153,21 @@ class Costs:
     branch: int
     memory_wait: int
     lane_permute_issue: int
+    wmma_xdl_2pass: int | None = None
+    wmma_xdl_4pass: int | None = None
+    wmma_valu_4pass: int | None = None
+    mfma_2pass: int | None = None
+    mfma_4pass: int | None = None
+    mfma_8pass: int | None = None
+    mfma_16pass: int | None = None
+    dgemm_4pass: int | None = None
+    dgemm_8pass: int | None = None
+    dgemm_16pass: int | None = None
+
+    @classmethod
+    def optional(cls) -> tuple[str, ...]:
+        """The matrix-class keys, which a file gives only for its target's classes."""
+        return tuple(k for k, f in cls.__dataclass_fields__.items() if f.default is None)
 
 
 _CHOICES = {
@@ -236,7 +251,8 @@ class _Reader:
             raise field_error(message, path, f"must be a mapping, got {shown(data)}")
         unknown = sorted(set(data) - set(keys) - set(optional))
         if unknown:
-            problem = f"{did_you_mean(unknown[0], keys)} (valid in {where}: {', '.join(keys)})"
+            valid = (*keys, *optional)
+            problem = f"{did_you_mean(unknown[0], valid)} (valid in {where}: {', '.join(valid)})"
             raise field_error(
                 f"{self.source}: unknown field {_join(path, unknown[0])!r}{problem}",
                 _join(path, unknown[0]),
@@ -446,9 +462,10 @@ class _Reader:
         )
 
     def costs(self, data: Any) -> Costs:
-        names = tuple(Costs.__dataclass_fields__)
-        d = self.section(data, "costs", names)
-        return Costs(**{k: self.number(d[k], f"costs.{k}") for k in names})
+        optional = Costs.optional()
+        names = tuple(k for k in Costs.__dataclass_fields__ if k not in optional)
+        d = self.section(data, "costs", names, optional)
+        return Costs(**{k: self.number(d[k], f"costs.{k}") for k in (*names, *optional) if k in d})
 
 
 def gf2_rank(vectors: list[int]) -> int:

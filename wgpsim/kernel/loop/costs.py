@@ -1,7 +1,7 @@
-"""What the loop's other work costs: the issue cycles of a ``v_wmma_*`` (LLVM's GFX1250
-scheduling classes) and of the VALU, SALU, memory and wait instructions (``costs:`` of the
-hardware file, `configs/mi450.yaml`), as `wgpsim.kernel.loop.program` turns them into ``delay``
-rows.
+"""What the loop's other work costs: the issue cycles of a matrix instruction (``v_wmma_*``,
+``v_mfma_*``, ``v_smfmac_*``: its LLVM scheduling class, `wgpsim.kernel.loop.matrix_classes`)
+and of the VALU, SALU, memory and wait instructions (``costs:`` of the hardware file,
+`configs/mi450.yaml`), as `wgpsim.kernel.loop.program` turns them into ``delay`` rows.
 
 >>> from wgpsim.frontend.amdgcn_loops import stream
 >>> i = stream("k:\\n v_wmma_f32_16x16x32_f16 v[0:7], v[8:15], v[16:23], v[0:7]")[1][1]
@@ -13,37 +13,48 @@ from __future__ import annotations
 
 import re
 
+from wgpsim.errors import ConfigError
 from wgpsim.frontend.amdgcn_loops import AsmInstr
-from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctests)
+from wgpsim.hw.config import HardwareConfig, load_hardware, target_hardware  # noqa: F401
+from wgpsim.kernel.loop.matrix_classes import sched_model
 
 __all__ = ["issue_cycles", "wmma_cost"]
 
-_WMMA_2PASS = re.compile(r"^v_s?wmmac?_.*_(fp8|bf8|bf16|f16)$")
-_WMMA_4PASS = re.compile(r"^v_s?wmmac?_.*_(iu8|iu4)$")
-_F8_FMT = re.compile(r"matrix_[ab]_fmt:MATRIX_FMT_(FP8|BF8)\b")
-
 
 def wmma_cost(instr: AsmInstr, hw: HardwareConfig) -> tuple[int, str]:
-    """Issue cycles of one ``v_wmma_*`` by LLVM's GFX1250SpeedModel classes (its ``InstRW``
-    patterns), and a note if the mnemonic is in none of them.
+    """Issue cycles of one matrix instruction by the LLVM class of the hardware's target (its
+    ``InstRW`` patterns; gfx942 and gfx950 ``v_mfma_*`` / ``v_smfmac_*``, gfx1250
+    ``v_wmma_*``), and a note if the mnemonic is in none of them.
 
     >>> from wgpsim.frontend.amdgcn_loops import stream
     >>> i = stream("k:\\n v_wmma_f32_16x16x32_f16 v[0:7], v[8:15], v[16:23], v[0:7]")[1][1]
     >>> wmma_cost(i, load_hardware())
     (8, '')
+    >>> i = stream("k:\\n v_mfma_f32_32x32x16_f16 v[0:15], v[0:3], v[4:7], v[0:15]")[1][1]
+    >>> wmma_cost(i, target_hardware("hip:gfx950"))
+    (32, '')
+    >>> i = stream("k:\\n v_mfma_f32_32x32x64_f8f6f4 v[0:15], v[0:7], v[8:15], 0")[1][1]
+    >>> wmma_cost(i, target_hardware("hip:gfx950"))
+    (64, '')
     """
-    c, m = hw.costs, instr.mnemonic
-    if m.startswith("v_wmma_f32_16x16x4_f32"):
-        return c.wmma_valu_4pass, ""
-    if "_16x16x128_f8f6f4" in m:  # f8 unless both formats are given as something else
-        fmts = re.findall(r"matrix_[ab]_fmt:\w+", instr.operands)
-        f8 = len(fmts) < 2 or bool(_F8_FMT.search(instr.operands))
-        return (c.wmma_xdl_4pass if f8 else c.wmma_xdl_2pass), ""
-    if "_f32_32x16x128_f4" in m or _WMMA_2PASS.match(m):
-        return c.wmma_xdl_2pass, ""
-    if _WMMA_4PASS.match(m):
-        return c.wmma_xdl_4pass, ""
-    return c.wmma_xdl_2pass, f"{m}: in no LLVM GFX1250 class, taken as a 2-pass WMMA"
+    model, m = sched_model(hw.target), instr.mnemonic
+    found = model.classify(m)
+    if found is None:
+        note = f"{m}: in no LLVM {model.short} class, taken as {model.fallback_words}"
+        return _cycles(hw, model.fallback, m), note
+    f8 = found.f8_cost and model.is_f8(instr.operands)
+    return _cycles(hw, found.f8_cost if f8 else found.cost, m), ""
+
+
+def _cycles(hw: HardwareConfig, key: str, mnemonic: str) -> int:
+    """``costs.<key>`` of ``hw``; a ConfigError if the file leaves that class out."""
+    cycles = getattr(hw.costs, key)
+    if cycles is None:
+        raise ConfigError(
+            f"{hw.source}: missing field 'costs.{key}' (the LLVM class of {mnemonic} on "
+            f"{hw.target or hw.name})"
+        )
+    return cycles
 
 
 def issue_cycles(instr: AsmInstr, hw: HardwareConfig) -> int:

@@ -5,8 +5,8 @@ the TTGIR's LDS ops (the per-warp traces of N iterations are `wgpsim.kernel.loop
 into `Step`\\ s, one per trace row: every ``ds_*`` becomes an LDS row whose lane addresses come
 from the layouts (the op's `wgpsim.kernel.lowering.lower_op`), the waits and barriers
 become ``wait_ds`` / ``barrier`` rows, a clock read a ``clock`` row, and the other work ``delay``
-rows of the issue cycles in ``costs:`` of `configs/mi450.yaml` (a ``v_wmma_*`` one row each,
-runs of VALU/SALU/memory instructions one row per run). Instructions that cost nothing (hints
+rows of the issue cycles in ``costs:`` of the hardware file (a ``v_wmma_*`` / ``v_mfma_*`` one
+row each, its LLVM class's cycles, runs of VALU/SALU/memory instructions one row per run). Instructions that cost nothing (hints
 such as ``s_wait_alu``, ``s_barrier_signal``, the memory waits) ride on the next row, so every
 instruction of the body is counted by exactly one step. A kernel without a loop is one
 "iteration" of its whole body. Without assembly the body is built from the TTGIR order
