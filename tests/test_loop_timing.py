@@ -283,7 +283,7 @@ def test_ideal_banks_of_a_conflict_free_loop_reuses_its_run(name, monkeypatch):
     assert len(runs) == (4 if conflicted else 3) and conflicted == (name == "matmul_fp8")
     t2, hw2 = ideal_banks(klt.trace, HW)
     again = simulate(t2, hw2, engine="fast", record_ops=True)
-    cpi = _cycles_per_iteration(again.ops(t2), klt.iteration, lt.iterations, lt.steady_from)
+    cpi = _cycles_per_iteration(again, t2, klt.iteration, lt.iterations, lt.steady_from)
     assert lt.what_ifs["ideal_banks"] == float(cpi.max())
 
 
