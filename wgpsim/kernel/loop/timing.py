@@ -339,63 +339,78 @@ class _Labels:
 def _states(trace, result, iteration, label):
     """Per warp and cycle: the warp's state, the op an exposed cycle is charged to (-1: none),
     the iteration it is in, and whether one of its LDS instructions is in flight; with the
-    labels (:class:`_Labels`). One pass over the rows, each wait charged as it comes
-    (:func:`_charge_wait`): linear in the rows."""
+    labels (:class:`_Labels`). A warp's rows follow each other (a row's ``arrive`` is the
+    previous one's ``leave``), so each cycle of a warp is one row's: every row's cycles are
+    written at once, and the waits charged per warp (:func:`_charge_waits`)."""
     nw = trace.num_warps
+    arrive, issue = result.op_time("arrive"), result.op_time("issue")
     leave, complete = result.op_time("leave"), result.op_time("complete")
     total = int(max(leave.max(initial=0), complete.max(initial=0))) + 1
-    state = np.zeros((nw, total), np.int8)
-    blame = np.full((nw, total), -1, np.int64)
-    iter_of = np.full((nw, total), -1, np.int64)
-    flight = np.zeros((nw, total + 1), np.int64)
     names, code = np.unique(label.astype(str), return_inverse=True)
-    op = trace.op
-    warp = trace.warp.astype(np.int64)
-    arrive, issue = result.op_time("arrive"), result.op_time("issue")
+    op, warp = trace.op, trace.warp.astype(np.int64)
     lds = op < NUM_LDS_OPS
-    tdm_end = (op == TDM) & (trace.arg == 1)  # what wait_tensor counts: TDM instructions
-    # per warp, the rows a wait may still wait for, in row order: wait_ds counts the DS
-    # loads and stores (LDS rows but TDM), wait_tensor the TDM instructions' last rows
-    pending = {WAIT_DS: [[] for _ in range(nw)], WAIT_TENSOR: [[] for _ in range(nw)]}
-    for r in range(len(trace)):
-        w, a, b = warp[r], arrive[r], leave[r]
-        iter_of[w, a:b] = iteration[r]
-        if lds[r]:
-            state[w, a:b] = ISSUE
-            blame[w, a:b] = code[r]
-            flight[w, issue[r]] += 1
-            flight[w, complete[r]] -= 1
-            if op[r] != TDM:
-                pending[WAIT_DS][w].append(r)
-            elif tdm_end[r]:
-                pending[WAIT_TENSOR][w].append(r)
-        elif op[r] in pending:
-            state[w, a:b] = WAIT
-            _charge_wait(a, b, pending[op[r]][w], complete, code, blame[w])
-        else:
-            state[w, a:b] = AT_BARRIER if op[r] == BARRIER else WORK
+    waits = (op == WAIT_DS) | (op == WAIT_TENSOR)
+    kind = np.select([lds, waits, op == BARRIER], [ISSUE, WAIT, AT_BARRIER], WORK)
+    rows, cycle = _cells(arrive, leave)
+    at = (warp[rows], cycle)
+    state = np.zeros((nw, total), np.int8)
+    state[at] = kind[rows]
+    iter_of = np.full((nw, total), -1, np.int64)
+    iter_of[at] = iteration[rows]
+    blame = np.full((nw, total), -1, np.int64)
+    issuing = lds[rows]
+    blame[warp[rows[issuing]], cycle[issuing]] = code[rows[issuing]]
+    flight = np.zeros((nw, total + 1), np.int64)
+    np.add.at(flight, (warp[lds], issue[lds]), 1)
+    np.add.at(flight, (warp[lds], complete[lds]), -1)
+    # wait_ds counts the DS loads and stores (LDS rows but TDM), wait_tensor the TDM
+    # instructions' last rows
+    counted = {WAIT_DS: lds & (op != TDM), WAIT_TENSOR: (op == TDM) & (trace.arg == 1)}
+    for wait_op, counts in counted.items():
+        mine = op[rows] == wait_op
+        _charge_waits(warp, counts, complete, code, rows[mine], cycle[mine], leave, blame)
     in_flight = np.cumsum(flight, axis=1)[:, :total] > 0
     return _Labels(names, code), state, blame, iter_of, in_flight
 
 
-def _charge_wait(a, b, pending, complete, code, blame) -> None:
-    """Charge the wait ``[a, b)`` of one warp (``blame`` its row): each stretch up to a
-    completion of one of its ``pending`` rows (its earlier loads for wait_ds, TDM
-    instructions' last rows for wait_tensor) to that row (the last stretch to the one
-    completing at ``b``). Rows complete by ``a`` are dropped from ``pending``: a warp's later
-    waits start later, so each row is dropped once and the pass is linear in the rows.
+def _cells(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every cycle ``[start, end)`` of every row, as (row, cycle) arrays.
 
-    >>> blame, pending = np.full(10, -1), [0, 1, 2]
-    >>> _charge_wait(2, 8, pending, np.array([1, 6, 4]), np.array([7, 8, 9]), blame)
-    >>> blame.tolist(), pending
-    ([-1, -1, 9, 9, 8, 8, -1, -1, -1, -1], [1, 2])
+    >>> [x.tolist() for x in _cells(np.array([0, 2, 2]), np.array([2, 2, 5]))]
+    [[0, 0, 2, 2, 2], [0, 1, 2, 3, 4]]
     """
-    pending[:] = [k for k in pending if complete[k] > a]
-    done = sorted((k for k in pending if complete[k] <= b), key=lambda k: complete[k])
-    start = a
-    for k in done:
-        blame[start : complete[k]] = code[k]
-        start = max(start, complete[k])
+    length = np.maximum(end - start, 0)
+    rows = np.repeat(np.arange(len(start)), length)
+    first = np.cumsum(length) - length  # each row's first cell
+    return rows, start[rows] + np.arange(len(rows)) - first[rows]
+
+
+def _charge_waits(warp, counts, complete, code, rows, cycle, leave, blame) -> None:
+    """Charge the wait cycles ``cycle`` (of wait rows ``rows``, which end at ``leave``): a
+    cycle ``t`` of a wait to the first of its warp's earlier ``counts`` rows (by completion,
+    then row) completing after ``t`` and by the wait's end: each stretch of a wait up to a
+    completion it waited for goes to that row; none after the last. A row after the wait
+    issues at its end or later and completes ``lds_latency`` >= 1 cycles on, so it is never
+    the one found.
+
+    A warp's loads complete at 1, 6 and 4 (codes 7, 8, 9) and it waits in cycles 2..7:
+
+    >>> blame = np.full((1, 10), -1)
+    >>> _charge_waits(np.zeros(4, int), np.array([1, 1, 1, 0]), np.array([1, 6, 4, -1]),
+    ...     np.array([7, 8, 9, 0]), np.full(6, 3), np.arange(2, 8), np.array([0, 0, 0, 8]), blame)
+    >>> blame.tolist()
+    [[-1, -1, 9, 9, 8, 8, -1, -1, -1, -1]]
+    """
+    for w in np.unique(warp[rows]):
+        loads = np.flatnonzero(counts & (warp == w))
+        loads = loads[np.lexsort((loads, complete[loads]))]  # by completion, then row
+        done = complete[loads]
+        mine = warp[rows] == w
+        t, end = cycle[mine], leave[rows[mine]]
+        k = np.searchsorted(done, t, side="right")  # the first completing after t
+        ok = k < len(done)
+        ok[ok] = done[k[ok]] <= end[ok]
+        blame[w, t[ok]] = code[loads[k[ok]]]
 
 
 def _per_op(names, code, lds, op, iteration, steady, per, nw, result, blame, exposed, in_steady):
