@@ -204,11 +204,12 @@ class Lds:
         self.asleep = None
 
     def busy(self) -> bool:
-        return bool(
-            self.waiting
-            or self.completions
-            or any(p.queue or p.held or p.copies for p in self.pairs)
-        )
+        if self.waiting or self.completions:
+            return True
+        for p in self.pairs:  # noqa: SIM110 (a loop, not any(): asked every cycle)
+            if p.queue or p.held or p.copies:
+                return True
+        return False
 
     def next_cycle(self, now: int) -> int | None:
         """The next cycle after ``now`` in which a tick can issue, grant, release or retire
@@ -216,10 +217,11 @@ class Lds:
         nothing, so long waits (a large ``issue_interval``) cost no steps."""
         if not self.busy():
             return None
-        if any(p.queue and not p.held for p in self.pairs):
-            return now + 1  # a head to present
-        if any(p.copies for p in self.pairs):
-            return now + 1  # TDM rows waiting for their queue (assumption: checked every cycle)
+        for p in self.pairs:
+            if (p.queue and not p.held) or p.copies:
+                # a head to present, or TDM rows waiting for their queue (assumption: checked
+                # every cycle)
+                return now + 1
         times = [p.busy_until for p in self.pairs if p.held]
         if self.completions:
             times.append(self.completions[0][0])
@@ -317,19 +319,15 @@ class Lds:
         self.seq += 1
 
     def arbitrate(self, now: int) -> None:
-        heads = tuple(
-            Head(i, p.queue[0].issued, self.pass_parts[p.queue[0].next])
-            for i, p in enumerate(self.pairs)
-            if p.queue and not p.held
-        )
+        heads = []
+        for i, p in enumerate(self.pairs):
+            if p.queue and not p.held:
+                heads.append(Head(i, p.queue[0].issued, self.pass_parts[p.queue[0].next]))
         if not heads:
             return
-        state = ArbiterState(
-            tuple(p.held for p in self.pairs),
-            tuple(free <= now for free in self.port_free_at),
-            self.favor,
-        )
-        decision = grant(heads, state, self.hw)
+        held = tuple([p.held for p in self.pairs])
+        state = ArbiterState(held, tuple([free <= now for free in self.port_free_at]), self.favor)
+        decision = grant(tuple(heads), state, self.hw)
         self.favor = decision.favor
         for index, port in decision.granted:
             pair = self.pairs[index]
