@@ -54,10 +54,10 @@ from typing import Any
 
 import numpy as np
 
+from wgpsim.columns import Columns
 from wgpsim.engine import simulate
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware, target_hardware
-from wgpsim.kernel.loop.columns import Columns
 from wgpsim.kernel.loop.whatif import TRANSFORMS, WHAT_IFS, applies, kept_rows, same_run
 from wgpsim.trace.instructions import BARRIER, NUM_LDS_OPS, TDM, WAIT_DS, WAIT_TENSOR
 from wgpsim.trace.trace import Trace
@@ -92,8 +92,8 @@ OP_COLUMNS = (
 @dataclass(frozen=True, eq=False)
 class LoopTiming:
     """The loop's figures (per steady iteration; module docstring). ``warp_table`` and
-    ``op_table`` are :class:`Columns` with ``WARP_COLUMNS`` / ``OP_COLUMNS`` (``warps`` and
-    ``ops`` the same as DataFrames, built when read); ``what_ifs`` maps a name of
+    ``op_table`` are ``wgpsim.columns.Columns`` with ``WARP_COLUMNS`` / ``OP_COLUMNS``
+    (``warps`` and ``ops`` the same as DataFrames, built when read); ``what_ifs`` maps a name of
     ``loop_whatif.WHAT_IFS`` to its cycles per iteration."""
 
     iterations: int
@@ -116,12 +116,12 @@ class LoopTiming:
     @cached_property
     def warps(self):
         """Per warp, ``WARP_COLUMNS`` (a DataFrame)."""
-        return self.warp_table.frame()
+        return self.warp_table.to_frame()
 
     @cached_property
     def ops(self):
         """Per op, ``OP_COLUMNS``, most exposed first (a DataFrame)."""
-        return self.op_table.frame()
+        return self.op_table.to_frame()
 
     @cached_property
     def op_times(self):
@@ -177,8 +177,8 @@ class LoopTiming:
                 n: {"cycles_per_iteration": c, "saves": self.saving(n), "how": WHAT_IFS[n]}
                 for n, c in self.what_ifs.items()
             },
-            "warps": self.warp_table.records(),
-            "ops": self.op_table.records(),
+            "warps": self.warp_table.rows(),
+            "ops": self.op_table.rows(),
             "notes": list(self.notes),
         }
 
@@ -282,20 +282,23 @@ def _account(trace, result, iteration, label, n, steady) -> dict[str, Any]:
         return (mask & in_steady).sum(axis=1) / per
 
     cpi = _cycles_per_iteration(result, trace, iteration, n, steady)
-    warps = Columns(
-        WARP_COLUMNS,
-        (
-            np.arange(nw),
-            cpi,
-            per_warp(exposed),
-            per_warp(state == WAIT),
-            per_warp(state == ISSUE),
-            per_warp(behind),
-            per_warp(in_flight & (state == WORK)),
-            per_warp(in_flight),
-            per_warp(state == WORK),
-            per_warp((state == AT_BARRIER) & ~behind),
-        ),
+    warps = dict(
+        zip(
+            WARP_COLUMNS,
+            (
+                np.arange(nw),
+                cpi,
+                per_warp(exposed),
+                per_warp(state == WAIT),
+                per_warp(state == ISSUE),
+                per_warp(behind),
+                per_warp(in_flight & (state == WORK)),
+                per_warp(in_flight),
+                per_warp(state == WORK),
+                per_warp((state == AT_BARRIER) & ~behind),
+            ),
+            strict=True,
+        )
     )
     lds, code = trace.op < NUM_LDS_OPS, names.code
     ops = _per_op(
@@ -322,7 +325,7 @@ def _account(trace, result, iteration, label, n, steady) -> dict[str, Any]:
         "exposed": _mean(warps["exposed"]),
         "hidden": _mean(warps["hidden"]),
         "lds_busy": float(busy),
-        "warp_table": warps,
+        "warp_table": _table(warps),
         "op_table": ops,
         "notes": notes,
     }
@@ -437,8 +440,8 @@ def _per_op(names, code, lds, op, iteration, steady, per, nw, result, blame, exp
         out["partition_stall_cycles"][i] = stall[mine].sum() / per
     total = out["exposed"].sum()
     out["exposed_share"] = out["exposed"] / total if total else np.zeros(len(keys))
-    table = Columns(OP_COLUMNS, (op_name, kind, *(out[c] for c in OP_COLUMNS[2:])))
-    return table.take(np.argsort(-out["exposed"], kind="stable"))
+    order = np.argsort(-out["exposed"], kind="stable")  # as pandas' stable descending sort
+    return _table({"op": op_name[order], "kind": kind[order]} | {c: out[c][order] for c in out})
 
 
 def _port_busy(result, iteration, steady, total) -> int:
@@ -450,6 +453,12 @@ def _port_busy(result, iteration, steady, total) -> int:
     np.add.at(busy, start, 1)
     np.add.at(busy, start + cycles, -1)
     return int((np.cumsum(busy) > 0).sum())
+
+
+def _table(columns: dict[str, np.ndarray]) -> Columns:
+    """numpy columns as a table of plain values (in ``WARP_COLUMNS`` / ``OP_COLUMNS`` order)."""
+    names = WARP_COLUMNS if "warp" in columns else OP_COLUMNS
+    return Columns({n: tuple(columns[n].tolist()) for n in names})
 
 
 def _mean(column: np.ndarray) -> float:
