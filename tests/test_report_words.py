@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from wgpsim.cli import main
+from wgpsim.columns import Columns
 from wgpsim.kernel.loop.timing import LoopTiming
 
 ROOT = Path(__file__).parent.parent
@@ -59,11 +59,9 @@ def test_kernel_report_rate_legend_and_tdm_words(capsys):
 
 
 def _timing(kinds_conflicts) -> LoopTiming:
-    ops = pd.DataFrame(
-        [
-            {"op": f"%{i} x (k.py:{i})", "kind": k, "bank_conflict_cycles": c}
-            for i, (k, c) in enumerate(kinds_conflicts)
-        ]  # fmt: skip
+    ops = Columns.from_rows(
+        {"op": f"%{i} x (k.py:{i})", "kind": k, "bank_conflict_cycles": c}
+        for i, (k, c) in enumerate(kinds_conflicts)
     )
     return LoopTiming(3, 1, 2, 100.0, 50.0, 0.0, 0.0, None, ops, {"ideal_banks": 80.0})
 

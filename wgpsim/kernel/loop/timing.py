@@ -167,15 +167,16 @@ class LoopTiming:
     def _tdm_share(self, label: str) -> str:
         """Where the bank-conflict saving comes from, when the TDM's writes hold any of the
         conflicts (" (all in the TDM's LDS writes: %24)"); else ""."""
-        ops = self.ops
-        if label != "removing bank conflicts" or ops is None or not len(ops):
+        table = self.op_table
+        if label != "removing bank conflicts" or table is None or not len(table):
             return ""
-        tdm = ops[(ops["kind"] == "tdm") & (ops["bank_conflict_cycles"] > 0)]
-        if tdm.empty:
+        rows = list(zip(table["op"], table["kind"], table["bank_conflict_cycles"], strict=True))
+        tdm = [(op, c) for op, kind, c in rows if kind == "tdm" and c > 0]
+        if not tdm:
             return ""
-        names = ", ".join(str(n).split(" ", 1)[0] for n in tdm["op"])
-        if (ops.loc[ops["kind"] != "tdm", "bank_conflict_cycles"] > 0).any():
-            share = number_text(float(tdm["bank_conflict_cycles"].sum()))
+        names = ", ".join(str(op).split(" ", 1)[0] for op, _ in tdm)
+        if any(kind != "tdm" and c > 0 for _, kind, c in rows):
+            share = number_text(float(sum(c for _, c in tdm)))
             return f" ({share} of the conflict cycles in the TDM's LDS writes: {names})"
         return f" (all in the TDM's LDS writes: {names})"
 
