@@ -57,8 +57,14 @@ def test_every_kernel_is_a_row_with_tritons_lds_bytes(rows):
 
 def test_worst_first_and_the_unreadable_kernel_last_with_its_reason(rows):
     kernels, _ = rows
-    exposed = [r["exposed"] for r in kernels if r["exposed"] is not None]
-    assert exposed == sorted(exposed, reverse=True) and len(exposed) == len(KERNELS)
+    timed = [r for r in kernels if r["exposed"] is not None]
+    assert len(timed) == len(KERNELS)
+    # loops first, per iteration, then kernels without a loop, per run: each worst first
+    pers = [r["per"] for r in timed]
+    assert pers == sorted(pers) and {"iteration", "run"} <= set(pers), pers
+    for per in ("iteration", "run"):
+        exposed = [r["exposed"] for r in timed if r["per"] == per]
+        assert exposed == sorted(exposed, reverse=True)
     bad = kernels[-1]
     assert bad["folder"] == "HASH_bad" and bad["lds_bytes"] is None
     assert "broken.ttgir" in bad["error"] and "\n" not in bad["error"]
@@ -113,3 +119,13 @@ def test_one_kernel_flags_are_refused_with_all(cache, tmp_path, capsys):
     assert main(["kernel", str(cache), "--all", "--plot", str(tmp_path / "x.png")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--plot: one kernel at a time" in err[0]
+
+
+def test_the_table_labels_each_rows_unit(cache, capsys):
+    """A kernel without a loop is timed once, whole: its figures are per run, not per
+    iteration; the printed table says which on each row."""
+    assert main(["kernel", str(cache), "--all"]) == 0
+    lines = {line.split()[1]: line for line in capsys.readouterr().out.splitlines()[2:]}
+    for folder, unit in (("HASH_gemm_tdm_standard", "/iter"), ("HASH_lds_bandwidth_plain", "/run")):
+        line = lines[folder]
+        assert line.count(unit) == 2 and ("/iter" in line) != ("/run" in line), line

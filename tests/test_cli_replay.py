@@ -63,7 +63,7 @@ def test_json_output_shows_the_partition_conflict(capsys, conflict, separate):
 def test_table_output(capsys, conflict):
     assert main(["replay", str(conflict)]) == 0
     out = capsys.readouterr().out
-    assert "partition_stall_cycles_A" in out and "measured_cycles" in out and "warp 1" in out
+    assert "partition_stall_cycles_A" in out and "start_end_cycles" in out and "warp 1" in out
 
 
 def test_set_and_hw_overrides(capsys, conflict, tmp_path):

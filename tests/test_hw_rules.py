@@ -17,6 +17,7 @@ from wgpsim.hw.rules import (
     grant,
     lane_groups,
     partition_of,
+    pass_bank_cycles,
     pass_table,
     split_passes,
 )
@@ -330,7 +331,7 @@ def test_grant_table_of_small_cases(heads, held, free, favor, expected):
     assert (d.granted, d.stalled, d.favor) == expected
 
 
-BANKS = {n: HW.with_overrides(**{"banks.count": n}) for n in (64, 48, 128)}
+BANKS = {n: HW.with_overrides(**{"banks.count": n}) for n in (64, 48, 128, 4096)}
 
 
 @settings(max_examples=90, deadline=None)
@@ -340,9 +341,14 @@ BANKS = {n: HW.with_overrides(**{"banks.count": n}) for n in (64, 48, 128)}
     banks=st.sampled_from(sorted(BANKS)),
 )
 def test_bank_cycles_match_a_hand_count(dwords, width, banks):
-    """Any lane count and width, lanes spanning several bank rows; 64 banks or not."""
+    """Any lane count and width, lanes spanning several bank rows; 64 banks or not (4,096:
+    ideal_banks' count, where the passes' runs of one bank are counted without a table of
+    every bank); several passes at once as each alone."""
     addr = np.array([-1 if d < 0 else 4 * d for d in dwords])
     assert bank_cycles(addr, width, BANKS[banks]) == _reference_bank_cycles(addr, width, banks)
+    passes = np.stack([addr, np.where(addr >= 0, addr * 3, -1), np.full_like(addr, -1)])
+    got = pass_bank_cycles(passes, width, BANKS[banks]).tolist()
+    assert got == [_reference_bank_cycles(a, width, banks) for a in passes]
 
 
 @pytest.mark.parametrize(

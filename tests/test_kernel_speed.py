@@ -93,3 +93,14 @@ def test_loop_engine_loads_fast_only_for_a_large_loop(monkeypatch):
     monkeypatch.setattr("wgpsim.engine.auto.fast_cache_present", lambda: False)
     monkeypatch.setattr("wgpsim.engine.auto.fast_loaded", lambda: False)
     assert loop_engine(attention, hw, "auto") == "auto"  # a fresh machine compiles nothing
+
+
+def test_loop_timing_text_imports_no_pandas(tmp_path):
+    """Issue 29: the loop's accounting and the engines' event log are numpy, so the text
+    imports no pandas; a table that is written (--csv) still is one."""
+    out = _wgpsim("kernel", "examples/kernels/matmul", "--loop-timing", check_modules=True)
+    assert out.splitlines()[-1] == "LOADED False False False"
+    assert "LDS is exposed for" in out and "what if" in out
+    csv = tmp_path / "ops.csv"
+    _wgpsim("kernel", "examples/kernels/matmul", "--loop-timing", "--csv", str(csv))
+    assert csv.read_text().splitlines()[0].startswith("index,")

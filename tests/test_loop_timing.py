@@ -4,7 +4,6 @@ cycle), and the Chrome trace against the trace-event format."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import numbers
 
@@ -283,28 +282,18 @@ def test_ideal_banks_of_a_conflict_free_loop_reuses_its_run(name, monkeypatch):
     assert len(runs) == (4 if conflicted else 3) and conflicted == (name == "matmul_fp8")
     t2, hw2 = ideal_banks(klt.trace, HW)
     again = simulate(t2, hw2, engine="fast", record_ops=True)
-    cpi = _cycles_per_iteration(again.ops(t2), klt.iteration, lt.iterations, lt.steady_from)
+    cpi = _cycles_per_iteration(again, t2, klt.iteration, lt.iterations, lt.steady_from)
     assert lt.what_ifs["ideal_banks"] == float(cpi.max())
 
 
-def test_a_wait_looks_at_no_more_rows_with_more_iterations(monkeypatch):
+def test_a_steady_iteration_is_the_same_for_3_and_40_iterations():
     """Issue 25: ``--iterations 1000`` was slow, each wait scanning every earlier row (quadratic
-    in the rows). A wait now looks only at its warp's loads not yet complete when it starts:
-    at most the 8 loads of one iteration, for 3 iterations as for 40; and the figures of a
-    steady iteration are the same."""
-    timing = importlib.import_module("wgpsim.kernel.loop.timing")
-
-    seen = []
-    charge = timing._charge_wait
-
-    def counting(a, b, pending, *rest):
-        charge(a, b, pending, *rest)
-        seen.append(len(pending))
-
-    monkeypatch.setattr(timing, "_charge_wait", counting)
+    in the rows). The waits are now charged per warp in one sorted search over its loads
+    (``_charge_waits``); the figures of a steady iteration do not depend on how many were
+    timed."""
     figures = []
     for n in (3, 40):
-        lp, seen[:] = Loop(2), []
+        lp = Loop(2)
         for i in range(n):
             lp.i = i
             for w in range(2):
@@ -313,6 +302,6 @@ def test_a_wait_looks_at_no_more_rows_with_more_iterations(monkeypatch):
                 lp.add("wmma", "delay", w, 100)
             lp.add("barrier", "barrier")
         lt = lp.time(engine="des", what_ifs=())
-        assert len(seen) == 2 * n and max(seen) <= 8
         figures.append((lt.cycles_per_iteration, lt.exposed, lt.ops["exposed"].tolist()))
+    assert figures[0][1] > 0
     assert figures[0] == figures[1]

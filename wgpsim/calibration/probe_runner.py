@@ -23,10 +23,11 @@ caches) are not written. Under a profiler (the lane-pair kit)::
         --kernel-include-regex '^lds_ds_' --output-format csv -d DIR/prof -- \\
         python DIR/run_probes.py --warmup 0 --repeats 1
 
-Then, on any machine with wgpsim::
+Then, on any machine with wgpsim: a gfx942 / gfx950 lane-pair kit is read by ``calibrate lanes``
+(and ``compare``); ``calibrate fit`` is for an MI450 (gfx1250) kit only::
 
-    wgpsim calibrate fit DIR/measurements.csv --manifest DIR/manifest.json --out fitted.yaml
-    wgpsim calibrate lanes DIR --counters DIR/prof/.../*_counter_collection.csv
+    wgpsim calibrate lanes DIR --counters DIR/prof/.../*_counter_collection.csv   # gfx942/gfx950
+    wgpsim calibrate fit DIR/measurements.csv --manifest DIR/manifest.json --out fitted.yaml  # MI450
 
 This file needs only the standard library until it launches (then torch and triton: without
 them it says in one line what to install, exit code 2); wgpsim is not needed on the device.

@@ -225,6 +225,16 @@ def print_lds_metrics(console: Any, result: Any, per_instruction: Any) -> None:
     )
 
 
+RATE_LEGEND = (
+    "Bank Conflict Rate (%) = 100 x SQ_LDS_BANK_CONFLICT / (SQ_LDS_IDX_ACTIVE - "
+    "SQ_LDS_BANK_CONFLICT): the bank-conflict cycles over the cycles the same passes take "
+    "without a conflict (rocprof-compute's documented ratio; 300 = four times the ideal "
+    "cycles). rocprof-compute's CDNA metric files scale it by 3.125 = 100/32, not 100 "
+    "(wgpsim.measures.metrics)"
+)
+"""The legend line of the Bank Conflict Rate (the kernel report's ``rate%``)."""
+
+
 def print_metric_tables(
     metrics: dict[str, Any], per_instruction: list[dict[str, Any]], console: Any = None
 ) -> None:
@@ -241,6 +251,7 @@ def print_metric_tables(
     console.print(table)
     console.print("per instruction (bank conflicts, static, no timing):", soft_wrap=True)
     console.print(_per_instruction_table(per_instruction, console.width))
+    console.print(RATE_LEGEND)  # wrapped at the console width
 
 
 def _per_instruction_table(rows: list[dict[str, Any]], width: int) -> Any:

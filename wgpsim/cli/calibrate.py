@@ -113,14 +113,35 @@ def handle_probes(args: argparse.Namespace) -> int:
 def handle_predict(args: argparse.Namespace) -> int:
     from wgpsim.calibration.fit import predict
     from wgpsim.calibration.measurements import write_measurements
-    from wgpsim.calibration.probes import read_manifest
 
     hw = hardware_from_args(args)
-    probes = read_manifest(_manifest(args.kit))
+    probes = _mi450_kit(_manifest(args.kit), "predict")
     frame = predict(probes, hw)
     atomic_write(args.out, lambda tmp: write_measurements(frame, tmp))
     print(f"wrote {len(frame)} predicted spans ({len(probes)} probes) to {args.out}")
     return 0
+
+
+def _mi450_kit(manifest: Path, verb: str):
+    """The probes of an MI450 (gfx1250) kit's ``manifest``; a gfx942 / gfx950 lane-pair kit is
+    refused in one line: its probes time lane pairs, not the spans ``predict``/``fit`` model.
+
+    >>> _mi450_kit(Path("/nonexistent/manifest.json"), "fit")
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.ModuleError: /nonexistent/manifest.json: no such manifest (write one with wgpsim calibrate probes)
+    """
+    from wgpsim.calibration.probes import TARGET, read_kit
+
+    target, probes = read_kit(manifest)
+    if target != TARGET:
+        kit = manifest.parent
+        raise ConfigError(
+            f"{manifest}: a {target} lane-pair kit: calibrate {verb} is for {TARGET} kits; "
+            f"read this one with wgpsim calibrate lanes {kit} (or wgpsim compare "
+            f"{kit}/measurements.csv)"
+        )
+    return probes
 
 
 def kit_hardware(args: argparse.Namespace, target: str):
@@ -147,7 +168,13 @@ def handle_lanes(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.kit}: a {TARGET} kit: fit it with wgpsim calibrate fit")
     hw = kit_hardware(args, target)
     kit = args.kit if args.kit.is_dir() else args.kit.parent
-    runs = read_measurements(args.measurements or kit / "measurements.csv")
+    path = args.measurements or kit / "measurements.csv"
+    if args.measurements is None and not path.is_file():
+        raise ConfigError(
+            f"{path}: no measurements yet: run python {kit}/run_probes.py on the {target} "
+            "device first (under rocprofv3 for --counters; it writes this file)"
+        )
+    runs = read_measurements(path)
     if args.counters is not None:
         counters = probe_counters(read_counters(args.counters), runs, str(args.counters))
         values = lane_fit.counter_values(counters, str(args.counters))
@@ -197,7 +224,6 @@ def handle_fit(args: argparse.Namespace) -> int:
     from wgpsim.calibration.fit import fit_constants
     from wgpsim.calibration.fitted_yaml import fitted_yaml
     from wgpsim.calibration.measurements import read_spans
-    from wgpsim.calibration.probes import read_manifest
     from wgpsim.hw.config import HardwareConfig, default_hardware_path
 
     if args.overrides and args.out is not None:
@@ -206,7 +232,7 @@ def handle_fit(args: argparse.Namespace) -> int:
             "file's text, so put the change in that file instead"
         )
     hw = hardware_from_args(args)
-    probes = read_manifest(args.manifest)
+    probes = _mi450_kit(args.manifest, "fit")
     measured = read_spans(args.measurements)
     fit = fit_constants(measured, probes, hw)
     if args.out is not None:

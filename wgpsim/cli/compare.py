@@ -74,11 +74,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.figure is not None:
         from wgpsim.plots.calibration import compare_figure
 
-        fig = compare_figure(per_probe)
-        fmt = args.figure.suffix[1:]
-        atomic_write(
-            args.figure, lambda tmp: fig.savefig(tmp, format=fmt, dpi=130, bbox_inches="tight")
-        )
+        _save(compare_figure(per_probe), args.figure)
     if args.json:
         print_json(
             {
@@ -126,8 +122,6 @@ def _lanes(args: argparse.Namespace, target: str, probes, hw) -> int:
     from wgpsim.errors import ConfigError as _ConfigError
     from wgpsim.trace.instructions import INSTRUCTIONS
 
-    if args.figure is not None:
-        raise ConfigError(f"--figure: not drawn for a {target} lane-pair kit (use --json)")
     runs = read_measurements(args.measurements)
     if args.counters is not None:
         from wgpsim.calibration.rocprof_csv import read_counters
@@ -149,6 +143,11 @@ def _lanes(args: argparse.Namespace, target: str, probes, hw) -> int:
         ) from None
     used = [p for p in probes if p.name in measured]
     per_probe, per_op = lane_compare(measured, simulated_values(used, hw), used)
+    if args.figure is not None:
+        from wgpsim.calibration.lanes.fit import CONFLICT
+        from wgpsim.plots.calibration import lane_compare_figure
+
+        _save(lane_compare_figure(per_probe, CONFLICT), args.figure)
     if args.json:
         print_json(
             {"probes": per_probe.to_dict(orient="records"), "ops": per_op.to_dict(orient="records")}
@@ -157,4 +156,11 @@ def _lanes(args: argparse.Namespace, target: str, probes, hw) -> int:
     print(f"wgpsim compare {args.measurements} ({target} lane pairs) on {hw.name} ({hw.source})")
     print("conflicting pairs, measured beside simulated (extra cycles per instruction >= 0.5):")
     print(per_op.to_string(index=False))
+    if args.figure is not None:
+        print(f"figure: {args.figure}")
     return 0
+
+
+def _save(fig, path: Path) -> None:
+    fmt = path.suffix[1:]
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=130, bbox_inches="tight"))

@@ -42,6 +42,7 @@ from wgpsim.cli._kernel.loop_section import (
     wants_loop,
     write_loop_files,
 )
+from wgpsim.hw.grouping_sources import SOURCE_WORDS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -141,6 +142,17 @@ TR_WORDS = {
 """What the report's ``ds_load_tr`` column values mean, as its legend line says them."""
 
 
+SOURCE_MARKS = {"measured": "[m]", "document": "[d]", "assumption": "[a]"}
+"""The mark after an instruction in the op table: where its lane grouping comes from."""
+
+RATE_WORDS = (
+    "bank: the op's bank-conflict cycles; rate%: 100 x bank / the cycles its passes take "
+    "without a conflict (rocprof-compute's Bank Conflict Rate as documented; 300 = the op "
+    "takes four times its ideal cycles; its CDNA metric files scale by 3.125, not 100)"
+)
+"""The legend line of the op table's ``bank`` and ``rate%`` columns (wgpsim.measures.metrics)."""
+
+
 def format_report(report, width: int = 10_000) -> str:
     """The report as the terminal shows it: a header, the ops, the buffers, what is not
     modelled, and the worst ops. A table wider than ``width`` is printed as several tables of
@@ -162,6 +174,15 @@ def format_report(report, width: int = 10_000) -> str:
     ]
     if legend:
         lines.append(f"ds_load_tr (the transposed load): {'; '.join(legend)}")
+    if any(op["bank_conflict_rate"] is not None for op in report.ops):
+        lines.append(RATE_WORDS)
+    kinds = {k for op in report.ops for k in op.get("grouping_sources", {}).values()}
+    if kinds & set(SOURCE_MARKS):
+        lines.append(
+            "instructions/warp: each instruction's lane grouping (its passes) is "
+            + "; ".join(f"{SOURCE_MARKS[k]} {SOURCE_WORDS[k]}" for k in SOURCE_MARKS if k in kinds)
+            + " (the hardware file's passes.sources; --json: grouping_sources)"
+        )
     lines += [line for op in report.ops for line in _suggestion(op)]
     lines.append("")
     bhead = ("buffer", "shape", "encoding", "offsets", "bytes", "partitions", "live")
@@ -181,7 +202,11 @@ def _op_row(op: dict) -> tuple[str, ...]:
         _cell(op["name"]),
         _cell(op["shape"]),
         f"{_cell(op['src'])} -> {_cell(op['dst'])}",
-        ", ".join(f"{n} x {k}" for k, n in op["instructions"].items()) or "-",
+        ", ".join(
+            f"{n} x {k}{SOURCE_MARKS.get(op.get('grouping_sources', {}).get(k), '')}"
+            for k, n in op["instructions"].items()
+        )
+        or "-",
         _cell(op["eligibility"]),
         _cell(op["bank_conflict_cycles"]),
         "-" if rate is None else f"{rate:.1f}",

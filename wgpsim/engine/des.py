@@ -181,6 +181,6 @@ def _result(trace, hw, lds: Lds, clocks, now: int, seed: int, record: bool) -> R
         engine="des",
         seed=seed,
         hardware=hw.name,
-        event_log=lds.events() if record else None,
+        event_log=lds.event_log() if record else None,
         op_log=_op_log(lds.times),
     )

@@ -16,7 +16,7 @@ issues and done ``lds_latency`` cycles later:
 >>> lds = Lds(env, b.build(), load_hardware(), record=True, times=False)
 >>> _ = env.process(_one_load(env, lds))
 >>> env.run()
->>> lds.events()[["cycle", "pair", "port", "status"]].values.tolist()
+>>> lds.event_log().frame()[["cycle", "pair", "port", "status"]].values.tolist()
 [[0, 'A', 'L', 'granted']]
 """
 
@@ -25,20 +25,16 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import simpy
 from simpy.events import Event
 
 from wgpsim.engine.limits import MAX_CYCLE, overflow
-from wgpsim.engine.result import EVENT_COLUMNS, OP_TIMES
+from wgpsim.engine.result import LOG_COLUMNS, OP_TIMES, EventLog
 from wgpsim.hw.config import HardwareConfig
 from wgpsim.hw.rules import ArbiterState, Head, grant, pass_table
-from wgpsim.trace.instructions import NUM_LDS_OPS, OPS, TDM
-
-if TYPE_CHECKING:  # a run builds no table (the event log is one, when recorded)
-    import pandas as pd
+from wgpsim.trace.instructions import NUM_LDS_OPS, TDM
 
 __all__ = ["LATE", "Lds", "Warp"]
 
@@ -122,9 +118,7 @@ class Lds:
         self.pass_start, self.pass_end = starts.tolist(), ends.tolist()
         self.pass_parts = table.partitions.tolist()
         self.pass_cycles = table.bank_cycles.tolist()
-        self.pass_index = table.index.tolist()
         self.table = table
-        self.op_names = [OPS[c] for c in trace.op.tolist()]
         self.tdm_last = ((trace.op == TDM) & (trace.arg == 1)).tolist()
         self.is_tdm = (trace.op == TDM).tolist()
         self.warps = [
@@ -142,7 +136,8 @@ class Lds:
         self.seq = 0
         self.waiting = 0  # warps with an issue request
         self.asleep: Event | None = None
-        self.log: list[tuple] = []
+        self.log: list[tuple[int, ...]] = []  # LOG_COLUMNS (record)
+        self.op = trace.op
         env.process(self.run())
 
     # -- what the warps call -------------------------------------------------------------------
@@ -209,11 +204,12 @@ class Lds:
         self.asleep = None
 
     def busy(self) -> bool:
-        return bool(
-            self.waiting
-            or self.completions
-            or any(p.queue or p.held or p.copies for p in self.pairs)
-        )
+        if self.waiting or self.completions:
+            return True
+        for p in self.pairs:  # noqa: SIM110 (a loop, not any(): asked every cycle)
+            if p.queue or p.held or p.copies:
+                return True
+        return False
 
     def next_cycle(self, now: int) -> int | None:
         """The next cycle after ``now`` in which a tick can issue, grant, release or retire
@@ -221,10 +217,11 @@ class Lds:
         nothing, so long waits (a large ``issue_interval``) cost no steps."""
         if not self.busy():
             return None
-        if any(p.queue and not p.held for p in self.pairs):
-            return now + 1  # a head to present
-        if any(p.copies for p in self.pairs):
-            return now + 1  # TDM rows waiting for their queue (assumption: checked every cycle)
+        for p in self.pairs:
+            if (p.queue and not p.held) or p.copies:
+                # a head to present, or TDM rows waiting for their queue (assumption: checked
+                # every cycle)
+                return now + 1
         times = [p.busy_until for p in self.pairs if p.held]
         if self.completions:
             times.append(self.completions[0][0])
@@ -322,19 +319,15 @@ class Lds:
         self.seq += 1
 
     def arbitrate(self, now: int) -> None:
-        heads = tuple(
-            Head(i, p.queue[0].issued, self.pass_parts[p.queue[0].next])
-            for i, p in enumerate(self.pairs)
-            if p.queue and not p.held
-        )
+        heads = []
+        for i, p in enumerate(self.pairs):
+            if p.queue and not p.held:
+                heads.append(Head(i, p.queue[0].issued, self.pass_parts[p.queue[0].next]))
         if not heads:
             return
-        state = ArbiterState(
-            tuple(p.held for p in self.pairs),
-            tuple(free <= now for free in self.port_free_at),
-            self.favor,
-        )
-        decision = grant(heads, state, self.hw)
+        held = tuple([p.held for p in self.pairs])
+        state = ArbiterState(held, tuple([free <= now for free in self.port_free_at]), self.favor)
+        decision = grant(tuple(heads), state, self.hw)
         self.favor = decision.favor
         for index, port in decision.granted:
             pair = self.pairs[index]
@@ -347,7 +340,7 @@ class Lds:
             if k == self.pass_start[instr.row]:
                 self.note(instr.row, granted=now)
             if self.record:
-                self.log.append((now, index, port, instr, k, "granted"))
+                self.log.append((now, index, port, instr.warp, instr.row, k, 0))
             instr.next += 1
             if instr.next == instr.end and self.is_tdm[instr.row]:
                 pair.queue.popleft()
@@ -364,28 +357,14 @@ class Lds:
                 self.times[self.pairs[index].queue[0].row]["stall_cycles"] += 1
             if self.record:
                 instr = self.pairs[index].queue[0]
-                self.log.append((now, index, -1, instr, instr.next, "stalled"))
+                self.log.append((now, index, -1, instr.warp, instr.row, instr.next, 1))
 
-    def events(self) -> pd.DataFrame:
-        import pandas as pd
-
-        pairs, ports = self.hw.pair_names, self.hw.ports.names
-        rows = [
-            (
-                cycle,
-                pairs[pair],
-                ports[port] if port >= 0 else "",
-                instr.warp,
-                instr.row,
-                self.op_names[instr.row],
-                self.pass_index[k],
-                self.pass_parts[k],
-                self.pass_cycles[k],
-                status,
-            )
-            for cycle, pair, port, instr, k, status in self.log
-        ]
-        return pd.DataFrame(rows, columns=list(EVENT_COLUMNS))
+    def event_log(self) -> EventLog:
+        """The recorded arbiter log (``Result.events()`` builds its table when read)."""
+        log = np.array(self.log, dtype=np.int64).reshape(-1, len(LOG_COLUMNS))
+        t, hw = self.table, self.hw
+        names = tuple(hw.pair_names), tuple(hw.ports.names)
+        return EventLog(log, self.op, t.index, t.partitions, t.bank_cycles, *names)
 
 
 def _one_load(env: simpy.Environment, lds: Lds):

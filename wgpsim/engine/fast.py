@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,7 +31,7 @@ from wgpsim.engine._fast_passes import loop_passes
 from wgpsim.engine._fast_state import LoopHardware, LoopTrace, new_state, warp_order
 from wgpsim.engine.des import instruction_counts, jitter, partition_accesses
 from wgpsim.engine.limits import check_inputs, overflow
-from wgpsim.engine.result import CLOCK_COLUMNS, EVENT_COLUMNS, ClockReads, Result
+from wgpsim.engine.result import CLOCK_COLUMNS, ClockReads, EventLog, Result
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
 from wgpsim.trace.instructions import (
@@ -40,16 +39,12 @@ from wgpsim.trace.instructions import (
     CLOCK,
     DELAY,
     NUM_LDS_OPS,
-    OPS,
     TDM,
     WAIT_DS,
     WAIT_TENSOR,
 )
 from wgpsim.trace.validate import is_validated, remember_valid
 from wgpsim.trace.validate import validate as check_trace
-
-if TYPE_CHECKING:  # pandas is imported where the event log is built
-    import pandas as pd
 
 
 def _drop_stale_loop_cache() -> None:
@@ -189,23 +184,14 @@ def _clocks(clocks: np.ndarray, labels: tuple[str, ...]) -> ClockReads:
     return ClockReads(warp, label, cycle, tuple(labels))
 
 
-def _events(log: np.ndarray, trace, table, hw: HardwareConfig) -> pd.DataFrame:
-    """The arbiter log with des's columns and dtypes."""
-    import pandas as pd  # only here: a run without its event log imports no pandas
-
-    if len(log) == 0:
-        return pd.DataFrame([], columns=list(EVENT_COLUMNS))
-    cycle, pair, port, warp, row, k, status = log.T
-    pick = {
-        "cycle": cycle,
-        "pair": np.array(hw.pair_names, dtype=object)[pair],
-        "port": np.array([*hw.ports.names, ""], dtype=object)[port],  # -1 (stalled) -> ""
-        "warp": warp,
-        "row": row,
-        "instruction": np.array(OPS, dtype=object)[trace.op[row]],
-        "pass_index": table.index[k].astype(np.int64),
-        "partitions": table.partitions[k].astype(np.int64),
-        "bank_cycles": table.bank_cycles[k].astype(np.int64),
-        "status": np.array(["granted", "stalled"], dtype=object)[status],
-    }
-    return pd.DataFrame(pick, columns=list(EVENT_COLUMNS))
+def _events(log: np.ndarray, trace, table, hw: HardwareConfig) -> EventLog:
+    """The arbiter log as des records it (``Result.events()`` builds the table when read)."""
+    return EventLog(
+        np.ascontiguousarray(log, dtype=np.int64),
+        trace.op,
+        table.index,
+        table.partitions,
+        table.bank_cycles,
+        tuple(hw.pair_names),
+        tuple(hw.ports.names),
+    )

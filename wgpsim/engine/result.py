@@ -56,6 +56,8 @@ EVENT_COLUMNS = (
     "bank_cycles",
     "status",
 )
+LOG_COLUMNS = ("cycle", "pair", "port", "warp", "row", "k", "status")
+"""The columns of an engine's event log (:class:`EventLog`), as int64."""
 OP_TIMES = ("arrive", "issue", "granted", "served", "complete", "leave", "stall_cycles")
 """Per trace row, when asked (``simulate(..., record_ops=True)``; -1 where a column does not
 apply): ``arrive`` the cycle the warp reached the row (before any drift jitter); LDS rows:
@@ -99,6 +101,59 @@ class ClockReads:
         return self.label == self.labels.index(label)
 
 
+@dataclass(frozen=True, eq=False)
+class EventLog:
+    """The arbiter's log as numbers, as an engine records it: ``log`` is int64 [events, 7]
+    with the columns ``LOG_COLUMNS`` (``port`` -1 and ``status`` 1 for a stalled cycle, ``k``
+    the pass's index in the run's pass table); ``op`` is the trace's op codes and
+    ``pass_index`` / ``partitions`` / ``bank_cycles`` the pass table's columns. The
+    ``Result.events()`` table (``EVENT_COLUMNS``) is built from it only when read, so timing a
+    loop imports no pandas.
+
+    >>> log = np.array([[3, 0, 1, 2, 0, 0, 0], [4, 1, -1, 1, 0, 0, 1]])
+    >>> ev = EventLog(log, np.array([0]), np.array([0]), np.array([1]), np.array([2]),
+    ...               ("A", "B"), ("L", "C"))
+    >>> ev.granted()  # cycle, row, bank cycles of the granted passes
+    (array([3]), array([0]), array([2]))
+    >>> ev.frame()[["cycle", "pair", "port", "status"]].values.tolist()
+    [[3, 'A', 'C', 'granted'], [4, 'B', '', 'stalled']]
+    """
+
+    log: np.ndarray
+    op: np.ndarray
+    pass_index: np.ndarray
+    partitions: np.ndarray
+    bank_cycles: np.ndarray
+    pair_names: tuple[str, ...]
+    port_names: tuple[str, ...]
+
+    def granted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The granted passes' cycle, trace row and bank cycles (int64), in log order."""
+        mine = self.log[self.log[:, 6] == 0]
+        return mine[:, 0], mine[:, 4], self.bank_cycles[mine[:, 5]].astype(np.int64)
+
+    def frame(self) -> pd.DataFrame:
+        """The log with ``EVENT_COLUMNS`` (names for pairs, ports, instructions, status)."""
+        import pandas as pd
+
+        if len(self.log) == 0:
+            return pd.DataFrame([], columns=list(EVENT_COLUMNS))
+        cycle, pair, port, warp, row, k, status = self.log.T
+        pick = {
+            "cycle": cycle,
+            "pair": np.array(self.pair_names, dtype=object)[pair],
+            "port": np.array([*self.port_names, ""], dtype=object)[port],  # -1 (stalled): ""
+            "warp": warp,
+            "row": row,
+            "instruction": np.array(OPS, dtype=object)[self.op[row]],
+            "pass_index": self.pass_index[k].astype(np.int64),
+            "partitions": self.partitions[k].astype(np.int64),
+            "bank_cycles": self.bank_cycles[k].astype(np.int64),
+            "status": np.array(["granted", "stalled"], dtype=object)[status],
+        }
+        return pd.DataFrame(pick, columns=list(EVENT_COLUMNS))
+
+
 class _ClockTable:
     """``Result.clocks``: kept as given (a DataFrame, or an engine's :class:`ClockReads`) and a
     DataFrame when read (built once)."""
@@ -135,7 +190,9 @@ class Result:
     engine: str = "des"
     seed: int = 0
     hardware: str = "mi450"
-    event_log: pd.DataFrame | None = field(default=None, repr=False)
+    event_log: EventLog | pd.DataFrame | None = field(default=None, repr=False)
+    """The arbiter's log (``record_events``): an engine's :class:`EventLog`, or its table;
+    read it with ``events()``."""
     op_log: np.ndarray | None = field(default=None, repr=False)
     """int64 [rows, len(OP_TIMES)] (``record_ops``); read it with ``ops()``."""
 
@@ -208,13 +265,30 @@ class Result:
         """
         if self.event_log is None:
             raise TraceError("no event log: run simulate(..., record_events=True)")
-        log = self.event_log.copy()
+        log = self.event_log
+        log = log.frame() if isinstance(log, EventLog) else log.copy()
         masks = log["partitions"].to_numpy()
         names = {m: ",".join(str(p) for p in range(64) if m >> p & 1) for m in set(masks.tolist())}
         log.insert(
             log.columns.get_loc("partitions") + 1, "partition_list", [names[m] for m in masks]
         )
         return log
+
+    def granted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The granted passes of the event log: their cycle, trace row and bank cycles (int64
+        arrays, in log order; no table is built)."""
+        if self.event_log is None:
+            raise TraceError("no event log: run simulate(..., record_events=True)")
+        if isinstance(self.event_log, EventLog):
+            return self.event_log.granted()
+        mine = self.event_log[self.event_log["status"] == "granted"]
+        return tuple(mine[c].to_numpy(dtype=np.int64) for c in ("cycle", "row", "bank_cycles"))
+
+    def op_time(self, name: str) -> np.ndarray:
+        """One ``OP_TIMES`` column of the per-row cycles (int64, a view; ``record_ops``)."""
+        if self.op_log is None:
+            raise TraceError("no per-op times: run simulate(..., record_ops=True)")
+        return self.op_log[:, OP_TIMES.index(name)]
 
     def ops(self, trace=None) -> pd.DataFrame:
         """One row per trace row: ``row``, ``warp``, ``op`` (with ``trace``; else -1 and "")

@@ -43,6 +43,7 @@ from wgpsim.hw.config_schema import (
     masks_form,
     read_sections,
 )
+from wgpsim.hw.grouping_sources import grouping_source, overridden
 from wgpsim.inputs import load_yaml, read_text
 from wgpsim.packaged import hardware_path, target_names, triton_targets
 from wgpsim.trace.instructions import INSTRUCTIONS
@@ -135,6 +136,11 @@ class HardwareConfig:
                     name: {op: masks_form(masks) for op, masks in table}
                     for name, table in self.passes.groupings
                 },
+                **(
+                    {"sources": {name: dict(t) for name, t in self.passes.sources}}
+                    if self.passes.sources
+                    else {}
+                ),
             },
             "timing": dict(vars(self.timing)),
             "arbiter": dict(vars(self.arbiter)),
@@ -151,7 +157,12 @@ class HardwareConfig:
         >>> hw.with_overrides(timing={"queue_depth": 2}).timing.queue_depth
         2
         """
-        raw = overrides.apply(self.to_dict(), changes, self.source)
+        before = self.to_dict()
+        raw = overrides.apply(before, changes, self.source)
+        own = any(str(k).startswith("passes.sources") for k in changes)
+        if not own and "sources" not in (changes.get("passes") or {}):
+            groupings = before["passes"]["groupings"]
+            raw["passes"] = overridden(raw["passes"], groupings)
         return replace(HardwareConfig.from_dict(raw, source=self.source), source=self.source)
 
     # -- derived quantities ---------------------------------------------------------------------
@@ -232,6 +243,17 @@ class HardwareConfig:
         writes = INSTRUCTIONS[op].kind in ("store", "tdm", "lds_dma")
         store = self.banks.store_count
         return store if writes and store is not None else self.banks.count
+
+    def grouping_source(self, op: str) -> str:
+        """Where ``op``'s lane grouping comes from: measured, document or assumption
+        (``passes.sources``), "unknown" when the file does not say.
+
+        >>> hw = load_hardware()
+        >>> hw.grouping_source("ds_load_b128"), hw.grouping_source("ds_load_tr16_b128")
+        ('document', 'assumption')
+        """
+        p = self.passes
+        return grouping_source(p.sources, p.lane_grouping, p.groupings[0][0], op)
 
     def lane_masks(self, op: str) -> tuple[tuple[int, ...], ...]:
         """The pass map of ``op`` under the chosen lane grouping: pass bit i of lane l is the
@@ -320,9 +342,11 @@ def apply_overrides(hw: HardwareConfig, items: list[str] | tuple[str, ...]) -> H
     """
     if not items:
         return hw
-    raw = hw.to_dict()
+    before = raw = hw.to_dict()
     for item in items:
         raw = overrides.apply(raw, [item], f"--set {_item(item)}")
+    if not any(i.strip().startswith("passes.sources") for i in items):
+        raw["passes"] = overridden(raw["passes"], before["passes"]["groupings"])
     marker = "\0"
     try:
         changed = HardwareConfig.from_dict(raw, source=marker)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wgpsim.errors import ConfigError, did_you_mean, field_error, shown
+from wgpsim.hw.grouping_sources import read_sources
 from wgpsim.hw.targets import instruction_set, is_target_name
 from wgpsim.layout.bits import log2
 from wgpsim.trace.instructions import INSTRUCTIONS, WAVE_SIZES
@@ -99,6 +100,8 @@ class Passes:
 
     lane_grouping: str
     groupings: tuple[tuple[str, tuple[tuple[str, tuple[tuple[int, ...], ...]], ...]], ...]
+    #: per grouping, each instruction's source kind (``wgpsim.hw.grouping_sources``); () if absent
+    sources: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -385,7 +388,7 @@ class _Reader:
         )
 
     def passes(self, data: Any, wgp: Wgp, top: dict) -> Passes:
-        d = self.section(data, "passes", ("lane_grouping", "groupings"))
+        d = self.section(data, "passes", ("lane_grouping", "groupings"), optional=("sources",))
         groupings = d["groupings"]
         if not isinstance(groupings, dict) or not groupings:
             raise self.fail("passes.groupings", "a mapping of grouping name -> table", groupings)
@@ -417,7 +420,7 @@ class _Reader:
         choice = GROUPING_ALIASES.get(choice, choice) if isinstance(choice, str) else choice
         if not isinstance(choice, str) or choice not in groupings:
             raise self.fail("passes.lane_grouping", f"one of {', '.join(groupings)}", choice)
-        return Passes(choice, tuple(tables))
+        return Passes(choice, tuple(tables), read_sources(d.get("sources"), tables, self.source))
 
     def lane_masks(self, entry: Any, path: str, lane_bits: int) -> tuple[tuple[int, ...], ...]:
         """One instruction's grouping as masks: ``[4]`` (the lane bits that select the pass)

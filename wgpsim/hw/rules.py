@@ -141,8 +141,26 @@ def pass_bank_cycles(
     distinct[:, 1:] &= dwords[:, 1:] != dwords[:, :-1]  # each dword once per pass
     which = np.broadcast_to(np.arange(len(addr))[:, None], dwords.shape)[distinct]
     nbanks = hw.banks.count if nbanks is None else nbanks
-    per_bank = np.bincount(which * nbanks + dwords[distinct] % nbanks, minlength=len(addr) * nbanks)
+    key = which * nbanks + dwords[distinct] % nbanks  # (pass, bank) of each distinct dword
+    if len(addr) * nbanks > 8 * len(key):  # many banks (ideal_banks' 4,096): count the runs
+        return np.maximum(_most_per_key(np.sort(key), nbanks, len(addr)), 1)
+    per_bank = np.bincount(key, minlength=len(addr) * nbanks)
     return np.maximum(per_bank.reshape(len(addr), nbanks).max(axis=1, initial=0), 1)
+
+
+def _most_per_key(key: np.ndarray, nbanks: int, n: int) -> np.ndarray:
+    """Per pass (``key // nbanks``, of ``n``), the longest run of one key in the sorted
+    ``key``: its most dwords in one bank (0 for a pass without any), without a table of every
+    bank of every pass.
+
+    >>> _most_per_key(np.array([0, 0, 1, 9, 9, 9]), 4, 3).tolist()  # pass 1 has none
+    [2, 0, 3]
+    """
+    start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else key
+    count = np.diff(np.r_[start, len(key)])
+    out = np.zeros(n, np.int64)
+    np.maximum.at(out, key[start] // nbanks, count)
+    return out
 
 
 def bank_cycles(addr: np.ndarray, bytes_per_lane: int, hw: HardwareConfig) -> int:

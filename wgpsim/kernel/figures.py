@@ -137,6 +137,16 @@ class KernelFigures:
             }
         return out
 
+    @property
+    def per(self) -> str | None:
+        """What the loop figures are per: "iteration" of the main loop, or "run" for a kernel
+        without a loop (its body is the whole function, named after it, not an assembly label
+        like ``.LBB0_2``); None without a timed loop."""
+        if self.loop is None:
+            return None
+        whole = self.loop.get("source") == "assembly" and not str(self.loop["loop"]).startswith(".")
+        return "run" if whole else "iteration"
+
     def exposed_share(self) -> float | None:
         """Exposed LDS cycles / cycles per iteration (None without a timed loop)."""
         if self.loop is None or not self.loop["cycles_per_iteration"]:

@@ -71,6 +71,8 @@ __all__ = [
 LOADS = ("ttg.local_load", "amdg.local_load_packed_transposed")
 ASYNC_COPY = "ttg.async_copy_global_to_local"
 STORES = ("ttg.local_store", "ttg.local_alloc")
+ASYNC_WHY = "the copy engine writes the LDS (global_load_async_to_lds; no other value)"
+TDM_WHY = "the copy engine writes the LDS (the TDM): not in this lock-step table (--loop-timing times its writes)"  # fmt: skip  # noqa: E501
 
 
 @dataclass(frozen=True)
@@ -270,10 +272,7 @@ def lower_op(
     if op.direction == "scratch":
         return _lower_scratch(kernel, op, alloc, hw)
     if not writes_with_ds(op):
-        if op.op == ASYNC_COPY:
-            why = "the copy engine writes the LDS (global_load_async_to_lds; no other value)"
-            return OpLowering(op, None, {}, note=why)
-        return OpLowering(op, None, {}, note="the copy engine writes the LDS: not timed")
+        return OpLowering(op, None, {}, note=ASYNC_WHY if op.op == ASYNC_COPY else TDM_WHY)
     if op.buffer is None or op.buffer not in alloc.offsets:
         return OpLowering(op, None, {}, note="its buffer has no offsets (not allocated)")
     md, tensor = op.memdesc, op.tensor

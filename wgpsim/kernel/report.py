@@ -50,6 +50,7 @@ from wgpsim.kernel.lowering import (
 )
 from wgpsim.measures.metrics import lds_metrics
 from wgpsim.microbench.pieces import piece_info
+from wgpsim.trace.instructions import INSTRUCTIONS
 
 __all__ = ["KernelReport", "kernel_report", "short_encoding"]
 
@@ -258,6 +259,8 @@ def _op_row(
         "dst": short_encoding(op.dst_encoding),
         "instructions": counts,
         "instructions_per_warp": sum(counts.values()),
+        # per instruction, where its lane grouping comes from (hw passes.sources)
+        "grouping_sources": {k: hw.grouping_source(k) for k in counts if k in INSTRUCTIONS},
         "transposed": bool(low.instruction and "_tr" in low.instruction),
         "eligibility": low.eligibility,
         "reason": low.reason,

@@ -6,8 +6,11 @@ instructions per iteration of its main loop (``ds_*`` per warp), the exposed LDS
 iteration and their share of the iteration, the bank-conflict and partition-stall cycles of its
 ops in the lock-step model (summed, as ``wgpsim kernel`` reports them op by op), and its worst
 op (the most LDS cycles in lock step) with its source line. A kernel that cannot be read is a
-row with its one-line ``error``. `kernel_table` sorts worst first: the most exposed LDS cycles
-per iteration, then the most lock-step LDS cycles; unreadable kernels last.
+row with its one-line ``error``. ``per`` says what the loop figures are per: "iteration" of the
+main loop, or "run" for a kernel without a loop (its whole body, timed once). `kernel_table`
+sorts worst first: the most exposed LDS cycles per iteration, then the most lock-step LDS
+cycles; kernels without a loop after those with one (a run is not an iteration), ranked the
+same way among themselves; unreadable kernels last.
 
 >>> from wgpsim.kernel.figures import kernel_figures
 >>> rows = kernel_table([
@@ -35,6 +38,7 @@ COLUMNS = (
     "ttg_shared",
     "loop_instructions",
     "exposed",
+    "per",
     "exposed_share",
     "loop_cycles",
     "bank_conflicts",
@@ -61,6 +65,7 @@ def kernel_row(name: str, folder: str, figures: KernelFigures | str) -> dict[str
         "lds_bytes": rep.lds_bytes,
         "ttg_shared": rep.ttg_shared,
         "exposed_share": figures.exposed_share(),
+        "per": figures.per,
         "worst_op": worst[0]["op"].split(".", 1)[-1] if worst else None,
         "worst_line": worst[0]["loc"] if worst else None,
         "error": figures.loop_error and f"loop not timed: {figures.loop_error}",
@@ -73,6 +78,7 @@ def _worst_first(row: dict[str, Any]) -> tuple:
     missing = float("inf")
     return (
         row["lds_bytes"] is None and row["error"] is not None,
+        row["per"] == "run",  # per-run figures are ranked apart, after the loops'
         -(row["exposed"] if row["exposed"] is not None else -missing),
         -(row["cycles"] or 0),
         row["kernel"],

@@ -4,7 +4,8 @@ SIMD pair reads them.
 One row per buffer piece (a partitioned buffer has one per partition), drawn at its byte range
 on an axis cut at every partition boundary; each piece is split into the bytes read by pair A
 only, pair B only, both (the co-location the AMD blog's Part II removes), or neither (written
-only, or by an op that is not modelled).
+only, or by an op that is not modelled). Every stage of a multi-buffered alloc counts as read by
+the op that reads it through a stage index (stage 1 in the next iteration, and so on).
 
 >>> from wgpsim.kernel.report import kernel_report
 >>> fig = lds_map_figure(kernel_report("examples/kernels/lds_bandwidth_partitioned"))
@@ -30,9 +31,10 @@ COLORS = {"A": "#4C72B0", "B": "#DD8452", "both": "#C44E52", "none": "#BBBBBB"}
 
 
 def _read_bytes(report: KernelReport, hw: HardwareConfig) -> dict[str, np.ndarray]:
-    """Per pair, the sorted distinct byte addresses its lanes read (loads only)."""
+    """Per pair, the sorted distinct byte addresses its lanes read (loads only), every stage of
+    a multi-buffered alloc included (:func:`_stages`)."""
     out: dict[str, list[np.ndarray]] = {name: [] for name in hw.pair_names}
-    for low in report.lowerings:
+    for low in _stages(report, hw):
         if low.lowering is None or not INSTRUCTIONS[low.instruction].is_load:
             continue
         width = INSTRUCTIONS[low.instruction].bytes_per_lane
@@ -41,6 +43,26 @@ def _read_bytes(report: KernelReport, hw: HardwareConfig) -> dict[str, np.ndarra
             a = a[a >= 0]
             out[hw.pair_names[hw.pair_of_warp(w)]].append((a[:, None] + np.arange(width)).ravel())
     return {k: np.unique(np.concatenate(v)) if v else np.zeros(0, np.int64) for k, v in out.items()}
+
+
+def _stages(report: KernelReport, hw: HardwareConfig) -> list:
+    """The report's lowerings, and for an op that reads a multi-buffered alloc through a
+    computed or loop-carried stage index (the report lowers its first stage only), its lowering
+    of every other stage: the same op reads them in later iterations (as ``--loop-timing``
+    assumes: the index advances one stage per iteration)."""
+    from wgpsim.kernel.lowering import allocate_kernel, carried_stage, computed_stage, lower_op
+
+    kernel, out, alloc = report.model, list(report.lowerings), None
+    for low in report.lowerings:
+        op = low.op
+        staged = computed_stage(op) or carried_stage(op) is not None
+        if kernel is None or low.lowering is None or not staged or op.buffer is None:
+            continue
+        alloc = allocate_kernel(kernel, hw) if alloc is None else alloc
+        out += [
+            lower_op(kernel, op, alloc, hw, stage=s) for s in range(kernel.buffer(op.buffer).stages)
+        ]
+    return out
 
 
 def _segments(lo: int, hi: int, reads: dict[str, np.ndarray], step: int) -> list[tuple]:

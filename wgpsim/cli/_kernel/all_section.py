@@ -21,14 +21,18 @@ HEAD = {
     "warps": "warps",
     "lds_bytes": "LDS B",
     "ttg_shared": "ttg.shared",
-    "loop_instructions": "ds/iter",
-    "exposed": "exposed/iter",
+    "loop_instructions": "ds",
+    "exposed": "exposed",
     "exposed_share": "share%",
     "bank_conflicts": "bank",
     "partition_stalls": "stall",
     "worst_op": "worst op",
     "worst_line": "line",
 }
+
+
+PER_UNIT = ("loop_instructions", "exposed")
+"""The columns whose cells carry their unit, /iter or /run (a row's ``per``)."""
 
 
 def collect(paths: list[tuple[str, Path]], hw, engine: str, loop: bool = True):
@@ -102,11 +106,17 @@ def format_all(rows: list[dict[str, Any]], width: int = 10_000) -> list[str]:
 
     n_bad = sum(r["lds_bytes"] is None and r["error"] is not None for r in rows)
     lines = [
-        f"{len(rows)} kernels, worst first (exposed LDS cycles per iteration of the main loop); "
+        f"{len(rows)} kernels, worst first (ds instructions and exposed LDS cycles per iteration "
+        "of the main loop, /iter; a kernel without a loop: per run of its whole body, /run, "
+        "ranked after the loops); "
         "bank / stall: the ops' bank-conflict and partition-stall cycles in lock step"
         + (f"; {n_bad} unreadable" if n_bad else "")
     ]
-    table = [tuple(cell(k, r[k]) for k in HEAD) for r in rows]
+    unit = {"iteration": "/iter", "run": "/run"}
+    table = [
+        tuple(cell(k, r[k]) + (unit.get(r["per"], "") if k in PER_UNIT else "") for k in HEAD)
+        for r in rows
+    ]
     lines += text_table(tuple(HEAD.values()), table, width)
     lines += [f"{r['kernel']} ({r['folder']}): {r['error']}" for r in rows if r["error"]]
     return lines

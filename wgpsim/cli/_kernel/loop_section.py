@@ -77,13 +77,11 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
 
     per = "run" if _loop_less(payload) else "iteration"
     lines = ["", _heading(payload, lt), lt.sentence(per)]
-    w = lt.warps
     # WARP_COLUMNS' headers, in their order
     head = ("warp", "cycles/iter", "exposed", "wait_ds", "issue", "barrier", "hidden",
             "in flight", "work", "barrier, no LDS")  # fmt: skip
     rows = [
-        (str(int(r.warp)), *(_f(getattr(r, c)) for c in WARP_COLUMNS[1:]))
-        for r in w.itertuples(index=False)
+        (str(int(r["warp"])), *(_f(r[c]) for c in WARP_COLUMNS[1:])) for r in lt.warp_table.rows()
     ]
     lines += text_table(head, rows, width)
     lines.append(
@@ -95,16 +93,16 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
              "partition stall")  # fmt: skip
     orows = [
         (
-            str(r.op),
-            str(r.kind),
-            _f(r.instructions),
-            _f(r.exposed),
-            _f(100 * r.exposed_share),
-            _f(r.latency),
-            _f(r.bank_conflict_cycles),
-            _f(r.partition_stall_cycles),
+            str(r["op"]),
+            str(r["kind"]),
+            _f(r["instructions"]),
+            _f(r["exposed"]),
+            _f(100 * r["exposed_share"]),
+            _f(r["latency"]),
+            _f(r["bank_conflict_cycles"]),
+            _f(r["partition_stall_cycles"]),
         )
-        for r in lt.ops.itertuples(index=False)
+        for r in lt.op_table.rows()
     ]
     orows += _unmatched_rows(payload["unmatched"])
     lines += text_table(ohead, orows, width)
@@ -115,7 +113,7 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
         for name, v in payload["what_ifs"].items()
     ]
     lines += text_table(whead, wrows, width)
-    if (lt.ops["kind"] == "tdm").any():
+    if "tdm" in lt.op_table["kind"]:
         lines.append("note: a tdm op's instr/iter counts its 256-byte write rows")
     lines += [f"note: {n}" for n in payload["notes"]]
     return lines

@@ -49,10 +49,12 @@ cycles, removing bank conflicts 0 and infinitely fast LDS 88 (the bound).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from wgpsim.columns import Columns
 from wgpsim.engine import simulate
 from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, load_hardware, target_hardware
@@ -89,8 +91,9 @@ OP_COLUMNS = (
 
 @dataclass(frozen=True, eq=False)
 class LoopTiming:
-    """The loop's figures (per steady iteration; module docstring). ``warps`` and ``ops`` are
-    DataFrames with ``WARP_COLUMNS`` / ``OP_COLUMNS``; ``what_ifs`` maps a name of
+    """The loop's figures (per steady iteration; module docstring). ``warp_table`` and
+    ``op_table`` are ``wgpsim.columns.Columns`` with ``WARP_COLUMNS`` / ``OP_COLUMNS``
+    (``warps`` and ``ops`` the same as DataFrames, built when read); ``what_ifs`` maps a name of
     ``loop_whatif.WHAT_IFS`` to its cycles per iteration."""
 
     iterations: int
@@ -100,16 +103,30 @@ class LoopTiming:
     exposed: float
     hidden: float
     lds_busy: float
-    warps: Any
-    ops: Any
+    warp_table: Any
+    op_table: Any
     what_ifs: dict[str, float]
     notes: tuple[str, ...] = ()
     result: Any = field(default=None, repr=False)
-    op_times: Any = field(default=None, repr=False)
     state: Any = field(default=None, repr=False)  # int8 [warp, cycle]: WORK .. BEHIND_LDS
     trace: Any = field(default=None, repr=False)  # what was timed, with its provenance:
     iteration: Any = field(default=None, repr=False)
     label: Any = field(default=None, repr=False)
+
+    @cached_property
+    def warps(self):
+        """Per warp, ``WARP_COLUMNS`` (a DataFrame)."""
+        return self.warp_table.to_frame()
+
+    @cached_property
+    def ops(self):
+        """Per op, ``OP_COLUMNS``, most exposed first (a DataFrame)."""
+        return self.op_table.to_frame()
+
+    @cached_property
+    def op_times(self):
+        """``Result.ops(trace)`` of the timed run: every row's cycles (a DataFrame)."""
+        return self.result.ops(self.trace)
 
     def what_if(self, name: str) -> float:
         return self.what_ifs[name]
@@ -143,8 +160,25 @@ class LoopTiming:
             return text + "."
         words = [f"{label} {n}" for label, n in saves]
         words[0] = f"{saves[0][0]} would save {saves[0][1]} cycles"
+        words = [w + self._tdm_share(label) for w, (label, _) in zip(words, saves, strict=True)]
         listed = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
         return f"{text}; {listed}" + (" (the bound)." if "no_lds" in self.what_ifs else ".")
+
+    def _tdm_share(self, label: str) -> str:
+        """Where the bank-conflict saving comes from, when the TDM's writes hold any of the
+        conflicts (" (all in the TDM's LDS writes: %24)"); else ""."""
+        table = self.op_table
+        if label != "removing bank conflicts" or table is None or not len(table):
+            return ""
+        rows = list(zip(table["op"], table["kind"], table["bank_conflict_cycles"], strict=True))
+        tdm = [(op, c) for op, kind, c in rows if kind == "tdm" and c > 0]
+        if not tdm:
+            return ""
+        names = ", ".join(str(op).split(" ", 1)[0] for op, _ in tdm)
+        if any(kind != "tdm" and c > 0 for _, kind, c in rows):
+            share = number_text(float(sum(c for _, c in tdm)))
+            return f" ({share} of the conflict cycles in the TDM's LDS writes: {names})"
+        return f" (all in the TDM's LDS writes: {names})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -160,8 +194,8 @@ class LoopTiming:
                 n: {"cycles_per_iteration": c, "saves": self.saving(n), "how": WHAT_IFS[n]}
                 for n, c in self.what_ifs.items()
             },
-            "warps": self.warps.to_dict(orient="records"),
-            "ops": self.ops.to_dict(orient="records"),
+            "warps": self.warp_table.rows(),
+            "ops": self.op_table.rows(),
             "notes": list(self.notes),
         }
 
@@ -190,8 +224,7 @@ def time_loop(
         raise TraceError("no row of the trace belongs to an iteration (iteration >= 0)")
     steady = (1 if n >= 2 else 0) if steady_from is None else steady_from
     result = simulate(trace, hw, engine=engine, seed=seed, record_events=True, record_ops=True)
-    times = result.ops(trace)
-    acc = _account(trace, times, result.events(), iteration, label, n, steady)
+    acc = _account(trace, result, iteration, label, n, steady)
     notes = list(acc.pop("notes"))
     ifs = {}
     for name in (w for w in what_ifs if applies(w, hw)):
@@ -200,7 +233,7 @@ def time_loop(
         if r2 is None:
             r2 = simulate(t2, hw2, engine=engine, seed=seed, record_ops=True)
         keep = kept_rows(name, trace)
-        cpi = _cycles_per_iteration(r2.ops(t2), iteration[keep], n, steady)
+        cpi = _cycles_per_iteration(r2, t2, iteration[keep], n, steady)
         ifs[name] = float(cpi.max(initial=0.0))
         if name == "ideal_banks" and r2.bank_conflict_cycles:
             notes.append(f"ideal banks: {r2.bank_conflict_cycles} bank-conflict cycles remain")
@@ -211,7 +244,6 @@ def time_loop(
         what_ifs=ifs,
         notes=tuple(notes),
         result=result,
-        op_times=times,
         trace=trace,
         iteration=iteration,
         label=label,
@@ -234,10 +266,10 @@ def time_kernel_loop(loop, hw: HardwareConfig | None = None, **kw) -> LoopTiming
 # ---- the accounting -----------------------------------------------------------------------------
 
 
-def _cycles_per_iteration(times, iteration: np.ndarray, n: int, steady: int) -> np.ndarray:
+def _cycles_per_iteration(result, trace, iteration: np.ndarray, n: int, steady: int) -> np.ndarray:
     """Per warp: (end of the last iteration - start of iteration ``steady``) / its count."""
-    warp = times["warp"].to_numpy()
-    arrive, leave = times["arrive"].to_numpy(), times["leave"].to_numpy()
+    warp = trace.warp.astype(np.int64)
+    arrive, leave = result.op_time("arrive"), result.op_time("leave")
     out = []
     for w in np.unique(warp):
         mine = warp == w
@@ -250,11 +282,9 @@ def _cycles_per_iteration(times, iteration: np.ndarray, n: int, steady: int) -> 
     return np.array(out, dtype=float)
 
 
-def _account(trace, times, events, iteration, label, n, steady) -> dict[str, Any]:
-    import pandas as pd
-
+def _account(trace, result, iteration, label, n, steady) -> dict[str, Any]:
     nw = trace.num_warps
-    names, state, blame, iter_of, in_flight = _states(trace, times, iteration, label)
+    names, state, blame, iter_of, in_flight = _states(trace, result, iteration, label)
     stalled = (state == ISSUE) | (state == WAIT)
     any_stalled = stalled.any(axis=0)
     first_stalled = stalled.argmax(axis=0)
@@ -268,21 +298,24 @@ def _account(trace, times, events, iteration, label, n, steady) -> dict[str, Any
     def per_warp(mask) -> np.ndarray:
         return (mask & in_steady).sum(axis=1) / per
 
-    cpi = _cycles_per_iteration(times, iteration, n, steady)
-    warps = pd.DataFrame(
-        {
-            "warp": np.arange(nw),
-            "cycles_per_iteration": cpi,
-            "exposed": per_warp(exposed),
-            "exposed_wait": per_warp(state == WAIT),
-            "exposed_issue": per_warp(state == ISSUE),
-            "exposed_barrier": per_warp(behind),
-            "hidden": per_warp(in_flight & (state == WORK)),
-            "in_flight": per_warp(in_flight),
-            "work": per_warp(state == WORK),
-            "barrier_other": per_warp((state == AT_BARRIER) & ~behind),
-        },
-        columns=list(WARP_COLUMNS),
+    cpi = _cycles_per_iteration(result, trace, iteration, n, steady)
+    warps = dict(
+        zip(
+            WARP_COLUMNS,
+            (
+                np.arange(nw),
+                cpi,
+                per_warp(exposed),
+                per_warp(state == WAIT),
+                per_warp(state == ISSUE),
+                per_warp(behind),
+                per_warp(in_flight & (state == WORK)),
+                per_warp(in_flight),
+                per_warp(state == WORK),
+                per_warp((state == AT_BARRIER) & ~behind),
+            ),
+            strict=True,
+        )
     )
     lds, code = trace.op < NUM_LDS_OPS, names.code
     ops = _per_op(
@@ -294,24 +327,23 @@ def _account(trace, times, events, iteration, label, n, steady) -> dict[str, Any
         steady,
         per,
         nw,
-        times,
-        events,
+        result,
         blame,
         exposed,
         in_steady,
     )
-    busy = _port_busy(events, iteration, steady, state.shape[1]) / per
+    busy = _port_busy(result, iteration, steady, state.shape[1]) / per
     notes = []
     if n < 2:
         notes.append("one iteration: its figures include the loop's start")
     return {
         "state": np.where(behind, BEHIND_LDS, state).astype(np.int8),
         "cycles_per_iteration": float(cpi.max(initial=0.0)),
-        "exposed": float(warps["exposed"].mean()),
-        "hidden": float(warps["hidden"].mean()),
+        "exposed": _mean(warps["exposed"]),
+        "hidden": _mean(warps["hidden"]),
         "lds_busy": float(busy),
-        "warps": warps,
-        "ops": ops,
+        "warp_table": _table(warps),
+        "op_table": ops,
         "notes": notes,
     }
 
@@ -324,115 +356,131 @@ class _Labels:
     code: np.ndarray
 
 
-def _states(trace, times, iteration, label):
+def _states(trace, result, iteration, label):
     """Per warp and cycle: the warp's state, the op an exposed cycle is charged to (-1: none),
     the iteration it is in, and whether one of its LDS instructions is in flight; with the
-    labels (:class:`_Labels`). One pass over the rows, each wait charged as it comes
-    (:func:`_charge_wait`): linear in the rows."""
+    labels (:class:`_Labels`). A warp's rows follow each other (a row's ``arrive`` is the
+    previous one's ``leave``), so each cycle of a warp is one row's: every row's cycles are
+    written at once, and the waits charged per warp (:func:`_charge_waits`)."""
     nw = trace.num_warps
-    leave, complete = times["leave"].to_numpy(), times["complete"].to_numpy()
+    arrive, issue = result.op_time("arrive"), result.op_time("issue")
+    leave, complete = result.op_time("leave"), result.op_time("complete")
     total = int(max(leave.max(initial=0), complete.max(initial=0))) + 1
-    state = np.zeros((nw, total), np.int8)
-    blame = np.full((nw, total), -1, np.int64)
-    iter_of = np.full((nw, total), -1, np.int64)
-    flight = np.zeros((nw, total + 1), np.int64)
     names, code = np.unique(label.astype(str), return_inverse=True)
-    op = trace.op
-    warp = trace.warp.astype(np.int64)
-    arrive, issue = times["arrive"].to_numpy(), times["issue"].to_numpy()
+    op, warp = trace.op, trace.warp.astype(np.int64)
     lds = op < NUM_LDS_OPS
-    tdm_end = (op == TDM) & (trace.arg == 1)  # what wait_tensor counts: TDM instructions
-    # per warp, the rows a wait may still wait for, in row order: wait_ds counts the DS
-    # loads and stores (LDS rows but TDM), wait_tensor the TDM instructions' last rows
-    pending = {WAIT_DS: [[] for _ in range(nw)], WAIT_TENSOR: [[] for _ in range(nw)]}
-    for r in range(len(trace)):
-        w, a, b = warp[r], arrive[r], leave[r]
-        iter_of[w, a:b] = iteration[r]
-        if lds[r]:
-            state[w, a:b] = ISSUE
-            blame[w, a:b] = code[r]
-            flight[w, issue[r]] += 1
-            flight[w, complete[r]] -= 1
-            if op[r] != TDM:
-                pending[WAIT_DS][w].append(r)
-            elif tdm_end[r]:
-                pending[WAIT_TENSOR][w].append(r)
-        elif op[r] in pending:
-            state[w, a:b] = WAIT
-            _charge_wait(a, b, pending[op[r]][w], complete, code, blame[w])
-        else:
-            state[w, a:b] = AT_BARRIER if op[r] == BARRIER else WORK
+    waits = (op == WAIT_DS) | (op == WAIT_TENSOR)
+    kind = np.select([lds, waits, op == BARRIER], [ISSUE, WAIT, AT_BARRIER], WORK)
+    rows, cycle = _cells(arrive, leave)
+    at = (warp[rows], cycle)
+    state = np.zeros((nw, total), np.int8)
+    state[at] = kind[rows]
+    iter_of = np.full((nw, total), -1, np.int64)
+    iter_of[at] = iteration[rows]
+    blame = np.full((nw, total), -1, np.int64)
+    issuing = lds[rows]
+    blame[warp[rows[issuing]], cycle[issuing]] = code[rows[issuing]]
+    flight = np.zeros((nw, total + 1), np.int64)
+    np.add.at(flight, (warp[lds], issue[lds]), 1)
+    np.add.at(flight, (warp[lds], complete[lds]), -1)
+    # wait_ds counts the DS loads and stores (LDS rows but TDM), wait_tensor the TDM
+    # instructions' last rows
+    counted = {WAIT_DS: lds & (op != TDM), WAIT_TENSOR: (op == TDM) & (trace.arg == 1)}
+    for wait_op, counts in counted.items():
+        mine = op[rows] == wait_op
+        _charge_waits(warp, counts, complete, code, rows[mine], cycle[mine], leave, blame)
     in_flight = np.cumsum(flight, axis=1)[:, :total] > 0
     return _Labels(names, code), state, blame, iter_of, in_flight
 
 
-def _charge_wait(a, b, pending, complete, code, blame) -> None:
-    """Charge the wait ``[a, b)`` of one warp (``blame`` its row): each stretch up to a
-    completion of one of its ``pending`` rows (its earlier loads for wait_ds, TDM
-    instructions' last rows for wait_tensor) to that row (the last stretch to the one
-    completing at ``b``). Rows complete by ``a`` are dropped from ``pending``: a warp's later
-    waits start later, so each row is dropped once and the pass is linear in the rows.
+def _cells(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every cycle ``[start, end)`` of every row, as (row, cycle) arrays.
 
-    >>> blame, pending = np.full(10, -1), [0, 1, 2]
-    >>> _charge_wait(2, 8, pending, np.array([1, 6, 4]), np.array([7, 8, 9]), blame)
-    >>> blame.tolist(), pending
-    ([-1, -1, 9, 9, 8, 8, -1, -1, -1, -1], [1, 2])
+    >>> [x.tolist() for x in _cells(np.array([0, 2, 2]), np.array([2, 2, 5]))]
+    [[0, 0, 2, 2, 2], [0, 1, 2, 3, 4]]
     """
-    pending[:] = [k for k in pending if complete[k] > a]
-    done = sorted((k for k in pending if complete[k] <= b), key=lambda k: complete[k])
-    start = a
-    for k in done:
-        blame[start : complete[k]] = code[k]
-        start = max(start, complete[k])
+    length = np.maximum(end - start, 0)
+    rows = np.repeat(np.arange(len(start)), length)
+    first = np.cumsum(length) - length  # each row's first cell
+    return rows, start[rows] + np.arange(len(rows)) - first[rows]
 
 
-def _per_op(
-    names, code, lds, op, iteration, steady, per, nw, times, events, blame, exposed, in_steady
-):
-    import pandas as pd
+def _charge_waits(warp, counts, complete, code, rows, cycle, leave, blame) -> None:
+    """Charge the wait cycles ``cycle`` (of wait rows ``rows``, which end at ``leave``): a
+    cycle ``t`` of a wait to the first of its warp's earlier ``counts`` rows (by completion,
+    then row) completing after ``t`` and by the wait's end: each stretch of a wait up to a
+    completion it waited for goes to that row; none after the last. A row after the wait
+    issues at its end or later and completes ``lds_latency`` >= 1 cycles on, so it is never
+    the one found.
 
+    A warp's loads complete at 1, 6 and 4 (codes 7, 8, 9) and it waits in cycles 2..7:
+
+    >>> blame = np.full((1, 10), -1)
+    >>> _charge_waits(np.zeros(4, int), np.array([1, 1, 1, 0]), np.array([1, 6, 4, -1]),
+    ...     np.array([7, 8, 9, 0]), np.full(6, 3), np.arange(2, 8), np.array([0, 0, 0, 8]), blame)
+    >>> blame.tolist()
+    [[-1, -1, 9, 9, 8, 8, -1, -1, -1, -1]]
+    """
+    for w in np.unique(warp[rows]):
+        loads = np.flatnonzero(counts & (warp == w))
+        loads = loads[np.lexsort((loads, complete[loads]))]  # by completion, then row
+        done = complete[loads]
+        mine = warp[rows] == w
+        t, end = cycle[mine], leave[rows[mine]]
+        k = np.searchsorted(done, t, side="right")  # the first completing after t
+        ok = k < len(done)
+        ok[ok] = done[k[ok]] <= end[ok]
+        blame[w, t[ok]] = code[loads[k[ok]]]
+
+
+def _per_op(names, code, lds, op, iteration, steady, per, nw, result, blame, exposed, in_steady):
+    """Per op (label) of the steady LDS rows: ``OP_COLUMNS``, most exposed first (ties in
+    label order)."""
     rows = lds & (iteration >= steady)
     exp = (exposed & in_steady) & (blame >= 0)
     charged = np.bincount(blame[exp], minlength=len(names)) / (per * nw)
-    grants = events[events["status"] == "granted"]
+    _, grant_row, grant_cycles = result.granted()
     conflict = np.zeros(len(iteration), np.int64)
-    np.add.at(conflict, _ints(grants["row"]), _ints(grants["bank_cycles"]) - 1)
-    stall = times["stall_cycles"].to_numpy()
-    lat = (times["complete"] - times["issue"]).to_numpy()
-    out = []
-    for k in np.unique(code[rows]):
+    np.add.at(conflict, grant_row, grant_cycles - 1)
+    stall = result.op_time("stall_cycles")
+    lat = result.op_time("complete") - result.op_time("issue")
+    keys = np.unique(code[rows])
+    out = {c: np.zeros(len(keys)) for c in OP_COLUMNS[2:]}
+    op_name, kind = np.empty(len(keys), object), np.empty(len(keys), object)
+    for i, k in enumerate(keys):
         mine = rows & (code == k)
-        out.append(
-            {
-                "op": str(names[k]),
-                "kind": "tdm" if (op[mine] == TDM).all() else "ds",
-                "instructions": mine.sum() / (per * nw),
-                "exposed": float(charged[k]),
-                "latency": float(lat[mine].mean()),
-                "bank_conflict_cycles": conflict[mine].sum() / per,
-                "partition_stall_cycles": stall[mine].sum() / per,
-            }
-        )
-    frame = pd.DataFrame(out, columns=[c for c in OP_COLUMNS if c != "exposed_share"])
-    total = frame["exposed"].sum()
-    frame.insert(4, "exposed_share", frame["exposed"] / total if total else 0.0)
-    return frame.sort_values("exposed", ascending=False, kind="stable").reset_index(drop=True)
+        op_name[i], kind[i] = str(names[k]), "tdm" if (op[mine] == TDM).all() else "ds"
+        out["instructions"][i] = mine.sum() / (per * nw)
+        out["exposed"][i] = charged[k]
+        out["latency"][i] = lat[mine].mean()
+        out["bank_conflict_cycles"][i] = conflict[mine].sum() / per
+        out["partition_stall_cycles"][i] = stall[mine].sum() / per
+    total = out["exposed"].sum()
+    out["exposed_share"] = out["exposed"] / total if total else np.zeros(len(keys))
+    order = np.argsort(-out["exposed"], kind="stable")  # as pandas' stable descending sort
+    return _table({"op": op_name[order], "kind": kind[order]} | {c: out[c][order] for c in out})
 
 
-def _port_busy(events, iteration, steady, total) -> int:
+def _port_busy(result, iteration, steady, total) -> int:
     """Cycles in which some port serves a pass of a steady iteration's row."""
-    grants = events[events["status"] == "granted"]
-    grants = grants[iteration[_ints(grants["row"])] >= steady]
-    start = _ints(grants["cycle"])
+    start, row, cycles = result.granted()
+    steady_rows = iteration[row] >= steady
+    start, cycles = start[steady_rows], cycles[steady_rows]
     busy = np.zeros(total + 1, np.int64)
     np.add.at(busy, start, 1)
-    np.add.at(busy, start + _ints(grants["bank_cycles"]), -1)
+    np.add.at(busy, start + cycles, -1)
     return int((np.cumsum(busy) > 0).sum())
 
 
-def _ints(column) -> np.ndarray:
-    """An event-log column as int64 (an empty log's columns are objects)."""
-    return column.to_numpy(dtype=np.int64)
+def _table(columns: dict[str, np.ndarray]) -> Columns:
+    """numpy columns as a table of plain values (in ``WARP_COLUMNS`` / ``OP_COLUMNS`` order)."""
+    names = WARP_COLUMNS if "warp" in columns else OP_COLUMNS
+    return Columns({n: tuple(columns[n].tolist()) for n in names})
+
+
+def _mean(column: np.ndarray) -> float:
+    """The mean as pandas takes it (the sum over the count)."""
+    return float(column.sum() / len(column)) if len(column) else float("nan")
 
 
 def number_text(x: float) -> str:
