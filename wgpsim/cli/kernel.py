@@ -42,7 +42,6 @@ from wgpsim.cli._kernel.loop_section import (
     wants_loop,
     write_loop_files,
 )
-from wgpsim.hw.grouping_sources import SOURCE_WORDS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -178,6 +177,8 @@ def format_report(report, width: int = 10_000) -> str:
         lines.append(RATE_WORDS)
     kinds = {k for op in report.ops for k in op.get("grouping_sources", {}).values()}
     if kinds & set(SOURCE_MARKS):
+        from wgpsim.hw.grouping_sources import SOURCE_WORDS  # wgpsim.hw is heavy: not for --help
+
         lines.append(
             "instructions/warp: each instruction's lane grouping (its passes) is "
             + "; ".join(f"{SOURCE_MARKS[k]} {SOURCE_WORDS[k]}" for k in SOURCE_MARKS if k in kinds)
