@@ -36,7 +36,7 @@ def rows(cache, tmp_path_factory):
     csv = tmp_path_factory.mktemp("out") / "all.csv"
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["kernel", str(cache), "--all", "--json", "--csv", str(csv)]) == 0
+        assert main(["kernel", str(cache), "--all", "--json", "--csv", str(csv)]) == 1
     return json.loads(out.getvalue())["kernels"], pd.read_csv(csv)
 
 
@@ -80,7 +80,7 @@ def test_csv_holds_the_same_rows(rows):
 
 
 def test_table_text_names_the_unreadable_kernel(cache, capsys):
-    assert main(["kernel", str(cache), "--all"]) == 0
+    assert main(["kernel", str(cache), "--all"]) == 1  # HASH_bad
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith(f"{len(KERNELS) + 1} kernels, worst first")
     assert "broken (HASH_bad): " in out

@@ -29,6 +29,8 @@ __all__ = [
     "hardware_fact",
     "hardware_path",
     "hardware_targets",
+    "target_stem",
+    "target_vocabulary",
     "packaged_hardware",
     "target_names",
     "triton_targets",
@@ -52,6 +54,31 @@ def hardware_targets() -> tuple[str, ...]:
     """
     names = sorted(p.stem for p in (_ROOT / "hw").glob("*.yaml"))
     return ("mi450", *(n for n in names if n != "mi450"))
+
+
+def target_stem(name: str) -> str | None:
+    """The packaged hardware file a ``--target`` name picks, by its file name (``mi450``), its
+    arch (``gfx1250``) or Triton's name for it (``hip:gfx1250``): the one vocabulary of every
+    verb (``kernel``, ``lower``, ``compile``, ``calibrate probes`` ...); None for another name.
+
+    >>> target_stem("mi450"), target_stem("gfx1250"), target_stem("hip:gfx942"), target_stem("x")
+    ('mi450', 'mi450', 'gfx942', None)
+    """
+    if name in hardware_targets():
+        return name
+    by_arch = {t.removeprefix("hip:"): p.stem for t, p in triton_targets().items()}
+    return by_arch.get(name.removeprefix("hip:"))
+
+
+def target_vocabulary() -> str:
+    """The valid ``--target`` names, for help and errors: a file name and its arch where they
+    differ (``hip:ARCH`` is accepted too).
+
+    >>> target_vocabulary()
+    'mi450|gfx1250, gfx942, gfx950'
+    """
+    arch = {p.stem: t.removeprefix("hip:") for t, p in triton_targets().items()}
+    return ", ".join(n if arch.get(n, n) == n else f"{n}|{arch[n]}" for n in hardware_targets())
 
 
 def packaged_hardware(value: str) -> Path | None:

@@ -80,7 +80,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.all:
         from wgpsim.cli._kernel.all_section import handle_all
 
-        return handle_all(args, hardware_from_args(args))
+        return handle_all(args)
     source = kernel_source(args)
     if source is None:  # a cache or dump root of several kernels: their list was printed
         return 0
