@@ -19,6 +19,8 @@ __all__ = [
     "add_hw_args",
     "add_hw_option",
     "add_target_option",
+    "KIT_DEFAULT",
+    "MODULE_DEFAULT",
     "target_arch",
     "atomic_write",
     "column_groups",
@@ -88,10 +90,16 @@ def target_arch(name: str) -> str:
     return str(hardware_fact("target", name=stem)).removeprefix("hip:")
 
 
-def add_hw_args(parser: argparse.ArgumentParser) -> None:
+MODULE_DEFAULT = "the module's target (else configs/mi450.yaml)"
+"""``--hw``'s default in the help of the verbs that read a compiled module."""
+KIT_DEFAULT = "the kit's target (else configs/mi450.yaml)"
+"""``--hw``'s default in the help of the verbs that read a calibration kit's lane pairs."""
+
+
+def add_hw_args(parser: argparse.ArgumentParser, default: str = "configs/mi450.yaml") -> None:
     """``--hw FILE`` (or ``--target NAME``) and repeatable ``--set KEY=VALUE`` (dest ``hw`` and
-    ``overrides``)."""
-    add_hw_option(parser, "hardware YAML (default: configs/mi450.yaml)")
+    ``overrides``); ``default`` says in the help which file the verb takes without them."""
+    add_hw_option(parser, f"hardware YAML (default: {default})")
     parser.add_argument(
         "--set",
         dest="overrides",

@@ -18,6 +18,7 @@ import argparse
 from pathlib import Path
 
 from wgpsim.cli._common import (
+    KIT_DEFAULT,
     add_hw_args,
     atomic_write,
     hardware_from_args,
@@ -83,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     lanes.add_argument(
         "--measurements", type=Path, help="run_probes.py's CSV (default: KIT/measurements.csv)"
     )
-    add_hw_args(lanes)
+    add_hw_args(lanes, KIT_DEFAULT)
     lanes.add_argument("--json", action="store_true", help="print the table as JSON")
     lanes.set_defaults(handler=handle_lanes)
 

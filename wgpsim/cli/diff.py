@@ -24,6 +24,7 @@ import argparse
 from pathlib import Path
 
 from wgpsim.cli._common import (
+    MODULE_DEFAULT,
     add_engine_arg,
     add_hw_args,
     output_width,
@@ -54,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--no-loop", action="store_true", help="do not time the main loops")
     add_engine_arg(parser)
-    add_hw_args(parser)
+    add_hw_args(parser, MODULE_DEFAULT)
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument("--html", type=Path, help="write a self-contained HTML report")
     parser.set_defaults(handler=handle)

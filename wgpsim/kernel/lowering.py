@@ -298,12 +298,12 @@ def lower_op(
                 num_warps=kernel.num_warps,
                 bases=base,
                 # a target without transposed loads (gfx942) reads with plain ones
-                allow_transpose=not store and _has_transposed_loads(hw),
+                allow_transpose=not store and has_transposed_loads(hw),
                 store=store,
             )
         if store and op.attr("producer") == "arith.truncf" and not hw.wgp.packed_convert:
             low = replace(low, packed=False, issued=None)  # one converted value a register
-        low = in_spelling(low, hw.instructions, hw.describe())
+        low = for_target(low, hw)
         low._check_alignment()
     except WgpsimError as err:
         return OpLowering(op, None, {}, bases=bases, note=str(err))
@@ -321,8 +321,24 @@ def lower_op(
     )
 
 
-def _has_transposed_loads(hw: HardwareConfig) -> bool:
+def has_transposed_loads(hw: HardwareConfig) -> bool:
+    """Whether ``hw`` has a transposed LDS load (gfx1250's ds_load_tr*, gfx950's
+    ds_read_b64_tr_b*; gfx942 has none): a lowering for it may choose one.
+
+    >>> from wgpsim.hw.config import target_hardware
+    >>> [has_transposed_loads(target_hardware(f"hip:{a}")) for a in ("gfx1250", "gfx942")]
+    [True, False]
+    """
     return any(INSTRUCTIONS[n].kind == "load_tr" for n in hw.instructions if n in INSTRUCTIONS)
+
+
+def for_target(low: Lowering, hw: HardwareConfig) -> Lowering:
+    """``low`` (lowered with ``allow_transpose=has_transposed_loads(hw)``) in ``hw``'s spelling
+    (`wgpsim.trace.spelling.in_spelling`), its transposed-load eligibility ``absent`` where the
+    chip has no transposed load (not ``disabled``, a user's choice)."""
+    if low.eligibility == "disabled" and not has_transposed_loads(hw):
+        low = replace(low, eligibility="absent")
+    return in_spelling(low, hw.instructions, hw.describe())
 
 
 def _lower_scratch(
@@ -347,7 +363,7 @@ def _lower_scratch(
     try:
         low = lower_fn(op, bases[0], kernel.num_warps, hw.banks.count)
         low = _packed_stores(low, op, hw)
-        low = in_spelling(low, hw.instructions, hw.describe())
+        low = for_target(low, hw)
         low._check_alignment()
     except WgpsimError as err:
         return OpLowering(op, None, {}, bases=bases, note=str(err))
