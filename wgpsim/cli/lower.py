@@ -127,7 +127,7 @@ def _simulate(low: Lowering, hw, engine: str) -> dict[str, Any]:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from wgpsim.kernel.lowering import for_target, has_transposed_loads
+    from wgpsim.kernel.target_lowering import for_target, has_transposed_loads
     from wgpsim.layout.addresses import check_warps, local_load_encodings
     from wgpsim.layout.notation import to_text
     from wgpsim.trace.lowering import lower

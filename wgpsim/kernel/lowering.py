@@ -46,6 +46,7 @@ from wgpsim.frontend.model import Kernel, LdsOp, elem_bits
 from wgpsim.hw.alloc import Allocation, Buffer, allocate_on, tensor_buffers
 from wgpsim.hw.config import HardwareConfig, target_hardware
 from wgpsim.hw.scratch import SCRATCH_ALIGNMENT, scratch_bytes
+from wgpsim.kernel.target_lowering import for_target, has_transposed_loads
 from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.lowering import Lowering, lower, packed_in_order
@@ -321,26 +322,6 @@ def lower_op(
     )
 
 
-def has_transposed_loads(hw: HardwareConfig) -> bool:
-    """Whether ``hw`` has a transposed LDS load (gfx1250's ds_load_tr*, gfx950's
-    ds_read_b64_tr_b*; gfx942 has none): a lowering for it may choose one.
-
-    >>> from wgpsim.hw.config import target_hardware
-    >>> [has_transposed_loads(target_hardware(f"hip:{a}")) for a in ("gfx1250", "gfx942")]
-    [True, False]
-    """
-    return any(INSTRUCTIONS[n].kind == "load_tr" for n in hw.instructions if n in INSTRUCTIONS)
-
-
-def for_target(low: Lowering, hw: HardwareConfig) -> Lowering:
-    """``low`` (lowered with ``allow_transpose=has_transposed_loads(hw)``) in ``hw``'s spelling
-    (`wgpsim.trace.spelling.in_spelling`), its transposed-load eligibility ``absent`` where the
-    chip has no transposed load (not ``disabled``, a user's choice)."""
-    if low.eligibility == "disabled" and not has_transposed_loads(hw):
-        low = replace(low, eligibility="absent")
-    return in_spelling(low, hw.instructions, hw.describe())
-
-
 def _lower_scratch(
     kernel: Kernel, op: LdsOp, alloc: KernelAllocation, hw: HardwareConfig
 ) -> OpLowering:
@@ -363,7 +344,7 @@ def _lower_scratch(
     try:
         low = lower_fn(op, bases[0], kernel.num_warps, hw.banks.count)
         low = _packed_stores(low, op, hw)
-        low = for_target(low, hw)
+        low = in_spelling(low, hw.instructions, hw.describe())
         low._check_alignment()
     except WgpsimError as err:
         return OpLowering(op, None, {}, bases=bases, note=str(err))
