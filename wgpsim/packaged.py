@@ -18,6 +18,7 @@ checkout.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -66,7 +67,7 @@ def target_stem(name: str) -> str | None:
     """
     if name in hardware_targets():
         return name
-    by_arch = {t.removeprefix("hip:"): p.stem for t, p in triton_targets().items()}
+    by_arch = {arch: stem for stem, arch in _archs().items()}
     return by_arch.get(name.removeprefix("hip:"))
 
 
@@ -77,8 +78,20 @@ def target_vocabulary() -> str:
     >>> target_vocabulary()
     'mi450|gfx1250, gfx942, gfx950'
     """
-    arch = {p.stem: t.removeprefix("hip:") for t, p in triton_targets().items()}
+    arch = _archs()
     return ", ".join(n if arch.get(n, n) == n else f"{n}|{arch[n]}" for n in hardware_targets())
+
+
+@lru_cache(maxsize=1)
+def _archs() -> dict[str, str]:
+    """Hardware file name -> the arch of its ``target:`` line (``mi450`` -> ``gfx1250``), read
+    without a YAML parser: ``wgpsim --help`` names them and stays light."""
+    out = {}
+    for path in sorted((_ROOT / "hw").glob("*.yaml")):
+        found = re.search(r"^target:\s*['\"]?hip:([\w-]+)", path.read_text(), re.M)
+        if found:
+            out[path.stem] = found.group(1)
+    return out
 
 
 def packaged_hardware(value: str) -> Path | None:
