@@ -30,6 +30,7 @@ __all__ = [
     "hardware_fact",
     "hardware_path",
     "hardware_targets",
+    "shown_path",
     "target_stem",
     "target_vocabulary",
     "packaged_hardware",
@@ -69,6 +70,19 @@ def target_stem(name: str) -> str | None:
         return name
     by_arch = {arch: stem for stem, arch in _archs().items()}
     return by_arch.get(name.removeprefix("hip:"))
+
+
+def shown_path(path: str | Path) -> str:
+    """``path`` as a report shows it: a packaged file as ``wgpsim/...`` (not this machine's
+    install path), another as given.
+
+    >>> shown_path(hardware_path("gfx950")), shown_path("mine/fitted.yaml")
+    ('wgpsim/hw/gfx950.yaml', 'mine/fitted.yaml')
+    """
+    try:
+        return str(Path("wgpsim") / Path(path).resolve().relative_to(_ROOT))
+    except (ValueError, OSError):
+        return str(path)
 
 
 def target_vocabulary() -> str:

@@ -51,6 +51,7 @@ from wgpsim.kernel.lowering import (
 )
 from wgpsim.measures.metrics import lds_metrics
 from wgpsim.microbench.pieces import piece_info
+from wgpsim.packaged import shown_path
 
 __all__ = ["KernelReport", "kernel_report", "short_encoding"]
 
@@ -444,7 +445,7 @@ def kernel_report(
         "hardware": {
             "name": hw.name,
             "target": hw.target,
-            "file": hw.source,
+            "file": shown_path(hw.source),
             "partitions": hw.partitions.count,
         },
     }
