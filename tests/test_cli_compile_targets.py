@@ -131,5 +131,5 @@ def test_an_unknown_target_is_one_line_and_exit_2(source, capsys):
         errors = [ln for ln in capsys.readouterr().err.splitlines() if "error:" in ln]
         assert errors == [
             f"wgpsim {verb}: error: argument --target: unknown target 'gfx90a' "
-            "(valid: mi450, gfx942, gfx950)"
+            "(valid: mi450|gfx1250, gfx942, gfx950)"
         ]

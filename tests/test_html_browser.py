@@ -49,7 +49,7 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     (cache / "HASH_bad" / "broken.ttgir").write_text("module {\n")
     got = {k: out / f"{k}.html" for k in ("kernel", "all", "diff")}
     assert main(["kernel", STD, "--loop-timing", "--html", str(got["kernel"])]) == 0
-    assert main(["kernel", str(cache), "--all", "--html", str(got["all"])]) == 0
+    assert main(["kernel", str(cache), "--all", "--html", str(got["all"])]) == 1  # HASH_bad
     assert main(["diff", PART, STD, "--fail-on", "exposed>+5%", "--html", str(got["diff"])]) == 1
     return got
 

@@ -140,7 +140,32 @@ def test_every_verb_takes_target_and_refuses_it_with_hw(verb, capsys):
     with pytest.raises(SystemExit) as stop:
         main([verb, "x", "--target", "mi455"])
     assert stop.value.code == 2
-    assert "unknown target 'mi455' (valid: mi450, gfx942, gfx950)" in capsys.readouterr().err
+    assert (
+        "unknown target 'mi455' (valid: mi450|gfx1250, gfx942, gfx950)" in capsys.readouterr().err
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["replay", "x"], ["lower", "--shared", "x", "--dst", "y", "--shape", "1", "--dtype", "fp16"],
+     ["kernel", "x"], ["diff", "x", "y"], ["compile", "x.py:f"], ["run", "x"], ["search", "x"],
+     ["calibrate", "probes", "--out", "kit"], ["calibrate", "lanes", "kit"]],
+)  # fmt: skip
+def test_one_target_vocabulary_on_every_verb(argv, capsys):
+    """Review 2, #9: a file name, its arch and Triton's name all pick the same hardware file on
+    every verb (``calibrate probes`` once refused ``mi450``, ``kernel`` refused ``gfx1250``)."""
+    from wgpsim.cli import build_parser
+    from wgpsim.packaged import hardware_path
+
+    parsed = [
+        build_parser().parse_args([*argv, "--target", name])
+        for name in ("mi450", "gfx1250", "hip:gfx1250")
+    ]
+    values = {str(p.hw if argv[:2] != ["calibrate", "probes"] else p.target) for p in parsed}
+    assert values in ({str(hardware_path("mi450"))}, {"gfx1250"})
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([*argv, "--target", "gfx90a"])
+    assert "(valid: mi450|gfx1250, gfx942, gfx950)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", ["gfx950", "gfx942"])

@@ -205,7 +205,9 @@ def test_writes_are_atomic(tmp_path, suffix, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary left behind
 
 
-@pytest.mark.parametrize("name", ["two_pairs_conflict", "two_pairs_separate", "bank_conflict"])
+@pytest.mark.parametrize(
+    "name", ["two_pairs_conflict", "two_pairs_separate", "bank_conflict", "wave64_bank_conflict"]
+)
 def test_example_traces_load_and_round_trip(tmp_path, name):
     t = read_trace(EXAMPLES / f"{name}.jsonl")
     assert t.lds_bytes() > 0

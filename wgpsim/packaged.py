@@ -18,6 +18,7 @@ checkout.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,9 @@ __all__ = [
     "hardware_fact",
     "hardware_path",
     "hardware_targets",
+    "shown_path",
+    "target_stem",
+    "target_vocabulary",
     "packaged_hardware",
     "target_names",
     "triton_targets",
@@ -52,6 +56,56 @@ def hardware_targets() -> tuple[str, ...]:
     """
     names = sorted(p.stem for p in (_ROOT / "hw").glob("*.yaml"))
     return ("mi450", *(n for n in names if n != "mi450"))
+
+
+def target_stem(name: str) -> str | None:
+    """The packaged hardware file a ``--target`` name picks, by its file name (``mi450``), its
+    arch (``gfx1250``) or Triton's name for it (``hip:gfx1250``): the one vocabulary of every
+    verb (``kernel``, ``lower``, ``compile``, ``calibrate probes`` ...); None for another name.
+
+    >>> target_stem("mi450"), target_stem("gfx1250"), target_stem("hip:gfx942"), target_stem("x")
+    ('mi450', 'mi450', 'gfx942', None)
+    """
+    if name in hardware_targets():
+        return name
+    by_arch = {arch: stem for stem, arch in _archs().items()}
+    return by_arch.get(name.removeprefix("hip:"))
+
+
+def shown_path(path: str | Path) -> str:
+    """``path`` as a report shows it: a packaged file as ``wgpsim/...`` (not this machine's
+    install path), another as given.
+
+    >>> shown_path(hardware_path("gfx950")), shown_path("mine/fitted.yaml")
+    ('wgpsim/hw/gfx950.yaml', 'mine/fitted.yaml')
+    """
+    try:
+        return str(Path("wgpsim") / Path(path).resolve().relative_to(_ROOT))
+    except (ValueError, OSError):
+        return str(path)
+
+
+def target_vocabulary() -> str:
+    """The valid ``--target`` names, for help and errors: a file name and its arch where they
+    differ (``hip:ARCH`` is accepted too).
+
+    >>> target_vocabulary()
+    'mi450|gfx1250, gfx942, gfx950'
+    """
+    arch = _archs()
+    return ", ".join(n if arch.get(n, n) == n else f"{n}|{arch[n]}" for n in hardware_targets())
+
+
+@lru_cache(maxsize=1)
+def _archs() -> dict[str, str]:
+    """Hardware file name -> the arch of its ``target:`` line (``mi450`` -> ``gfx1250``), read
+    without a YAML parser: ``wgpsim --help`` names them and stays light."""
+    out = {}
+    for path in sorted((_ROOT / "hw").glob("*.yaml")):
+        found = re.search(r"^target:\s*['\"]?hip:([\w-]+)", path.read_text(), re.M)
+        if found:
+            out[path.stem] = found.group(1)
+    return out
 
 
 def packaged_hardware(value: str) -> Path | None:

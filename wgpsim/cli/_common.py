@@ -19,6 +19,9 @@ __all__ = [
     "add_hw_args",
     "add_hw_option",
     "add_target_option",
+    "KIT_DEFAULT",
+    "MODULE_DEFAULT",
+    "target_arch",
     "atomic_write",
     "column_groups",
     "rich_console",
@@ -46,7 +49,7 @@ def add_hw_option(parser: argparse.ArgumentParser, help: str) -> None:
 
 def add_target_option(parser: Any, help: str) -> None:
     """``--target NAME``: a packaged hardware file by name, into dest ``hw`` (its path);
-    ``help`` may say ``{choices}`` (``mi450 | gfx942 | gfx950``). A bad name is argparse's
+    ``help`` may say ``{choices}`` (``mi450|gfx1250, gfx942, gfx950``). A bad name is argparse's
     one line and exit 2."""
     parser.add_argument(
         "--target",
@@ -58,30 +61,45 @@ def add_target_option(parser: Any, help: str) -> None:
 
 
 def _choices() -> str:
-    return " | ".join(_targets())
+    from wgpsim.packaged import target_vocabulary
 
-
-def _targets() -> tuple[str, ...]:
-    from wgpsim.packaged import hardware_targets
-
-    return hardware_targets()
+    return target_vocabulary()
 
 
 def _target_path(name: str) -> Path:
-    """The packaged hardware file of target ``name``; argparse reports a bad name in one line."""
-    from wgpsim.packaged import hardware_path
+    """The packaged hardware file of target ``name`` (``wgpsim.packaged.target_stem``: a file
+    name, an arch or ``hip:ARCH``); argparse reports a bad name in one line."""
+    from wgpsim.packaged import hardware_path, target_stem
 
-    if name not in _targets():
-        raise argparse.ArgumentTypeError(
-            f"unknown target {name!r} (valid: {', '.join(_targets())})"
-        )
-    return hardware_path(name)
+    stem = target_stem(name)
+    if stem is None:
+        raise argparse.ArgumentTypeError(f"unknown target {name!r} (valid: {_choices()})")
+    return hardware_path(stem)
 
 
-def add_hw_args(parser: argparse.ArgumentParser) -> None:
+def target_arch(name: str) -> str:
+    """The arch (``gfx1250``) of target ``name`` in the vocabulary of ``--target``, for an
+    option whose value is an arch (``calibrate probes --target``).
+
+    >>> target_arch("mi450"), target_arch("hip:gfx950")
+    ('gfx1250', 'gfx950')
+    """
+    from wgpsim.packaged import hardware_fact
+
+    stem = _target_path(name).stem
+    return str(hardware_fact("target", name=stem)).removeprefix("hip:")
+
+
+MODULE_DEFAULT = "the module's target (else configs/mi450.yaml)"
+"""``--hw``'s default in the help of the verbs that read a compiled module."""
+KIT_DEFAULT = "the kit's target (else configs/mi450.yaml)"
+"""``--hw``'s default in the help of the verbs that read a calibration kit's lane pairs."""
+
+
+def add_hw_args(parser: argparse.ArgumentParser, default: str = "configs/mi450.yaml") -> None:
     """``--hw FILE`` (or ``--target NAME``) and repeatable ``--set KEY=VALUE`` (dest ``hw`` and
-    ``overrides``)."""
-    add_hw_option(parser, "hardware YAML (default: configs/mi450.yaml)")
+    ``overrides``); ``default`` says in the help which file the verb takes without them."""
+    add_hw_option(parser, f"hardware YAML (default: {default})")
     parser.add_argument(
         "--set",
         dest="overrides",

@@ -17,7 +17,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wgpsim.cli._common import add_hw_args, atomic_write, hardware_from_args, print_json
+from wgpsim.cli._common import (
+    KIT_DEFAULT,
+    add_hw_args,
+    atomic_write,
+    hardware_from_args,
+    print_json,
+    target_arch,
+)
 from wgpsim.errors import ConfigError
 from wgpsim.files import staged
 
@@ -39,7 +46,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     probes.add_argument(
         "--target",
         default="gfx1250",
-        help="gfx1250 (MI450, the default), or gfx942 / gfx950: the lane-pair probes",
+        type=target_arch,
+        metavar="NAME",
+        help="mi450|gfx1250 (the default), or gfx942 / gfx950: the lane-pair probes",
     )
     probes.set_defaults(handler=handle_probes)
 
@@ -75,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     lanes.add_argument(
         "--measurements", type=Path, help="run_probes.py's CSV (default: KIT/measurements.csv)"
     )
-    add_hw_args(lanes)
+    add_hw_args(lanes, KIT_DEFAULT)
     lanes.add_argument("--json", action="store_true", help="print the table as JSON")
     lanes.set_defaults(handler=handle_lanes)
 

@@ -14,7 +14,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from wgpsim.cli._common import add_hw_args, atomic_write, hardware_from_args, print_json
+from wgpsim.cli._common import (
+    KIT_DEFAULT,
+    add_hw_args,
+    atomic_write,
+    hardware_from_args,
+    print_json,
+)
 from wgpsim.errors import ConfigError
 
 FIGURE_FORMATS = (".png", ".svg", ".pdf")
@@ -36,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         help="the kit's manifest.json (default: beside the measurements)",
     )
-    add_hw_args(parser)
+    add_hw_args(parser, KIT_DEFAULT + " for a lane-pair kit")
     parser.add_argument(
         "--counters",
         type=Path,

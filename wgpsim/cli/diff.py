@@ -11,7 +11,10 @@ OLD and NEW are each one kernel (a TTGIR file, a cache entry or dump folder) or 
 root, whose kernels are matched by name. Per op (matched by source line and op), per buffer and
 for the main loop: old -> new and the change. ``--fail-on METRIC>NUMBER[%]`` (or ``<``; a
 kernel-level figure, a signed number, ``%`` for a relative change; repeatable) makes the exit
-code 1 when some kernel's change crosses it, else 0; bad input is one line and exit 2.
+code 1 when some kernel's change crosses it; a kernel of a root that cannot be read is exit 1
+too (a gate that could not check it must not pass); else 0; bad input is one line and exit 2.
+Each kernel is simulated on its own ``ttg.target``'s hardware file, as ``wgpsim kernel`` does
+(``--hw``/``--target`` names one for all, with a note for kernels compiled for another chip).
 docs/CI.md has a GitHub Actions step.
 """
 
@@ -21,9 +24,9 @@ import argparse
 from pathlib import Path
 
 from wgpsim.cli._common import (
+    MODULE_DEFAULT,
     add_engine_arg,
     add_hw_args,
-    hardware_from_args,
     output_width,
     print_json,
     text_table,
@@ -52,25 +55,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--no-loop", action="store_true", help="do not time the main loops")
     add_engine_arg(parser)
-    add_hw_args(parser)
+    add_hw_args(parser, MODULE_DEFAULT)
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument("--html", type=Path, help="write a self-contained HTML report")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
+    from wgpsim.cli._kernel.kernel_set import HardwarePicker
     from wgpsim.kernel.diff_thresholds import parse_threshold
 
     thresholds = [parse_threshold(t) for t in args.fail_on]
-    hw = hardware_from_args(args)
-    diffs, only, unreadable = compare(args, hw)
-    failed = [line for d in diffs for line in d.regressions(thresholds)]
+    pick = HardwarePicker(args)
+    diffs, only, unreadable = compare(args, pick)
+    failed = regressions(diffs, thresholds)
+    status = 1 if failed or unreadable else 0
     unchecked = [line for d in diffs for line in d.unchecked(thresholds)]
     written = []
     if args.html is not None:
         from wgpsim.html.diff_page import write_diff_page
 
-        page = write_diff_page(args.html, diffs, only, unreadable, hw, failed)
+        page = write_diff_page(args.html, diffs, only, unreadable, None, failed)
         written.append(str(page))
     if args.json:
         print_json(
@@ -81,10 +86,13 @@ def handle(args: argparse.Namespace) -> int:
                 "thresholds": args.fail_on,
                 "regressions": failed,
                 "unchecked": unchecked,
+                "simulated_on_another_target": [
+                    {"kernel": k, "target": t} for k, t in pick.foreign
+                ],
                 **({"written": written} if written else {}),
             }
         )
-        return 1 if failed else 0
+        return status
     width = output_width()
     for d in diffs:
         print("\n".join(format_diff(d, width)), end="\n\n")
@@ -94,16 +102,25 @@ def handle(args: argparse.Namespace) -> int:
         print(f"unreadable: {where}: {reason}")
     for line in unchecked:
         print(f"note: {line}")
+    if pick.note():
+        print(pick.note())
     for line in failed:
         print(f"REGRESSION {line}")
-    if thresholds and not failed:
+    if unreadable:
+        print(f"FAILED: {len(unreadable)} input(s) unreadable, not compared (exit 1)")
+    elif thresholds and not failed:
         print(f"no regression under {', '.join(args.fail_on)}")
     for path in written:
         print(f"wrote {path}")
-    return 1 if failed else 0
+    return status
 
 
-def compare(args: argparse.Namespace, hw):
+def regressions(diffs, thresholds) -> list[str]:
+    """The lines of every kernel's change that crosses one of ``thresholds``."""
+    return [line for d in diffs for line in d.regressions(thresholds)]
+
+
+def compare(args: argparse.Namespace, pick):
     """(diffs, kernels only in one root as (name, "old"/"new"), unreadable as (where, why))."""
     from wgpsim.cli._kernel.kernel_set import entries, figures_or_reason, holds_kernel, progress
     from wgpsim.kernel.diff import diff_figures, match_by_name
@@ -131,8 +148,8 @@ def compare(args: argparse.Namespace, hw):
             only.append((name, "new" if a is None else "old"))
             continue
         engine = args.engine
-        fa = figures_or_reason(a, name, hw, engine, loop, suggest=False)
-        fb = figures_or_reason(b, name, hw, engine, loop, suggest=False)
+        fa = figures_or_reason(a, name, pick, engine, loop, suggest=False)
+        fb = figures_or_reason(b, name, pick, engine, loop, suggest=False)
         bad = [(str(w), f) for w, f in ((a, fa), (b, fb)) if isinstance(f, str)]
         if bad and all(single):
             raise ConfigError(f"{bad[0][0]}: {bad[0][1]}")

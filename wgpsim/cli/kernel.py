@@ -25,6 +25,7 @@ import textwrap
 from pathlib import Path
 
 from wgpsim.cli._common import (
+    MODULE_DEFAULT,
     add_engine_arg,
     add_hw_args,
     atomic_write,
@@ -58,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--name", help="the kernel to read when the input holds several")
     add_engine_arg(parser)
-    add_hw_args(parser)
+    add_hw_args(parser, MODULE_DEFAULT)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--csv", type=Path, help="write one row per op as CSV")
     parser.add_argument("--plot", type=Path, help="write the LDS map (PNG or SVG)")
@@ -80,7 +81,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.all:
         from wgpsim.cli._kernel.all_section import handle_all
 
-        return handle_all(args, hardware_from_args(args))
+        return handle_all(args)
     source = kernel_source(args)
     if source is None:  # a cache or dump root of several kernels: their list was printed
         return 0
@@ -114,7 +115,7 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     print(format_report(report, output_width()))
     if loop is not None:
-        print("\n".join(format_loop(loop[0], loop[1], output_width())))
+        print("\n".join(format_loop(loop[0], loop[1], output_width(), hw)))
     for path in written:
         print(f"wrote {path}")
     return 0
@@ -135,6 +136,7 @@ TR_WORDS = {
     "invalid": "not possible for this layout pair (reason in --json)",
     "unsupported": "not for this element width",
     "disabled": "turned off",
+    "absent": "none on this chip",
     "store": "a store",
     "scratch": "Triton's scratch (convert_layout, reduce, ...)",
 }
@@ -163,11 +165,16 @@ def format_report(report, width: int = 10_000) -> str:
     lines = [
         f"kernel {report.kernel}: {report.warps} warps, LDS {_cell(report.lds_bytes)} B "
         f"(wgpsim) vs ttg.shared {_cell(shared)} B{flag}; "
-        f"{OFFSETS_FROM.get(report.extras['offsets_from'], report.extras['offsets_from'])}"
+        f"{OFFSETS_FROM.get(report.extras['offsets_from'], report.extras['offsets_from'])}",
+        *_hardware_line(report),
     ]
     head = ("#", "line", "op", "name", "shape", "src -> dst", "instructions/warp", "ds_load_tr",
             "bank", "rate%", "partitions A|B", "coloc", "cycles", "stall")  # fmt: skip
-    lines += text_table(head, [_op_row(op) for op in report.ops], width)
+    rows = [_op_row(op) for op in report.ops]
+    if _one_partition(report):  # no SIMD-pair partitions to show, no partition stall
+        keep = [i for i, h in enumerate(head) if h not in PARTITION_COLUMNS]
+        head, rows = tuple(head[i] for i in keep), [tuple(r[i] for i in keep) for r in rows]
+    lines += text_table(head, rows, width)
     legend = [
         f"{k}: {v}" for k, v in TR_WORDS.items() if any(o["eligibility"] == k for o in report.ops)
     ]
@@ -190,6 +197,23 @@ def format_report(report, width: int = 10_000) -> str:
     lines += text_table(bhead, [_buffer_row(b) for b in report.buffers], width)
     lines += _summary(report)
     return "\n".join(_wrap(line, width) for line in lines)
+
+
+PARTITION_COLUMNS = ("partitions A|B", "coloc", "stall")
+"""The op table's columns of the LDS partitions, hidden on a chip with one partition."""
+
+
+def _one_partition(report) -> bool:
+    return (report.extras.get("hardware") or {}).get("partitions") == 1
+
+
+def _hardware_line(report) -> list[str]:
+    """The header's line naming the hardware file the report was simulated on."""
+    hw = report.extras.get("hardware")
+    if not hw:
+        return []
+    one = "; one LDS partition: no SIMD-pair partition columns" if hw["partitions"] == 1 else ""
+    return [f"hardware: {hw['name']} ({hw['target']}), {hw['file']}{one}"]
 
 
 def _op_row(op: dict) -> tuple[str, ...]:
@@ -252,14 +276,15 @@ def _summary(report) -> list[str]:
     totals = ", ".join(f"{n} x {k}" for k, n in report.instruction_totals().items())
     lines = [f"\ninstructions per warp, all ops: {totals or 'none'}"]
     worst = report.worst_ops(3)
+    one = _one_partition(report)
+    stall = lambda op: "" if one else f"{op['partition_stall_cycles']} partition stall, "  # noqa: E731
     if worst:
         lines.append(
             "worst ops (LDS cycles in lock step): "
             + "; ".join(
                 f"#{op['index']} {op['name'] or op['op'].split('.', 1)[1]} ({op['loc']})"
                 f" {op['lds_cycles']} cycles"
-                f" ({op['partition_stall_cycles']} partition stall,"
-                f" {op['bank_conflict_cycles']} bank conflict)"
+                f" ({stall(op)}{op['bank_conflict_cycles']} bank conflict)"
                 for op in worst
             )
         )

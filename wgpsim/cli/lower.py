@@ -1,4 +1,4 @@
-"""``wgpsim lower``: which LDS instruction a local_load becomes on gfx1250, and why.
+"""``wgpsim lower``: which LDS instruction a local_load becomes on a target (default gfx1250), and why.
 
 ::
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # the handlers import what they use: `wgpsim --help` stays fa
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "lower",
-        help="decide how a local_load lowers on gfx1250 (ds_load_tr or vector loads)",
+        help="decide how a local_load lowers on a target (transposed or vector loads)",
         description=__doc__.split("\n\n")[0].split(": ", 1)[1],
     )
     parser.add_argument("--shared", required=True, help="shared encoding (#ttg.* text)")
@@ -127,6 +127,7 @@ def _simulate(low: Lowering, hw, engine: str) -> dict[str, Any]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from wgpsim.kernel.target_lowering import for_target, has_transposed_loads
     from wgpsim.layout.addresses import check_warps, local_load_encodings
     from wgpsim.layout.notation import to_text
     from wgpsim.trace.lowering import lower
@@ -141,9 +142,10 @@ def handle(args: argparse.Namespace) -> int:
         shape,
         args.dtype,
         bases=bases if len(bases) > 1 else bases[0],
-        allow_transpose=not args.no_transpose,
+        allow_transpose=not args.no_transpose and has_transposed_loads(hw),
         store=args.store,
     )
+    low = for_target(low, hw)  # the target's instructions, as wgpsim kernel lowers
     check_warps(args.warps, low.num_warps, "--warps")
     payload = low.to_dict() | {"bases": bases}
     if args.simulate:

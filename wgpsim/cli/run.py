@@ -44,7 +44,8 @@ from wgpsim.cli._common import (
     print_json,
     rich_console,
 )
-from wgpsim.errors import ConfigError
+from wgpsim.cli._foreign import all_infeasible, foreign_prefix, refuse
+from wgpsim.errors import ConfigError, WgpsimError
 from wgpsim.extras import require
 from wgpsim.files import STAGE, commit_stage, discard_stage, prepare_stage
 
@@ -66,10 +67,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n")[0].split(": ", 1)[1],
     )
     parser.add_argument(
-        "config", type=Path, help="experiment YAML (its `kind` picks the experiment)"
+        "config",
+        type=Path,
+        nargs="+",
+        help="experiment YAML (its `kind` picks the experiment); several run in turn, and "
+        "among several a hardware file (configs/mi450.yaml, ...) is skipped with a note",
     )
     parser.add_argument(
-        "--out", type=Path, help="directory for the results (default: results/<config stem>/)"
+        "--out",
+        type=Path,
+        help="directory for the results (default: results/<config stem>/; several configs: "
+        "DIR/<config stem>/)",
     )
     parser.add_argument("--json", action="store_true", help="print the main table as JSON rows")
     parser.add_argument("--parquet", action="store_true", help="also write tables as Parquet")
@@ -120,10 +128,44 @@ def _positive(text: str) -> int:
 
 
 def handle(args: argparse.Namespace) -> int:
-    out = args.out if args.out is not None else Path("results") / args.config.stem
-    result, written = execute(args, args.config, args.overrides, out=out, frames=False)
-    show(result, written, as_json=args.json)
+    configs = experiment_configs(args.config)
+    for config in configs:
+        if len(configs) == 1:
+            out = args.out if args.out is not None else Path("results") / config.stem
+        else:
+            out = (args.out if args.out is not None else Path("results")) / config.stem
+            print(f"== {config}", flush=True)
+        result, written = execute(args, config, args.overrides, out=out, frames=False)
+        show(result, written, as_json=args.json)
     return 0
+
+
+def experiment_configs(paths: list[Path]) -> list[Path]:
+    """``paths`` without the hardware files among several (``wgpsim run configs/*.yaml``: the
+    folder holds mi450.yaml, gfx950.yaml, gfx942.yaml beside the experiments), each skipped
+    with a note on stderr; one hardware file alone is the config's one-line error (use
+    ``--hw``)."""
+    if len(paths) == 1:
+        return paths
+    from wgpsim.inputs import load_yaml
+    from wgpsim.sweeps.config import is_hardware_mapping
+
+    kept = []
+    for path in paths:
+        try:
+            hardware = path.is_file() and is_hardware_mapping(
+                load_yaml(path.read_text(), str(path))
+            )
+        except (ConfigError, OSError, UnicodeDecodeError):
+            hardware = False  # the run reports what is wrong with it
+        if hardware:
+            print(f"wgpsim: note: skipped {path}: a hardware file (give it with --hw)",
+                  file=sys.stderr)  # fmt: skip
+        else:
+            kept.append(path)
+    if not kept:
+        raise ConfigError("no experiment config among the files given (all hardware files)")
+    return kept
 
 
 def show(result: ExperimentResult, written: list[Path], *, as_json: bool) -> None:
@@ -170,18 +212,26 @@ def execute(
         raise ConfigError("--resume: give --out DIR, the directory of the run to resume")
     checkpoint = _staged_checkpoint(out, resume) if out is not None else None
     created = out is not None and not out.exists()
+    foreign = foreign_prefix(config, args.hw)
     try:  # the lock (taken when the first sweep starts) is held until every file is written
-        result = run_experiment(
-            config,
-            hw_path=args.hw,
-            overrides=overrides,
-            progress=progress,
-            workers=args.workers,
-            scheduler=args.scheduler or os.environ.get(SCHEDULER_ENV) or None,
-            checkpoint=checkpoint,
-            kind=kind,
-            frames=frames,
-        )
+        try:
+            result = run_experiment(
+                config,
+                hw_path=args.hw,
+                overrides=overrides,
+                progress=progress,
+                workers=args.workers,
+                scheduler=args.scheduler or os.environ.get(SCHEDULER_ENV) or None,
+                checkpoint=checkpoint,
+                kind=kind,
+                frames=frames,
+            )
+        except WgpsimError as err:
+            if foreign is None:
+                raise
+            raise refuse(foreign, err.messages[0]) from None
+        if foreign is not None and all_infeasible(result):
+            raise refuse(foreign, all_infeasible(result))
         if checkpoint is None:
             return result, []
         result = result.with_figures(figures_for(result))

@@ -30,7 +30,13 @@ from typing import Any
 
 from wgpsim.errors import ModuleError
 from wgpsim.frontend.model import Kernel
-from wgpsim.packaged import hardware_fact, hardware_targets, target_names, triton_targets
+from wgpsim.packaged import (
+    hardware_fact,
+    target_names,
+    target_stem,
+    target_vocabulary,
+    triton_targets,
+)
 
 __all__ = [
     "CompileTarget",
@@ -124,11 +130,9 @@ def resolve_target(target: str = "gfx1250") -> CompileTarget:
     """The packaged target ``target`` names: a hardware file (``mi450``, ``gfx950``), an arch
     (``gfx1250``) or Triton's name (``hip:gfx1250``); another is a `ModuleError` naming the
     valid ones (see the module docstring for examples)."""
-    by_arch = {t.removeprefix("hip:"): p.stem for t, p in triton_targets().items()}
-    name = target if target in hardware_targets() else by_arch.get(target.removeprefix("hip:"))
+    name = target_stem(target)
     if name is None:
-        valid = ", ".join(f"{n} ({a})" if n != a else n for a, n in sorted(by_arch.items()))
-        raise ModuleError(f"unknown target {target!r} (valid: {valid})")
+        raise ModuleError(f"unknown target {target!r} (valid: {target_vocabulary()})")
     arch = str(hardware_fact("target", name=name)).removeprefix("hip:")
     return CompileTarget(name, arch, int(hardware_fact("wgp", "warp_size", name=name)))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wgpsim.html.kernel_page import kernel_sections
+from wgpsim.html.kernel_page import _hw, chip_words, kernel_sections
 from wgpsim.html.page import Raw, document, esc, section, table, write_page
 from wgpsim.kernel.diff import change_text, percent_text
 
@@ -64,7 +64,8 @@ def diff_page(diffs, only=(), unreadable=(), failed=(), hw=None) -> str:
         parts.append(section("unmatched", "Not compared", "Kernels one side lacks or that "
                              "could not be read.", table(("kernel", "why"), extra)))  # fmt: skip
     verdict = f"{len(failed)} regression(s) under the thresholds" if failed else ""
-    sub = "wgpsim's static LDS model of two compiles (AMD MI450, gfx1250), old and new. " + verdict
+    chips = chip_words(_hw(hw, f) for d in diffs for f in (d.old, d.new)) or "no kernel read"
+    sub = f"wgpsim's static LDS model of two compiles ({chips}), old and new. " + verdict
     names = ", ".join(d.name for d in diffs) or "no kernel"
     return document(f"LDS diff: {names}", "".join(parts), sub)
 

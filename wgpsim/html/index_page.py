@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from wgpsim.html.kernel_page import kernel_sections
+from wgpsim.html.kernel_page import _hw, chip_words, kernel_sections
 from wgpsim.html.page import Raw, document, esc, section, table, write_page
 
 __all__ = ["index_page", "write_index_page"]
@@ -58,7 +58,8 @@ def index_page(root, rows: list[dict[str, Any]], figures: dict[str, Any], hw=Non
     )
     body = section("index", "Kernels", intro, table(HEAD, table_rows, row_classes=classes), notes)
     title = f"LDS review of {root}"
-    sub = f"{len(rows)} kernels; wgpsim's static model of the AMD MI450 (gfx1250) LDS."
+    chips = chip_words(_hw(hw, f) for f in figures.values() if not isinstance(f, str))
+    sub = f"{len(rows)} kernels; wgpsim's static LDS model ({chips or 'no kernel read'})."
     return document(title, body + "".join(parts), sub)
 
 

@@ -30,10 +30,23 @@ CONTEXT = 2
 """Source lines shown around each line holding an LDS op."""
 
 
-def _hw(hw):
+def _hw(hw, fig=None):
+    """``hw`` if given, else the hardware file ``fig`` was simulated on, else MI450's."""
     from wgpsim.hw.config import load_hardware
 
-    return load_hardware() if hw is None else hw
+    if hw is not None:
+        return hw
+    return fig.hw if fig is not None and fig.hw is not None else load_hardware()
+
+
+def chip_words(hws) -> str:
+    """The chips of hardware files ``hws``, for a page's subtitle: ``mi450, gfx1250`` (the
+    file's name, and its arch where that differs), several joined by ``; ``."""
+    names = []
+    for hw in hws:
+        arch = (hw.target or "").removeprefix("hip:")
+        names.append(f"{hw.name}, {arch}" if arch and arch != hw.name else hw.name)
+    return "; ".join(dict.fromkeys(names))
 
 
 def _source_file(name: str, kernel_source: str | None) -> list[str] | None:
@@ -259,7 +272,7 @@ def _summary(fig) -> str:
 
 def kernel_sections(fig, hw=None, anchor: str = "k", level: int = 2) -> Raw:
     """Every section of one kernel, anchors prefixed ``anchor``, headings at ``level``."""
-    hw = _hw(hw)
+    hw = _hw(hw, fig)
     nav = "".join(
         f'<a href="#{anchor}-{s}">{t}</a>'
         for s, t in (
@@ -282,8 +295,8 @@ def kernel_sections(fig, hw=None, anchor: str = "k", level: int = 2) -> Raw:
 
 def kernel_page(fig, hw=None) -> str:
     """The whole page of one kernel."""
-    sub = "wgpsim's LDS report of one compiled kernel (AMD MI450, gfx1250): a static model, " \
-          "not a measurement."  # fmt: skip
+    chip = chip_words([_hw(hw, fig)])
+    sub = f"wgpsim's LDS report of one compiled kernel ({chip}): a static model, not a measurement."
     return document(f"LDS report: {fig.name}", kernel_sections(fig, hw), sub)
 
 
@@ -292,5 +305,5 @@ def write_kernel_page(path, report, loop=None, hw=None) -> Path:
     from wgpsim.kernel.figures import KernelFigures
 
     payload, lt = (loop[0], loop[1]) if loop is not None else (None, None)
-    fig = KernelFigures(report, payload, lt, path=report.extras.get("source"))
+    fig = KernelFigures(report, payload, lt, path=report.extras.get("source"), hw=hw)
     return write_page(path, kernel_page(fig, hw))

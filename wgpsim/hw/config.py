@@ -228,6 +228,16 @@ class HardwareConfig:
         """``mi450 (hip:gfx1250)``: the name, and the target when the file gives one."""
         return f"{self.name} ({self.target})" if self.target else self.name
 
+    def ds_wait(self, count: str = "0") -> str:
+        """The wait for ``count`` LDS instructions left in flight as this target's assembly
+        spells it: gfx9's ``s_waitcnt lgkmcnt(0)``, gfx12's ``s_wait_dscnt 0`` (LLVM AMDGPU).
+
+        >>> target_hardware("hip:gfx942").ds_wait(), target_hardware("hip:gfx1250").ds_wait("N")
+        ('s_waitcnt lgkmcnt(0)', 's_wait_dscnt N')
+        """
+        gfx9 = (self.target or "").removeprefix("hip:").startswith("gfx9")
+        return f"s_waitcnt lgkmcnt({count})" if gfx9 else f"s_wait_dscnt {count}"
+
     def bank_count(self, op: str) -> int:
         """Banks ``op`` goes through: its ``banks.by_instruction`` entry (gfx950's ds_read_b96:
         32), else ``banks.store_count`` for a write (a store, the TDM's, a direct-to-LDS write)

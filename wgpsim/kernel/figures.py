@@ -108,6 +108,8 @@ class KernelFigures:
     timing: Any = field(default=None, repr=False)
     loop_error: str | None = None
     path: str | None = None
+    hw: Any = field(default=None, repr=False, compare=False)
+    """The hardware file the kernel was simulated on (its pages name the chip)."""
 
     @property
     def name(self) -> str:
@@ -185,9 +187,9 @@ def kernel_figures(
     hw = target_hardware(source.target) if hw is None else hw
     report = kernel_report(source, hw, engine=engine, suggest=suggest)
     if not loop:
-        return KernelFigures(report, path=path)
+        return KernelFigures(report, path=path, hw=hw)
     try:
         payload, lt = main_loop(source, hw, engine=engine)
     except WgpsimError as err:
-        return KernelFigures(report, loop_error=str(err).splitlines()[0], path=path)
-    return KernelFigures(report, payload, lt, path=path)
+        return KernelFigures(report, loop_error=str(err).splitlines()[0], path=path, hw=hw)
+    return KernelFigures(report, payload, lt, path=path, hw=hw)

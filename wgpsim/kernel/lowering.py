@@ -46,6 +46,7 @@ from wgpsim.frontend.model import Kernel, LdsOp, elem_bits
 from wgpsim.hw.alloc import Allocation, Buffer, allocate_on, tensor_buffers
 from wgpsim.hw.config import HardwareConfig, target_hardware
 from wgpsim.hw.scratch import SCRATCH_ALIGNMENT, scratch_bytes
+from wgpsim.kernel.target_lowering import for_target, has_transposed_loads
 from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.lowering import Lowering, lower, packed_in_order
@@ -297,14 +298,14 @@ def lower_op(
                 num_warps=kernel.num_warps,
                 bases=base,
                 # a target without transposed loads (gfx942) reads with plain ones
-                allow_transpose=not store and _has_transposed_loads(hw),
+                allow_transpose=not store and has_transposed_loads(hw),
                 store=store,
             )
         if store and op.attr("producer") == "arith.truncf" and not hw.wgp.packed_convert:
             low = replace(low, packed=False, issued=None)  # one converted value a register
         if op.op == ASYNC_COPY:  # each other-value store under its mask's own branch
             low = replace(low, predicated=True, issued=None)
-        low = in_spelling(low, hw.instructions, hw.describe())
+        low = for_target(low, hw)
         low._check_alignment()
     except WgpsimError as err:
         return OpLowering(op, None, {}, bases=bases, note=str(err))
@@ -320,10 +321,6 @@ def lower_op(
         note,
         low,
     )
-
-
-def _has_transposed_loads(hw: HardwareConfig) -> bool:
-    return any(INSTRUCTIONS[n].kind == "load_tr" for n in hw.instructions if n in INSTRUCTIONS)
 
 
 def _lower_scratch(

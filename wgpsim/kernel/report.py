@@ -7,7 +7,8 @@ eligibility and its reason, bank conflicts in rocprof-compute's terms (`wgpsim.m
 each SIMD pair touches and whether the pairs are co-located (in some instruction, warps of
 the two pairs that issue together in lock step touch a common partition), and the op's LDS cycles in
 the AMD blog's lock-step model: all warps issue the op's instructions together after a barrier,
-timed from a clock read to the clock read after ``s_wait_dscnt 0`` (the slowest warp), with the
+timed from a clock read to the clock read after ``s_wait_dscnt 0`` (gfx9: ``s_waitcnt
+lgkmcnt(0)``; the slowest warp), with the
 partition-conflict stall cycles of that run. For every buffer: offsets, bytes, partitions, live
 range. For the kernel: wgpsim's LDS bytes beside ``ttg.shared`` (a difference is flagged),
 instruction totals, the ops by LDS cycles, worst first, and, when the kernel's assembly is at
@@ -50,6 +51,7 @@ from wgpsim.kernel.lowering import (
 )
 from wgpsim.measures.metrics import lds_metrics
 from wgpsim.microbench.pieces import piece_info
+from wgpsim.packaged import shown_path
 from wgpsim.trace.instructions import INSTRUCTIONS
 
 __all__ = ["KernelReport", "kernel_report", "short_encoding"]
@@ -442,7 +444,13 @@ def kernel_report(
         "allocation_notes": list(alloc.notes),
         "engine": engine,
         "model": "lock step: all warps issue the op together after a barrier; cycles from a "
-        "clock read to the clock read after s_wait_dscnt 0, slowest warp",
+        f"clock read to the clock read after {hw.ds_wait()}, slowest warp",
+        "hardware": {
+            "name": hw.name,
+            "target": hw.target,
+            "file": shown_path(hw.source),
+            "partitions": hw.partitions.count,
+        },
     }
     return KernelReport(
         kernel=kernel.name,

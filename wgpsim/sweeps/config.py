@@ -158,6 +158,20 @@ def unknown_message(name: str, valid: Iterable[str], what: str = "field") -> str
     return f"unknown {what}; valid: {', '.join(valid)}"
 
 
+def is_hardware_mapping(raw: Any) -> bool:
+    """Whether a loaded YAML document is a hardware file (``wgp`` and ``timing`` sections, no
+    ``kind``), not an experiment config.
+
+    >>> is_hardware_mapping({"wgp": {}, "timing": {}}), is_hardware_mapping({"kind": "x"})
+    (True, False)
+    """
+    return (
+        isinstance(raw, dict)
+        and "kind" not in raw
+        and {"wgp", "timing"} <= raw.keys() & set(HARDWARE_SECTIONS)
+    )
+
+
 def load_config(config: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], ConfigSource]:
     """Read an experiment config (a YAML file path, or an already-loaded mapping).
 
@@ -173,7 +187,7 @@ def load_config(config: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any],
     raw = load_yaml(text, source.name)
     if not isinstance(raw, dict):
         raise ConfigError(f"{source.name}: expected a YAML mapping with a 'kind' field")
-    if "kind" not in raw and {"wgp", "timing"} <= raw.keys() & set(HARDWARE_SECTIONS):
+    if is_hardware_mapping(raw):
         raise ConfigError(
             f"{source.name}: this is a hardware file, not an experiment config: use --hw "
             f"(wgpsim run configs/lds_bandwidth.yaml --hw {source.name})"

@@ -123,20 +123,29 @@ def _lane_row(addr, where: str, lanes: int) -> list[int]:
     return row
 
 
-def _header(rec: dict, where: str, labels: dict[str, int]) -> tuple[int, int]:
-    """A header record's ``num_warps`` and ``lanes`` (32 if absent); its clock labels are
-    numbered into ``labels``.
+HEADER_FIELDS = frozenset({"num_warps", "labels", "lanes"})
+"""The fields of a trace's optional header record (each optional)."""
+
+
+def _header(rec: dict, where: str, labels: dict[str, int]) -> tuple[int | None, int]:
+    """A header record's ``num_warps`` (None if absent: the largest warp + 1) and ``lanes`` (32
+    if absent); its clock labels are numbered into ``labels``. Each field is optional: a
+    wave64 trace may begin with ``{"lanes": 64}`` alone.
 
     >>> labels = {}
     >>> _header({"num_warps": 2, "labels": ["start"], "lanes": 64}, "t.jsonl:1", labels), labels
     ((2, 64), {'start': 0})
+    >>> _header({"lanes": 64}, "t.jsonl:1", {})
+    (None, 64)
     """
-    unknown = sorted(set(rec) - {"num_warps", "labels", "lanes"})
+    unknown = sorted(set(rec) - HEADER_FIELDS)
     if unknown:
         raise TraceError(
             f"{where}: field {unknown[0]!r}: not a header field (valid: num_warps, labels, lanes)"
         )
-    num_warps = field_int(rec["num_warps"], where, "num_warps", 1, MAX_WARPS)
+    num_warps = rec.get("num_warps")
+    if num_warps is not None:
+        num_warps = field_int(num_warps, where, "num_warps", 1, MAX_WARPS)
     lanes = _wave_size(rec.get("lanes", LANES), where)
     if not isinstance(rec.get("labels", []), list):
         raise TraceError(f"{where}: field 'labels': expected a list of clock labels")
@@ -186,7 +195,7 @@ def read_jsonl(
     """Read a JSON Lines trace; errors name ``file:line``, the field and what is valid."""
     path = Path(path)
     num_warps: int | None = None
-    lanes = LANES
+    lanes, header_seen = LANES, False
     labels: dict[str, int] = {}
     lines, warps, codes, args, addr_rows = [], [], [], [], []
     with _open_text(path) as f:
@@ -203,12 +212,14 @@ def read_jsonl(
             if not isinstance(rec, dict):
                 raise TraceError(f"{where}: expected a JSON object, got {text[:40]!r}")
             if "op" not in rec:
-                if "num_warps" not in rec or lines or num_warps is not None:
+                if not HEADER_FIELDS & rec.keys() or lines or header_seen:
                     raise TraceError(
                         f"{where}: field 'op' missing (valid: {', '.join(OPS)}; a header "
-                        f'{{"num_warps": N, "labels": [...]}} may only be the first record)'
+                        f'{{"num_warps": N, "labels": [...], "lanes": 32|64}} may only be the '
+                        "first record)"
                     )
                 num_warps, lanes = _header(rec, where, labels)
+                header_seen = True
                 continue
             code = op_code(rec["op"]) if rec["op"] in OPS else None
             if code is None:

@@ -35,19 +35,21 @@ PER_UNIT = ("loop_instructions", "exposed")
 """The columns whose cells carry their unit, /iter or /run (a row's ``per``)."""
 
 
-def collect(paths: list[tuple[str, Path]], hw, engine: str, loop: bool = True):
+def collect(paths: list[tuple[str, Path]], pick, engine: str, loop: bool = True):
     """(name, folder, figures or reason) of each kernel, with a progress bar."""
     from wgpsim.cli._kernel.kernel_set import figures_or_reason, progress
 
     return [
-        (name, folder, figures_or_reason(folder, name, hw, engine, loop, suggest=False))
+        (name, folder, figures_or_reason(folder, name, pick, engine, loop, suggest=False))
         for name, folder in progress(paths, len(paths), "kernels")
     ]
 
 
-def handle_all(args: argparse.Namespace, hw) -> int:
-    """The ``--all`` table of ``args.path`` (a cache root, or one kernel)."""
-    from wgpsim.cli._kernel.kernel_set import entries, holds_kernel
+def handle_all(args: argparse.Namespace) -> int:
+    """The ``--all`` table of ``args.path`` (a cache root, or one kernel), each kernel on its
+    own target's hardware file (or ``--hw``/``--target``'s); exit 1 when a kernel cannot be
+    read (its row says why), else 0."""
+    from wgpsim.cli._kernel.kernel_set import HardwarePicker, entries, holds_kernel
     from wgpsim.kernel.table import kernel_table
 
     single = {"--plot": args.plot, "--timeline": args.timeline, "--timeline-png": args.timeline_png}
@@ -58,7 +60,9 @@ def handle_all(args: argparse.Namespace, hw) -> int:
     paths = [(args.name, root)] if holds_kernel(root) else entries(root)
     if args.name is not None:
         paths = [p for p in paths if p[0] in (args.name, None)]
-    items = collect(paths, hw, args.engine)
+    pick = HardwarePicker(args)
+    items = collect(paths, pick, args.engine)
+    status = 1 if any(isinstance(f, str) for _, _, f in items) else 0
     rows = kernel_table(items)
     for row in rows:
         row["folder"] = _relative(row["folder"], root)
@@ -73,14 +77,21 @@ def handle_all(args: argparse.Namespace, hw) -> int:
         from wgpsim.html.index_page import write_index_page
 
         figures = {_relative(str(folder), root): f for _, folder, f in items}
-        written.append(str(write_index_page(args.html, root, rows, figures, hw)))
+        written.append(str(write_index_page(args.html, root, rows, figures)))
     if args.json:
-        print_json({"root": str(root), "kernels": rows} | ({"written": written} if written else {}))
-        return 0
+        foreign = [{"kernel": k, "target": t} for k, t in pick.foreign]
+        print_json(
+            {"root": str(root), "kernels": rows}
+            | ({"simulated_on_another_target": foreign} if foreign else {})
+            | ({"written": written} if written else {})
+        )
+        return status
     print("\n".join(format_all(rows, output_width())))
+    if pick.note():
+        print(pick.note())
     for path in written:
         print(f"wrote {path}")
-    return 0
+    return status
 
 
 def _relative(folder: str, root: Path) -> str:
@@ -110,7 +121,7 @@ def format_all(rows: list[dict[str, Any]], width: int = 10_000) -> list[str]:
         "of the main loop, /iter; a kernel without a loop: per run of its whole body, /run, "
         "ranked after the loops); "
         "bank / stall: the ops' bank-conflict and partition-stall cycles in lock step"
-        + (f"; {n_bad} unreadable" if n_bad else "")
+        + (f"; {n_bad} unreadable (exit 1)" if n_bad else "")
     ]
     unit = {"iteration": "/iter", "run": "/run"}
     table = [

@@ -10,6 +10,7 @@ never the end of the run.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from wgpsim.errors import WgpsimError
@@ -47,15 +48,59 @@ def progress(items, total: int, desc: str):
     return tqdm(items, total=total, desc=desc, file=sys.stderr, leave=False)
 
 
+class HardwarePicker:
+    """The hardware file of each kernel read: its ``ttg.target``'s (as a one-kernel report
+    picks it), or the one ``--hw``/``--target`` names for all; ``--set`` applied to each. With
+    ``--hw``/``--target``, a kernel compiled for another chip is remembered in ``foreign`` as
+    (kernel, its target), for a note.
+
+    >>> import argparse
+    >>> pick = HardwarePicker(argparse.Namespace(hw=None, overrides=[]))
+    >>> pick("k", "hip:gfx942").name, pick("k", "hip:gfx1250").name, pick.foreign
+    ('gfx942', 'mi450', [])
+    """
+
+    def __init__(self, args) -> None:
+        self.args = args
+        self.foreign: list[tuple[str, str]] = []
+        self._loaded: dict[str | None, object] = {}
+
+    def __call__(self, kernel: str, target: str | None):
+        from wgpsim.cli._common import hardware_from_args
+
+        key = None if self.args.hw is not None else target
+        if key not in self._loaded:
+            self._loaded[key] = hardware_from_args(self.args, target)
+        hw = self._loaded[key]
+        if key is None and target and hw.target and target != hw.target:
+            self.foreign.append((kernel, target))
+        return hw
+
+    def note(self) -> str | None:
+        """One line naming the kernels simulated on another target's hardware file."""
+        if not self.foreign:
+            return None
+        hw = self._loaded[None]
+        kernels = ", ".join(f"{k} ({t})" for k, t in self.foreign)
+        return (
+            f"note: simulated on {hw.name}'s hardware file ({hw.target}, --hw/--target) though "
+            f"compiled for another chip: {kernels}"
+        )
+
+
 def figures_or_reason(
-    where: Path, name: str | None, hw, engine: str, loop: bool = True, suggest: bool = True
+    where: Path, name: str | None, pick, engine: str, loop: bool = True, suggest: bool = True
 ):
-    """`KernelFigures` of the kernel ``name`` at ``where``, or the one-line reason it cannot
-    be read."""
+    """`KernelFigures` of the kernel ``name`` at ``where`` on the hardware file ``pick`` (a
+    `HardwarePicker`) gives for its target, or the one-line reason it cannot be read."""
+    from wgpsim.frontend.sources import read_kernel
     from wgpsim.kernel.figures import kernel_figures
 
     try:
-        return kernel_figures(where, hw, engine=engine, name=name, loop=loop, suggest=suggest)
+        kernel = read_kernel(where, name)
+        hw = pick(kernel.name or str(where), kernel.target)
+        figures = kernel_figures(kernel, hw, engine=engine, loop=loop, suggest=suggest)
+        return replace(figures, path=str(where))
     except WgpsimError as err:
         return "; ".join(m.replace("\n", " ") for m in err.messages)
     except OSError as err:

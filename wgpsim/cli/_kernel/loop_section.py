@@ -70,8 +70,10 @@ def write_loop_files(kernel, args: argparse.Namespace, lt) -> list[str]:
     return written
 
 
-def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
-    """The section's lines (tables through ``wgpsim.cli._common.text_table``)."""
+def format_loop(payload: dict[str, Any], lt, width: int, hw=None) -> list[str]:
+    """The section's lines (tables through ``wgpsim.cli._common.text_table``); ``hw`` (the
+    hardware file timed on) names the LDS wait as its assembly does and, with one LDS
+    partition, drops the partition-stall column."""
     from wgpsim.kernel.loop.timing import WARP_COLUMNS
     from wgpsim.kernel.loop.timing import number_text as _f
 
@@ -84,7 +86,9 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
         (str(int(r["warp"])), *(_f(r[c]) for c in WARP_COLUMNS[1:])) for r in lt.warp_table.rows()
     ]
     lines += text_table(head, rows, width)
+    wait = "the LDS wait" if hw is None else hw.ds_wait("N")
     lines.append(
+        f"wait_ds: cycles in {wait}; "
         "barrier: cycles at a barrier while another warp waits on LDS (exposed); "
         "barrier, no LDS: at a barrier while the others do other work"
     )
@@ -105,6 +109,8 @@ def format_loop(payload: dict[str, Any], lt, width: int) -> list[str]:
         for r in lt.op_table.rows()
     ]
     orows += _unmatched_rows(payload["unmatched"])
+    if hw is not None and hw.partitions.count == 1:  # no partition stall on this chip
+        ohead, orows = ohead[:-1], [r[:-1] for r in orows]
     lines += text_table(ohead, orows, width)
     lines.append("")
     whead = ("what if", "cycles/iter", "saves", "how")
