@@ -31,7 +31,7 @@ from wgpsim.errors import LayoutError, shown
 from wgpsim.hw.config_schema import RANGES
 from wgpsim.layout.dtypes import DTYPE_BITS
 from wgpsim.microbench.gemm_candidates import _candidate, _gemm, _is_bases, _shared_spec
-from wgpsim.search.mfma import on_gfx9
+from wgpsim.search.mfma import gfx9_note, on_gfx9
 from wgpsim.search.search import SearchProblem, SearchResult, add_drift, search
 from wgpsim.search.space import CtaLayout, SharedChoice
 from wgpsim.search.tables import report, tables
@@ -248,7 +248,7 @@ def run(
         tables=out,
         summary=LayoutSearchSummary(problem, result, hw),
         display=out["results"][["rank", "cycles", "lds_bytes", "tdm_instructions", "candidate"]],
-        report=report(out),
+        report="\n".join(filter(None, (gfx9_note(problem, hw), report(out)))),
     )
 
 

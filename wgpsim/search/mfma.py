@@ -72,4 +72,24 @@ def on_gfx9(problem: Any, hw: HardwareConfig) -> Any:
     )
 
 
-__all__ = ["MFMA_TILES", "mfma_ctas", "on_gfx9", "on_mfma"]
+def gfx9_note(problem: Any, hw: HardwareConfig) -> str:
+    """The one line a gfx9 search prints first (empty on MI450): what its space leaves out."""
+    if not problem.gemm.mfma_version:
+        return ""
+    tr = (
+        "with and without transposed loads"
+        if True in problem.b_transposed_loads
+        else "no transposed loads"
+    )
+    parts = (
+        ""
+        if problem.partitioned
+        else f"; partitioned layouts: none ({hw.name} has one LDS partition)"
+    )
+    return (
+        f"{hw.describe()}: wave64, amd_mfma warpsPerCTA grids only, B {tr}{parts}; "
+        "'TDM' counts the tensor copies MI450 would issue (gfx9 has none)"
+    )
+
+
+__all__ = ["MFMA_TILES", "gfx9_note", "mfma_ctas", "on_gfx9", "on_mfma"]

@@ -1,0 +1,71 @@
+"""`wgpsim search --target gfx950|gfx942`: the layout search on a wave64 chip, over its
+``#ttg.amd_mfma`` ctaLayouts and its own LDS instructions (docs/USAGE.md, "search")."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from wgpsim.cli import main
+from wgpsim.hw.config import hardware_path
+from wgpsim.search.layout_search import parse_problem
+from wgpsim.search.search import search
+from wgpsim.sweeps.config import ConfigSource
+from wgpsim.trace.instructions import INSTRUCTIONS
+
+CASES = Path(__file__).parent / "fixtures" / "gfx9_lowering" / "cases"
+
+
+def _search(target: str):
+    raw = {"kind": "layout_search", "block": [128, 128, 64], "warps": 4}
+    problem, hw, _ = parse_problem(raw, ConfigSource("t", "."), hw_path=hardware_path(target))
+    return problem, hw, search(problem, hw)
+
+
+@pytest.fixture(scope="module", params=["gfx950", "gfx942"])
+def searched(request):
+    return (request.param, *_search(request.param))
+
+
+def test_candidates_read_with_the_targets_instructions(searched):
+    target, _, hw, result = searched
+    used = {o.plan.instruction for c in result.candidates for o in c.ops}
+    assert used and used <= set(hw.instructions)
+    assert {INSTRUCTIONS[n].family for n in used} == {"gfx9"}
+    # transposed loads only where the target has them: gfx950's ds_read_b64_tr_b16
+    assert ("ds_read_b64_tr_b16" in used) == (target == "gfx950")
+    assert not any(c.a.partitioned or c.b.partitioned for c in result.candidates)
+
+
+def test_the_mfma_of_triton_compiles_is_in_the_space(searched):
+    """The gfx950 and gfx942 compiles of a 128x128x64 fp16 dot on 4 warps use this amd_mfma."""
+    target, problem, _, result = searched
+    compiled = re.search(
+        r"#ttg\.amd_mfma<\{[^}]*\}>", (CASES / f"{target}-pad_a_fp16.ttgir").read_text()
+    )
+    from wgpsim.layout.notation import to_text
+
+    texts = {to_text(problem.gemm.wmma(c.warp, c.register)) for c in problem.ctas()}
+    assert compiled.group(0) in texts
+    assert result.ranking
+
+
+def test_winner_reads_a_without_bank_conflicts(searched):
+    target, _, _, result = searched
+    winner = result.ranked[0]
+    a = winner.ops[0]
+    assert a.plan.instruction == "ds_read_b128"
+    assert int((a.pass_bank - 1).sum()) == 0
+
+
+def test_cli_prints_the_winner_as_mfma(capsys):
+    code = main(
+        ["search", "--target", "gfx950", "--block", "128x128x64", "--warps", "4", "--workers", "1"]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "#ttg.amd_mfma<{version = 4" in out
+    assert "MFMA = ttgl.amd.AMDMFMALayout(version=4" in out
+    assert "partitioned layouts: none (gfx950" in out
