@@ -3,15 +3,22 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from wgpsim.cli import main
+from wgpsim.hw import load_hardware
 from wgpsim.hw.config import hardware_path
+from wgpsim.microbench.candidates import Gemm
+from wgpsim.search.candidate import SearchProblem
 from wgpsim.search.layout_search import parse_problem
+from wgpsim.search.mfma import mfma_ctas, on_gfx9, on_mfma
 from wgpsim.search.search import search
+from wgpsim.search.space import SharedChoice
 from wgpsim.sweeps.config import ConfigSource
 from wgpsim.trace.instructions import INSTRUCTIONS
 
@@ -52,10 +59,10 @@ def test_the_mfma_of_triton_compiles_is_in_the_space(searched):
     assert result.ranking
 
 
-def test_winner_reads_a_without_bank_conflicts(searched):
-    target, _, _, result = searched
-    winner = result.ranked[0]
-    a = winner.ops[0]
+def test_gfx950_winner_reads_a_without_bank_conflicts():
+    """kWidth 8: A in 16-byte reads; the winner's take one bank cycle a pass (64 banks)."""
+    _, _, result = _search("gfx950")
+    a = result.ranked[0].ops[0]
     assert a.plan.instruction == "ds_read_b128"
     assert int((a.pass_bank - 1).sum()) == 0
 
@@ -69,3 +76,39 @@ def test_cli_prints_the_winner_as_mfma(capsys):
     assert "#ttg.amd_mfma<{version = 4" in out
     assert "MFMA = ttgl.amd.AMDMFMALayout(version=4" in out
     assert "partitioned layouts: none (gfx950" in out
+
+
+LOWERED = Path(__file__).parent / "fixtures" / "gfx9_lowering"
+
+
+@pytest.mark.parametrize(
+    "case, op, shared",
+    [
+        ("gfx950-swz_b_ncontig_fp16", 1, {"swizzled": {"vec": 8, "per_phase": 2, "max_phase": 8}}),
+        ("gfx950-pad_a_fp16", 0, {"padded": [[512, 8]]}),
+        ("gfx942-swz_b_ncontig_fp16", 1, {"swizzled": {"vec": 8, "per_phase": 2, "max_phase": 8}}),
+        ("gfx942-pad_a_fp16", 0, {"padded": [[512, 8]]}),
+    ],
+)
+def test_operand_reads_are_tritons(case, op, shared):
+    """A search candidate's reads of one operand (warpsPerCTA [2, 2], the fixture's shared layout)
+    are the lanes' addresses, instruction by instruction, of Triton 3.9.0's lowering of that
+    local_load for the chip (A: 64x128 K-contiguous; B: 128x64 N-contiguous)."""
+    target = case.split("-")[0]
+    hw = load_hardware(hardware_path(target))
+    gemm = on_mfma(Gemm((64, 64, 128), "fp16", 4, (16, 16, 32)), hw.target)
+    cta = next(c for c in mfma_ctas(gemm) if gemm.wmma(c.warp, c.register).warps_per_cta == (2, 2))
+    choice = SharedChoice("given", shared)
+    fixed = {"a": choice} if op == 0 else {"b": choice}
+    problem = SearchProblem(
+        gemm, cta=cta, stages=1, b_transposed_loads=(True, False), partitioned=False, **fixed
+    )
+    problem = on_gfx9(problem, hw)
+    result = search(problem, hw, prune=False)
+    theirs = json.loads((LOWERED / f"{case}.json").read_text())
+    want = np.array([a[1] for a in theirs["accesses"]]).reshape(-1, 4, 64).transpose(1, 0, 2)
+    reads = []
+    for c in result.candidates:
+        addr = c.addresses(op)
+        reads.append((c.ops[op].plan.instruction, addr - addr.min()))
+    assert any(np.array_equal(addr, want) for _, addr in reads), [(n, a.shape) for n, a in reads]

@@ -2,9 +2,9 @@
 partition): the target's MFMA tile and its ctaLayouts, the warpsPerCTA grids Triton's
 ``amd_mfma`` can express (warps walk N first, registers repeat N, then M).
 
-The MFMA tile is the one Triton 3.9.0 picks for an fp16/bf16 dot with 4 warps (the gfx9k
-compiles in tests/fixtures: gfx942 ``version = 3, instrShape = [32, 32, 8]``, gfx950
-``version = 4, instrShape = [32, 32, 16]``, both ``isTransposed = true``, ``kWidth = 8``).
+The MFMA tile is the one Triton 3.9.0 picks for an fp16/bf16 dot (the corpus's compiles:
+gfx942 ``version = 3, instrShape = [32, 32, 8]``, ``kWidth = 4``; gfx950 ``version = 4,
+instrShape = [32, 32, 16]``, ``kWidth = 8``; both ``isTransposed = true``).
 
 >>> from wgpsim.microbench.candidates import Gemm
 >>> g = on_mfma(Gemm((128, 128, 64), "fp16", 4, (16, 16, 32)), "hip:gfx950")
@@ -24,18 +24,19 @@ from wgpsim.microbench.candidates import Gemm
 from wgpsim.search.space import CtaLayout
 from wgpsim.trace.instructions import INSTRUCTIONS
 
-MFMA_TILES = {"hip:gfx942": (3, (32, 32, 8)), "hip:gfx950": (4, (32, 32, 16))}
-"""Triton 3.9.0's ``amd_mfma`` version and instrShape of an fp16/bf16 dot, per target."""
+MFMA_TILES = {"hip:gfx942": (3, (32, 32, 8), 4), "hip:gfx950": (4, (32, 32, 16), 8)}
+"""Triton 3.9.0's ``amd_mfma`` version, instrShape and dot-operand kWidth of an fp16/bf16 dot,
+per target (the corpus's compiles, tests/corpus_others/TARGET/fixtures/*/kernel.ttgir)."""
 
 
 def on_mfma(gemm: Gemm, target: str) -> Gemm:
-    """``gemm`` with the target's MFMA tile (``kWidth`` 8, transposed as Triton's)."""
+    """``gemm`` with the target's MFMA tile and kWidth (transposed, as Triton's)."""
     if target not in MFMA_TILES:
         raise ConfigError(f"the layout search has no MFMA tile for {target}")
     if gemm.dtype not in ("fp16", "bf16"):
         raise ConfigError(f"the layout search on {target} takes fp16 or bf16, not {gemm.dtype}")
-    version, shape = MFMA_TILES[target]
-    return replace(gemm, mfma_version=version, instr_shape=shape, k_width=8, transposed=True)
+    version, shape, k_width = MFMA_TILES[target]
+    return replace(gemm, mfma_version=version, instr_shape=shape, k_width=k_width, transposed=True)
 
 
 def mfma_ctas(gemm: Gemm) -> list[CtaLayout]:
