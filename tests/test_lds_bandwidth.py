@@ -432,3 +432,20 @@ def test_poor_fit_warns():
     assert r2["plain"] == pytest.approx(0.975, abs=0.002)
     assert len(result.notes) == 1 and result.notes[0].startswith("plain: poor steady-state fit")
     assert run_experiment(CONFIG, overrides=["burst_lengths=[8, 32]"]).notes == ()
+
+
+def test_gfx950_measures_the_plain_layout_in_its_own_terms():
+    """`wgpsim run configs/lds_bandwidth.yaml --target gfx950`: ds_read_b128 over wave64 rows,
+    the partitioned candidate (MI450's) skipped with a line; contiguous 16-byte reads by 64
+    lanes cover 1 KiB with no bank conflict, at one 64-bank x 4-byte row a cycle."""
+    from wgpsim.hw.config import hardware_path
+
+    got = run_experiment(CONFIG, hw_path=hardware_path("gfx950"), workers=1)
+    table = got.table.set_index("layout")
+    assert list(table.index) == ["plain"]
+    assert any("'partitioned' skipped" in n for n in got.notes)
+    cfg = got.summary.config
+    assert cfg.instruction == "ds_read_b128"
+    assert prepare(cfg, "plain", 1).trace.lanes == 64
+    assert table.loc["plain", "bank_conflict_cycles"] == 0
+    assert table.loc["plain", "steady_bytes_per_cycle"] == pytest.approx(64 * 4, rel=0.01)

@@ -22,6 +22,7 @@ from typing import Any
 
 from wgpsim.errors import LayoutError
 from wgpsim.layout.distributed import BlockedLayout, DistributedLinearLayout, SliceLayout, as_lists
+from wgpsim.layout.mma.mfma import AMDMFMALayout
 from wgpsim.layout.mma.wmma import AMDWMMALayout, DotOperandLayout
 from wgpsim.layout.shared import (
     PaddedSharedLayout,
@@ -155,6 +156,14 @@ def _distributed_code(layout: Any, shape: Any) -> str | None:
             reg_bases=as_lists(layout.reg_bases),
             instr_shape=list(layout.instr_shape),
             **extra,
+        )
+    if isinstance(layout, AMDMFMALayout):
+        return _kw(
+            "ttgl.amd.AMDMFMALayout",
+            version=layout.version,
+            instr_shape=list(layout.instr_shape),
+            transposed=layout.transposed,
+            warps_per_cta=list(layout.warps_per_cta),
         )
     if isinstance(layout, DotOperandLayout):
         return _kw(

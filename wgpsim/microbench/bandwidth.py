@@ -54,6 +54,7 @@ from wgpsim.measures.fit import SteadyStateFit
 from wgpsim.measures.ports import peak_bytes_per_cycle
 from wgpsim.microbench.bandwidth_tables import display, fit_notes, kib, summarize
 from wgpsim.microbench.kernels import layout_microbenchmark
+from wgpsim.microbench.on_target import on_target
 from wgpsim.sweeps.config import (
     KIND_AND_HARDWARE,
     SEED_RANGE,
@@ -114,6 +115,8 @@ class LdsBandwidthConfig:
     engine: str
     seed: int
     drift: DriftSection | None = None
+    #: what the run changed to fit the target (`wgpsim.microbench.on_target`), a line each
+    target_notes: tuple[str, ...] = ()
 
     @property
     def vec(self) -> int:
@@ -191,7 +194,7 @@ def parse_config(
     source.problems.raise_any()
     if drift is not None and drift.burst is None:
         drift = replace(drift, burst=cfg["report_burst"])
-    return LdsBandwidthConfig(
+    parsed = LdsBandwidthConfig(
         name=Path(source.name).stem,
         hw=hw,
         warps=cfg["warps"],
@@ -206,6 +209,11 @@ def parse_config(
         seed=cfg["seed"],
         drift=drift,
     )
+    try:
+        parsed, notes = on_target(parsed)
+    except ConfigError as err:
+        raise source.error("layouts", str(err)) from None
+    return replace(parsed, target_notes=notes)
 
 
 def _load_instruction(cfg: Mapping[str, Any], source: ConfigSource) -> Any:
@@ -387,7 +395,7 @@ def run(
         name=cfg.name,
         tables=tables,
         summary=LdsBandwidthSummary(config=cfg, fits=fits, peaks=peaks),
-        notes=fit_notes(fits, cfg.warps),
+        notes=(*cfg.target_notes, *fit_notes(fits, cfg.warps)),
         display=display(table),
         headlines=headlines,
     )

@@ -43,6 +43,7 @@ import numpy as np
 from wgpsim.errors import ConfigError, LayoutError
 from wgpsim.layout.bits import is_pow2
 from wgpsim.layout.dtypes import dtype_bytes
+from wgpsim.layout.mma.mfma import AMDMFMALayout
 from wgpsim.layout.mma.wmma import AMDWMMALayout, DotOperandLayout
 
 OPERANDS = ("a", "b")
@@ -68,6 +69,9 @@ class Gemm:
     a_k_contiguous: bool = True
     b_k_contiguous: bool = False
     transposed: bool = False
+    #: 0: gfx1250's WMMA (wave32); 3 or 4: a gfx942/gfx950 ``#ttg.amd_mfma`` of that version
+    #: (wave64), whose ctaLayouts are warpsPerCTA grids (`wgpsim.search.mfma`)
+    mfma_version: int = 0
 
     @property
     def block_mn(self) -> tuple[int, int]:
@@ -98,12 +102,35 @@ class Gemm:
         return (c, 1 - c)
 
     def wmma(self, warp: Sequence[Sequence[int]], register: Sequence[Sequence[int]] = ()):
-        """The WMMA result layout with this ctaLayout."""
+        """The WMMA result layout with this ctaLayout (an ``amd_mfma`` one on gfx9)."""
+        if self.mfma_version:
+            return self._mfma(warp, register)
         layout = AMDWMMALayout(3, self.transposed, warp, register, self.instr_shape)
         if layout.num_warps != self.num_warps:
             raise LayoutError(
                 f"ctaLayout has {len(layout.warp_bases)} warp bases ({layout.num_warps} warps) but "
                 f"warps is {self.num_warps}; give log2({self.num_warps}) warp bases"
+            )
+        return layout
+
+    def _mfma(self, warp: Sequence[Sequence[int]], register: Sequence[Sequence[int]]):
+        """The ``amd_mfma`` layout whose warp bases are ``warp`` (a warpsPerCTA grid: N bits
+        first, Triton's order); registers repeat the rest of the block."""
+        wn = sum(1 for b in warp if b[0] == 0)
+        layout = AMDMFMALayout(
+            self.mfma_version,
+            (self.num_warps >> wn, 1 << wn),
+            self.instr_shape,
+            self.transposed,
+        )
+        want = [tuple(b) for b in warp]
+        got = [
+            (m // self.tile_shape[0], n // self.tile_shape[1])
+            for m, n in layout.to_linear_layout(list(self.block_mn)).get_bases("warp")
+        ]
+        if layout.num_warps != self.num_warps or got != want:
+            raise LayoutError(
+                f"amd_mfma takes a warpsPerCTA grid, not warp bases {[list(b) for b in want]}"
             )
         return layout
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from wgpsim.hw.alloc import Allocation
 from wgpsim.microbench.candidates import OPERANDS, Gemm
+from wgpsim.search.mfma import mfma_ctas
 from wgpsim.search.space import (
     CtaLayout,
     SharedChoice,
@@ -45,6 +46,8 @@ class SearchProblem:
     b: SharedChoice | None = None
     swizzle_depth: int = 1
     b_transposed_loads: tuple[bool, ...] = (True, False)
+    #: partitioned shared layouts in the space (False on a chip with one LDS partition)
+    partitioned: bool = True
     #: Hand-made candidates ranked with the space and never pruned: (name, ctaLayout, A, B).
     references: tuple[tuple[str, CtaLayout, SharedChoice, SharedChoice], ...] = ()
 
@@ -53,6 +56,8 @@ class SearchProblem:
             return [self.cta]
         if self.cta_list is not None:
             return list(self.cta_list)
+        if self.gemm.mfma_version:
+            return mfma_ctas(self.gemm)
         bits = tile_bits(self.gemm.block_mn, self.gemm.tile_shape)
         return cta_layouts(bits, self.gemm.num_warps, swizzle_depth=self.swizzle_depth)
 
@@ -62,7 +67,8 @@ class SearchProblem:
             return [fixed]
         g = self.gemm
         extent = g.operand_shape(op)[g.contiguous_dim(op)]
-        return shared_choices(extent, g.elem_bytes)
+        out = shared_choices(extent, g.elem_bytes)
+        return out if self.partitioned else [c for c in out if not c.partitioned]
 
 
 @dataclass

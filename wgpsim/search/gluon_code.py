@@ -21,10 +21,11 @@ def layouts_code(gemm: Gemm, warp, register, shared_a: Any, shared_b: Any) -> st
     """Gluon statements building the WMMA layout, both dot operands and both shared layouts
     (``ttgl`` = ``triton.experimental.gluon.language``)."""
     wmma = gemm.wmma(warp, register)
+    mma = "MFMA" if gemm.mfma_version else "WMMA"
     lines = [
-        f"WMMA = {to_gluon_code(wmma)}",
-        f"DOT_A = ttgl.DotOperandLayout(operand_index=0, parent=WMMA, k_width={gemm.k_width})",
-        f"DOT_B = ttgl.DotOperandLayout(operand_index=1, parent=WMMA, k_width={gemm.k_width})",
+        f"{mma} = {to_gluon_code(wmma)}",
+        f"DOT_A = ttgl.DotOperandLayout(operand_index=0, parent={mma}, k_width={gemm.k_width})",
+        f"DOT_B = ttgl.DotOperandLayout(operand_index=1, parent={mma}, k_width={gemm.k_width})",
     ]
     for name, shared in (("SHARED_A", shared_a), ("SHARED_B", shared_b)):
         if shared is not None:

@@ -31,6 +31,7 @@ from wgpsim.errors import LayoutError, shown
 from wgpsim.hw.config_schema import RANGES
 from wgpsim.layout.dtypes import DTYPE_BITS
 from wgpsim.microbench.gemm_candidates import _candidate, _gemm, _is_bases, _shared_spec
+from wgpsim.search.mfma import gfx9_note, on_gfx9
 from wgpsim.search.search import SearchProblem, SearchResult, add_drift, search
 from wgpsim.search.space import CtaLayout, SharedChoice
 from wgpsim.search.tables import report, tables
@@ -151,6 +152,8 @@ def parse_problem(
         swizzle_depth=cfg["swizzle_depth"],
         b_transposed_loads=tuple(dict.fromkeys(cfg["b_transposed_loads"])),
     )
+    if hw.wgp.warp_size == 64:  # gfx942/gfx950: amd_mfma, the target's loads, one partition
+        problem = on_gfx9(problem, hw)
     _check_size(problem, source)
     return problem, hw, cfg
 
@@ -245,7 +248,7 @@ def run(
         tables=out,
         summary=LayoutSearchSummary(problem, result, hw),
         display=out["results"][["rank", "cycles", "lds_bytes", "tdm_instructions", "candidate"]],
-        report=report(out),
+        report="\n".join(filter(None, (gfx9_note(problem, hw), report(out)))),
     )
 
 

@@ -22,7 +22,7 @@ cycles)``: the AMD blog's coarse ctaLayout with both operands partitioned needs 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -44,6 +44,7 @@ from wgpsim.microbench.pieces import piece_info
 from wgpsim.search.candidate import Candidate, SearchProblem
 from wgpsim.search.space import CtaLayout, SharedChoice, tile_bits
 from wgpsim.search.static import OperandStatic, operand_statics
+from wgpsim.trace.spelling import respelled
 
 
 @dataclass(eq=False)
@@ -215,6 +216,7 @@ class Scorer:
                 dst = self.dst(op, parts, reg_key, warp_key)
                 addr = self.element_addresses(op, shared)
                 plan = make_plan(self.problem.gemm, parts.wmma, op, shared, allow_tr, dst, addr)
+                plan = _in_spelling(plan, self.hw)
             except LayoutError as err:
                 plan = err
             self._plans[key] = plan
@@ -371,6 +373,15 @@ class Scorer:
         np.bitwise_or.at(acc, group, masks)
         acc = acc.reshape(-1, 2)
         return int(((acc[:, 0] & acc[:, 1]) != 0).sum())
+
+
+def _in_spelling(plan: OperandPlan, hw: HardwareConfig) -> OperandPlan:
+    """``plan`` with the target's name of its instruction (gfx9: ``ds_read_b128`` for
+    gfx1250's ``ds_load_b128``; `wgpsim.trace.spelling`), or a LayoutError if it has none."""
+    name = respelled(plan.instruction, hw.instructions)
+    if name is None:
+        raise LayoutError(f"{hw.describe()} has no twin of {plan.instruction}")
+    return plan if name == plan.instruction else replace(plan, instruction=name)
 
 
 def _pre_bound(scorer: Scorer, parts: CtaParts, ops, alloc: Allocation) -> int:
