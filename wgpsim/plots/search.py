@@ -31,8 +31,11 @@ def candidate_analysis(candidate: Any, problem: Any, hw: Any, name: str) -> Any:
 
 
 def result_figures(result: Any) -> dict[str, Callable[[], Figure]]:
-    """``ownership_rankN`` and ``pieces_rankN`` for the first :data:`DRAWN` candidates."""
+    """``ownership_rankN`` and ``pieces_rankN`` for the first :data:`DRAWN` candidates; none on
+    a gfx9 (``amd_mfma``) search: they draw MI450's WMMA tiles by SIMD pair and its partitions."""
     summary = result.summary
+    if summary.problem.gemm.mfma_version:
+        return {}
     block_mn = summary.problem.gemm.block_mn
     figures: dict[str, Callable[[], Figure]] = {}
     for i, cand in enumerate(summary.result.ranked[:DRAWN], start=1):

@@ -248,7 +248,9 @@ def run(
         tables=out,
         summary=LayoutSearchSummary(problem, result, hw),
         display=out["results"][["rank", "cycles", "lds_bytes", "tdm_instructions", "candidate"]],
-        report="\n".join(filter(None, (gfx9_note(problem, hw), report(out)))),
+        report="\n".join(
+            filter(None, (gfx9_note(problem, hw, len(cfg["references"] or {})), report(out)))
+        ),
     )
 
 

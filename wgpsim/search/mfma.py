@@ -70,11 +70,13 @@ def on_gfx9(problem: Any, hw: HardwareConfig) -> Any:
         b_transposed_loads=tuple(t for t in problem.b_transposed_loads if has_tr or not t)
         or (False,),
         partitioned=hw.partitions.count > 1,
+        references=(),  # hand-made WMMA ctaLayouts (warp and register bases) of wave32 MI450
     )
 
 
-def gfx9_note(problem: Any, hw: HardwareConfig) -> str:
-    """The one line a gfx9 search prints first (empty on MI450): what its space leaves out."""
+def gfx9_note(problem: Any, hw: HardwareConfig, references: int = 0) -> str:
+    """The one line a gfx9 search prints first (empty on MI450): what its space leaves out
+    (``references``: how many of the config's hand-made candidates `on_gfx9` left out)."""
     if not problem.gemm.mfma_version:
         return ""
     tr = (
@@ -90,6 +92,11 @@ def gfx9_note(problem: Any, hw: HardwareConfig) -> str:
     return (
         f"{hw.describe()}: wave64, amd_mfma warpsPerCTA grids only, B {tr}{parts}; "
         "'TDM' counts the tensor copies MI450 would issue (gfx9 has none)"
+        + (
+            f"; the config's {references} reference candidates are MI450 WMMA ctaLayouts: left out"
+            if references
+            else ""
+        )
     )
 
 
