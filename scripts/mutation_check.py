@@ -64,7 +64,7 @@ class Mutant:
     what: str
 
 
-RULES, DES = "wgpsim/hw/rules.py", "wgpsim/engine/des.py"
+RULES, DES, CONFIG = "wgpsim/hw/rules.py", "wgpsim/engine/des_lds.py", "wgpsim/hw/config.py"
 PASSES, GRANT, LOOP = (
     "wgpsim/engine/_fast_passes.py",
     "wgpsim/engine/_fast_grant.py",
@@ -75,8 +75,13 @@ MUTANTS = (
     # -- the plain reference (wgpsim/hw/rules.py, des) ------------------------------------------
     Mutant(
         "rules.bank_count",
-        RULES,
-        (("    nbanks = hw.banks.count\n", "    nbanks = hw.banks.count // 2\n"),),
+        CONFIG,
+        (
+            (
+                "        return store if writes and store is not None else self.banks.count\n",
+                "        return store if writes and store is not None else self.banks.count // 2\n",
+            ),
+        ),
         "half the banks",
     ),
     Mutant(
@@ -88,7 +93,7 @@ MUTANTS = (
     Mutant(
         "rules.b128_lane_groups",
         RULES,
-        (("selector |= ((lanes >> bit) & 1) << i", "selector |= ((lanes >> (bit - 1)) & 1) << i"),),
+        (("parity ^= (lanes >> bit) & 1", "parity ^= (lanes >> (bit - 1)) & 1"),),
         "lane bit 3 instead of 4 selects the b128 pass",
     ),
     Mutant(
@@ -169,8 +174,8 @@ MUTANTS = (
         DES,
         (
             (
-                "self.complete(instr.warp, now + cycles + self.latency)",
-                "self.complete(instr.warp, now + cycles + self.latency + 1)",
+                "self.complete(instr.warp, now + cycles + self.latency)\n",
+                "self.complete(instr.warp, now + cycles + self.latency + 1)\n",
             ),
         ),
         "a load completes one cycle late",
@@ -209,8 +214,8 @@ MUTANTS = (
         PASSES,
         (
             (
-                "            _divisor(hw.banks.count),\n",
-                "            _divisor(hw.banks.count // 2),\n",
+                "else hw.banks.count,\n",
+                "else hw.banks.count // 2,\n",
             ),
         ),
         "half the banks",
@@ -238,8 +243,8 @@ MUTANTS = (
         PASSES,
         (
             (
-                "pass_of += ((np.arange(warp_size) >> b) & 1) * (1 << i)",
-                "pass_of += ((np.arange(warp_size) >> (b - 1)) & 1) * (1 << i)",
+                "weights = [sum(1 << b for b in mask) for mask in masks]",
+                "weights = [sum(1 << (b - 1) for b in mask) for mask in masks]",
             ),
         ),
         "lane bit 3 instead of 4 selects the b128 pass",
@@ -253,7 +258,12 @@ MUTANTS = (
     Mutant(
         "fast.conflict_rule",
         GRANT,
-        (("        if heads[PARTS, h] & taken:\n", "        if heads[PARTS, h] & taken & 0:\n"),),
+        (
+            (
+                "        if policy[2] and heads[PARTS, h] & taken:\n",
+                "        if policy[2] and heads[PARTS, h] & taken & 0:\n",
+            ),
+        ),
         "no partition conflict ever",
     ),
     Mutant(
