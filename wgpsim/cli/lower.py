@@ -127,7 +127,7 @@ def _simulate(low: Lowering, hw, engine: str) -> dict[str, Any]:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from wgpsim.kernel.target_lowering import for_target, has_transposed_loads
+    from wgpsim.kernel.target_lowering import for_target
     from wgpsim.layout.addresses import check_warps, local_load_encodings
     from wgpsim.layout.notation import to_text
     from wgpsim.trace.lowering import lower
@@ -142,7 +142,7 @@ def handle(args: argparse.Namespace) -> int:
         shape,
         args.dtype,
         bases=bases if len(bases) > 1 else bases[0],
-        allow_transpose=not args.no_transpose and has_transposed_loads(hw),
+        allow_transpose=not args.no_transpose and hw.has_transposed_loads,
         store=args.store,
     )
     low = for_target(low, hw)  # the target's instructions, as wgpsim kernel lowers

@@ -201,6 +201,18 @@ class HardwareConfig:
         """
         return tuple(op for op, _ in self.passes.groupings[0][1])
 
+    @property
+    def has_transposed_loads(self) -> bool:
+        """Whether this target has a transposed LDS load (gfx1250's ds_load_tr*, gfx950's
+        ds_read_b64_tr_b*; gfx942 has none): a lowering for it may choose one.
+
+        >>> [target_hardware(f"hip:{a}").has_transposed_loads for a in ("gfx1250", "gfx942")]
+        [True, False]
+        """
+        return any(
+            INSTRUCTIONS[n].kind == "load_tr" for n in self.instructions if n in INSTRUCTIONS
+        )
+
     def require(self, ops) -> None:
         """A ConfigError, in one line, naming the first of ``ops`` (instruction names) that this
         target lacks; control ops and names outside the catalogue are the trace's to check.

@@ -46,7 +46,7 @@ from wgpsim.frontend.model import Kernel, LdsOp, elem_bits
 from wgpsim.hw.alloc import Allocation, Buffer, allocate_on, tensor_buffers
 from wgpsim.hw.config import HardwareConfig, target_hardware
 from wgpsim.hw.scratch import SCRATCH_ALIGNMENT, scratch_bytes
-from wgpsim.kernel.target_lowering import for_target, has_transposed_loads
+from wgpsim.kernel.target_lowering import for_target
 from wgpsim.layout.views import SharedView
 from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.lowering import Lowering, lower, packed_in_order
@@ -298,7 +298,7 @@ def lower_op(
                 num_warps=kernel.num_warps,
                 bases=base,
                 # a target without transposed loads (gfx942) reads with plain ones
-                allow_transpose=not store and has_transposed_loads(hw),
+                allow_transpose=not store and hw.has_transposed_loads,
                 store=store,
             )
         if store and op.attr("producer") == "arith.truncf" and not hw.wgp.packed_convert:

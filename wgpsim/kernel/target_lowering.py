@@ -10,28 +10,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from wgpsim.hw.config import HardwareConfig
-from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.lowering import Lowering
 from wgpsim.trace.spelling import in_spelling
 
-__all__ = ["for_target", "has_transposed_loads"]
-
-
-def has_transposed_loads(hw: HardwareConfig) -> bool:
-    """Whether ``hw`` has a transposed LDS load (gfx1250's ds_load_tr*, gfx950's
-    ds_read_b64_tr_b*; gfx942 has none): a lowering for it may choose one.
-
-    >>> from wgpsim.hw.config import target_hardware
-    >>> [has_transposed_loads(target_hardware(f"hip:{a}")) for a in ("gfx1250", "gfx942")]
-    [True, False]
-    """
-    return any(INSTRUCTIONS[n].kind == "load_tr" for n in hw.instructions if n in INSTRUCTIONS)
+__all__ = ["for_target"]
 
 
 def for_target(low: Lowering, hw: HardwareConfig) -> Lowering:
-    """``low`` (lowered with ``allow_transpose=has_transposed_loads(hw)``) in ``hw``'s spelling
+    """``low`` (lowered with ``allow_transpose=hw.has_transposed_loads``) in ``hw``'s spelling
     (`wgpsim.trace.spelling.in_spelling`), its transposed-load eligibility ``absent`` where the
     chip has no transposed load (not ``disabled``, a user's choice)."""
-    if low.eligibility == "disabled" and not has_transposed_loads(hw):
+    if low.eligibility == "disabled" and not hw.has_transposed_loads:
         low = replace(low, eligibility="absent")
     return in_spelling(low, hw.instructions, hw.describe())

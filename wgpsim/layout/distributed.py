@@ -321,6 +321,6 @@ DISTRIBUTED_TYPES = (DistributedLayout,)
 
 
 def is_distributed(layout: Any) -> bool:
-    """A distributed encoding: one of `DISTRIBUTED_TYPES`, or an MMA layout defined above this
-    module that builds its own dot operands (``#ttg.amd_mfma``, `wgpsim.layout.mma.mfma`)."""
-    return isinstance(layout, DISTRIBUTED_TYPES) or hasattr(layout, "dot_operand")
+    """A distributed encoding: an instance of `DistributedLayout` (the MMA layouts of
+    `wgpsim.layout.mma` derive from it too)."""
+    return isinstance(layout, DISTRIBUTED_TYPES)

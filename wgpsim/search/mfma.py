@@ -22,7 +22,6 @@ from wgpsim.hw import HardwareConfig
 from wgpsim.layout.mma.mfma import AMDMFMALayout
 from wgpsim.microbench.candidates import Gemm
 from wgpsim.search.space import CtaLayout
-from wgpsim.trace.instructions import INSTRUCTIONS
 
 MFMA_TILES = {"hip:gfx942": (3, (32, 32, 8), 4), "hip:gfx950": (4, (32, 32, 16), 8)}
 """Triton 3.9.0's ``amd_mfma`` version, instrShape and dot-operand kWidth of an fp16/bf16 dot,
@@ -63,7 +62,7 @@ def mfma_ctas(gemm: Gemm) -> list[CtaLayout]:
 def on_gfx9(problem: Any, hw: HardwareConfig) -> Any:
     """``problem`` on a gfx9 target: the MFMA tile, transposed loads only where the target has
     them (gfx950's ds_read_b64_tr_b16), no partitioned layouts on a chip of one partition."""
-    has_tr = any(INSTRUCTIONS[n].kind == "load_tr" for n in hw.instructions if n in INSTRUCTIONS)
+    has_tr = hw.has_transposed_loads
     return replace(
         problem,
         gemm=on_mfma(problem.gemm, hw.target),

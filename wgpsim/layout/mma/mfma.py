@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from wgpsim.errors import LayoutError
 from wgpsim.layout.distributed import (
+    DistributedLayout,
     check_shape,
     fit_distributed,
     identity_standard_nd,
@@ -49,7 +50,7 @@ _TILES = {
 
 
 @dataclass(frozen=True)
-class AMDMFMALayout:
+class AMDMFMALayout(DistributedLayout):
     """``#ttg.amd_mfma<{version, warpsPerCTA, instrShape, isTransposed}>`` (one CTA)."""
 
     version: int
