@@ -276,13 +276,14 @@ def check_lanes(trace: TraceColumns, warp_size: int, hardware: str) -> None:
     >>> check_lanes(TraceBuilder(1, lanes=64).build(), 32, "mi450.yaml")
     Traceback (most recent call last):
     ...
-    wgpsim.errors.TraceError: the trace has 64 lanes per warp, but mi450.yaml has wgp.warp_size 32 (a wave32 target: give a hardware file of its wave size)
+    wgpsim.errors.TraceError: the trace has 64 lanes per warp, but mi450.yaml has wgp.warp_size 32 (a wave32 target: use a wave64 hardware file, --hw FILE or --target NAME)
     """
     lanes = trace.addr.shape[1]
     if lanes != warp_size:
         raise TraceError(
             f"the trace has {lanes} lanes per warp, but {hardware} has wgp.warp_size "
-            f"{warp_size} (a wave{warp_size} target: give a hardware file of its wave size)"
+            f"{warp_size} (a wave{warp_size} target: use a wave{lanes} hardware file, --hw FILE or "
+            "--target NAME)"
         )
 
 
