@@ -126,12 +126,13 @@ def _triton():
 
 
 def _relative(text: str) -> str:
-    """Rewrite absolute paths of this checkout (and its real path) to repository-relative,
-    and those of the installed triton package to ``triton/...``."""
+    """Rewrite absolute paths of the installed triton package to ``triton/...`` and those of
+    this checkout (and its real path) to repository-relative; the package first, since a
+    virtual environment inside the checkout (``.venv/``) holds it below the root."""
     import triton
 
     package = os.path.dirname(os.path.realpath(triton.__file__))
-    for root, to in ((str(ROOT), ""), (os.path.realpath(ROOT), ""), (package, "triton")):
+    for root, to in ((package, "triton"), (str(ROOT), ""), (os.path.realpath(ROOT), "")):
         text = text.replace(root + "/", to + "/" if to else "")
     return text
 
