@@ -18,6 +18,7 @@ The seed's microbenchmark with all four rows in one partition, as in ``des``:
 from __future__ import annotations
 
 import hashlib
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -65,7 +66,27 @@ def _drop_stale_loop_cache() -> None:
         pass
 
 
+def _skip_scipy_blas_probe() -> None:
+    """Load numba's numpy registries without its BLAS probe: on its first dispatch numba
+    imports ``numba.np.arraymath``, whose ``_check_blas`` imports ``scipy.linalg`` when SciPy
+    is installed (0.2-0.25 CPU-s of a 0.55 CPU-s load, for a BLAS this engine never calls).
+    With ``scipy.linalg.cython_blas`` absent for that one import the probe answers "no BLAS",
+    which only sends numba's ``np.correlate``/``np.convolve`` to their plain loop in this
+    process (``np.dot`` and ``np.linalg`` look for SciPy again when compiled). When the
+    process has ``scipy.linalg`` already, numba finds it as usual."""
+    name = "scipy.linalg.cython_blas"
+    if "scipy.linalg" in sys.modules or "numba.np.arraymath" in sys.modules:
+        return
+    sys.modules[name] = None  # type: ignore[assignment]  (import of it: ImportError)
+    try:
+        import numba.np.arraymath  # noqa: F401  (its _check_blas runs once, here)
+    finally:
+        if sys.modules.get(name, 0) is None:
+            del sys.modules[name]
+
+
 _drop_stale_loop_cache()
+_skip_scipy_blas_probe()
 _compile_notice.install()  # one line on stderr while numba compiles the engine (cold cache)
 
 
