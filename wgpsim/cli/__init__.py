@@ -179,7 +179,11 @@ def _main(argv: list[str] | None) -> int:
 
 def entry() -> NoReturn:
     """Run ``main`` on the command line's arguments and exit with its code, skipping the
-    interpreter's teardown (see the module's docstring)."""
+    interpreter's teardown (see the module's docstring). Numpy's OpenBLAS starts one thread
+    per core on import unless told otherwise (0.04 CPU-s of every command on 2 cores); the
+    command calls no BLAS routine large enough to use them, so it asks for one thread
+    (``OPENBLAS_NUM_THREADS``, unless the caller set it: their value is kept)."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         code = main()
     except SystemExit as done:  # argparse: --help, --version, a usage error (an int code)
