@@ -27,12 +27,12 @@ SEED_TOY = [
 
 
 def test_replay_prints_the_metrics_and_the_bank_table(capsys):
-    assert main(["replay", str(CONFLICT)]) == 0
+    assert main(["replay", str(CONFLICT), "--engine", "des"]) == 0
     out = capsys.readouterr().out
     for name in ("SQ_LDS_IDX_ACTIVE", "SQ_LDS_BANK_CONFLICT", "Partition Conflict Cycles"):
         assert name in out
     assert "per instruction" in out and "ds_load_b32" in out
-    assert "(fast engine)" in out  # the one default
+    assert "(des engine)" in out  # the engine that ran
 
 
 def test_replay_json_metrics(capsys):
@@ -70,9 +70,9 @@ def test_lower_engine_flag(capsys, engine):
 
 
 def test_lower_text_shows_the_bank_table(capsys):
-    assert main(SEED_TOY) == 0
+    assert main([*SEED_TOY, "--engine", "des"]) == 0
     out = capsys.readouterr().out
-    assert "(fast engine)" in out and "Bank Conflict Rate (%)" in out and "ds_load_tr16" in out
+    assert "(des engine)" in out and "Bank Conflict Rate (%)" in out and "ds_load_tr16" in out
 
 
 @pytest.mark.parametrize("columns", ["80", "200"])
@@ -84,3 +84,16 @@ def test_counter_names_stay_whole_at_any_width(capsys, monkeypatch, columns):
     for name in ("SQ_LDS_IDX_ACTIVE", "SQ_LDS_BANK_CONFLICT", "Bank Conflicts/Access"):
         assert name in table
     assert max(len(line) for line in table.splitlines()) <= int(columns)
+
+
+def test_replay_default_runs_a_small_trace_on_des_in_a_fresh_process():
+    """The default engine is ``auto``: a newcomer's first replay loads no numba (on a fresh
+    machine it would compile the fast engine for a few passes)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "wgpsim", "replay", str(CONFLICT)],
+        capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    assert "(des engine)" in done.stdout

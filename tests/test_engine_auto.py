@@ -34,3 +34,16 @@ def test_beyond_the_budget_the_compiled_engine_runs(seed_plain, monkeypatch):
 def test_most_passes_counts_lane_groups(seed_plain):
     # 128 LDS rows x 2 lane groups; barriers and clock reads have none
     assert auto.most_passes(seed_plain, load_hardware()) == 256
+
+
+def test_fast_cache_hint_reads_numba_cache_dir_alone_when_set(tmp_path, monkeypatch):
+    """With ``NUMBA_CACHE_DIR`` set numba uses that directory only, so the checkout's own
+    ``__pycache__`` does not count: an empty directory means a compile."""
+    from wgpsim.engine.auto import fast_cache_present
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert fast_cache_present() is False
+    index = tmp_path / "wgpsim" / "engine" / "_fast_loop.run_loop-60.py311.nbi"
+    index.parent.mkdir(parents=True)
+    index.write_bytes(b"")
+    assert fast_cache_present() is True

@@ -20,7 +20,8 @@ NOTICE = MESSAGE.split("(")[0]
 SIMULATE = (
     "from wgpsim.engine import simulate\n"
     "from wgpsim.trace.generate import streaming_trace\n"
-    "r = simulate(streaming_trace(4, 32, 'ds_load_b128', lambda w: w * 16384, timed=True))\n"
+    "trace = streaming_trace(4, 32, 'ds_load_b128', lambda w: w * 16384, timed=True)\n"
+    "r = simulate(trace, engine='fast')\n"
     "print(r.measurement())\n"
 )
 
@@ -40,7 +41,8 @@ def _simulate_in_fresh_process(**env: str) -> subprocess.CompletedProcess:
 
 
 def test_warm_cache_prints_nothing():
-    simulate(streaming_trace(4, 32, "ds_load_b128", lambda w: w * 16384, timed=True))  # warm it
+    trace = streaming_trace(4, 32, "ds_load_b128", lambda w: w * 16384, timed=True)
+    simulate(trace, engine="fast")  # warm it
     assert NOTICE not in _simulate_in_fresh_process().stderr
 
 

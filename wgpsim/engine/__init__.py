@@ -33,9 +33,10 @@ ENGINES = ("des", "fast", "auto")
 """Engines known to this package (a module ``wgpsim.engine.<name>`` may add more); ``auto``
 runs ``des`` for a process's first small traces and ``fast`` beyond (``wgpsim.engine.auto``)."""
 
-DEFAULT_ENGINE = "fast"
-"""The engine ``simulate()``, every CLI verb and every experiment use unless told otherwise
-(it agrees with the ``des`` reference cycle for cycle)."""
+DEFAULT_ENGINE = "auto"
+"""The engine ``simulate()``, every CLI verb, every experiment and every function of the
+Python API use unless told otherwise: ``des`` for a process's first small traces, ``fast``
+beyond (the two agree cycle for cycle), so no first hour compiles the fast engine."""
 
 SEED_RANGE = (0, 2**32 - 1)
 """Valid seeds of the drift model's generator (numpy's ``default_rng`` takes seeds >= 0; the

@@ -98,19 +98,19 @@ def fast_loaded() -> bool:
 
 
 def fast_cache_present() -> bool:
-    """Whether numba's on-disk cache holds an index of the fast engine's main loop (its
-    ``.nbi`` file in ``__pycache__`` beside the module, or under ``NUMBA_CACHE_DIR``). Only a
-    hint: a stale index (an engine file changed since) still compiles, with the notice.
+    """Whether numba's on-disk cache holds an index of the fast engine's main loop: its
+    ``.nbi`` file under ``NUMBA_CACHE_DIR`` when that is set (numba then reads and writes its
+    cache there only), else in ``__pycache__`` beside the module. Only a hint: a stale index
+    (an engine file changed since) still compiles, with the notice.
 
     >>> isinstance(fast_cache_present(), bool)
     True
     """
     pattern = "_fast_loop.run_loop-*.nbi"
-    here = Path(__file__).resolve().parent
-    if any((here / "__pycache__").glob(pattern)):
-        return True
     root = os.environ.get("NUMBA_CACHE_DIR")
-    return bool(root) and any(Path(root).glob(f"**/{pattern}"))
+    if root:
+        return any(Path(root).glob(f"**/{pattern}"))
+    return any((Path(__file__).resolve().parent / "__pycache__").glob(pattern))
 
 
 def most_passes(trace, hw: HardwareConfig) -> int:

@@ -46,7 +46,7 @@ def report(
     num_warps: int = 4,
     target: str = "gfx1250",
     hw=None,
-    engine: str = "fast",
+    engine: str = "auto",
     **options: Any,
 ) -> KernelReport:
     """The LDS report of ``kernel`` (see the module docstring for what it may be); ``target``

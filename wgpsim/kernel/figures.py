@@ -54,7 +54,7 @@ def main_loop(
     kernel: Kernel,
     hw: HardwareConfig,
     *,
-    engine: str = "fast",
+    engine: str = "auto",
     loop: str | int | None = None,
     iterations: int | None = None,
 ) -> tuple[dict[str, Any], Any]:
@@ -169,7 +169,7 @@ def kernel_figures(
     source: Kernel | str | Path,
     hw: HardwareConfig | None = None,
     *,
-    engine: str = "fast",
+    engine: str = "auto",
     name: str | None = None,
     loop: bool = True,
     suggest: bool = True,

@@ -406,7 +406,7 @@ def kernel_report(
     source: Kernel | str | Path,
     hw: HardwareConfig | None = None,
     *,
-    engine: str = "fast",
+    engine: str = "auto",
     name: str | None = None,
     suggest: bool = True,
 ) -> KernelReport:

@@ -64,7 +64,7 @@ def suggest_layout(
     elem_bits: int,
     hw: HardwareConfig,
     *,
-    engine: str = "fast",
+    engine: str = "auto",
     alloc_shape: tuple[int, ...] | None = None,
 ) -> dict[str, Any] | None:
     """The best conflict-free shared layout for this load, verified by simulation; ``layout``

@@ -188,7 +188,7 @@ def with_jitter(hw: HardwareConfig, jitter_cycles: int) -> HardwareConfig:
 
 
 def drift_run(
-    trace: Trace, hw: HardwareConfig, *, jitter_cycles: int, seed: int, engine: str = "fast"
+    trace: Trace, hw: HardwareConfig, *, jitter_cycles: int, seed: int, engine: str = "auto"
 ) -> dict[str, Any]:
     """One run of ``trace`` under ``uniform`` drift with ``seed``: a row of :data:`RUN_COLUMNS`
     (``cycles`` is the measurement when the trace has start/end clocks, else total cycles)."""
@@ -250,7 +250,7 @@ def conflict_rate(
     *,
     jitter_cycles: int,
     seeds: int | Iterable[int],
-    engine: str = "fast",
+    engine: str = "auto",
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> DriftEstimate:
     """Run ``trace`` under ``uniform`` drift of ``jitter_cycles`` once per seed (``seeds``: a

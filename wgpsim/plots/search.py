@@ -25,7 +25,7 @@ def candidate_analysis(candidate: Any, problem: Any, hw: Any, name: str) -> Any:
         hw,
         spec,
         cacheline_bytes=problem.cacheline_bytes,
-        engine="fast",
+        engine="auto",
         stages=problem.stages,
     )
 

@@ -164,7 +164,7 @@ def search(
     hw: HardwareConfig,
     *,
     prune: bool = True,
-    engine: str = "fast",
+    engine: str = "auto",
     execution: Any = None,
     progress: Callable[..., Iterable] | None = None,
     batch: int = 16,
@@ -274,7 +274,7 @@ def add_drift(
     top: int = 3,
     jitter_cycles: int = 8,
     seeds: int = 8,
-    engine: str = "fast",
+    engine: str = "auto",
 ) -> None:
     """The partition-conflict rate under drift (stall cycles per pass, uniform issue jitter of
     0..``jitter_cycles``, ``seeds`` runs) of the first ``top`` candidates of the ranking, as

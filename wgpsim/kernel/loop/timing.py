@@ -206,7 +206,7 @@ def time_loop(
     *,
     iteration,
     label,
-    engine: str = "fast",
+    engine: str = "auto",
     seed: int = 0,
     steady_from: int | None = None,
     what_ifs: tuple[str, ...] = tuple(WHAT_IFS),
