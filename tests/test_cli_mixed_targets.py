@@ -64,3 +64,14 @@ def test_diff_with_an_unreadable_kernel_exits_1(root, capsys):
     assert code == 1
     assert "FAILED: 1 input(s) unreadable, not compared (exit 1)" in out
     assert "no regression" not in out
+
+
+def test_one_kernel_on_another_chips_file_says_so(capsys):
+    """A gfx950 compile reported on gfx942's file (``--target``) says where it was compiled
+    for; on its own target no note."""
+    kernel = TESTS / SOFTMAX.format("gfx950")
+    code, out = _run(capsys, "kernel", kernel, "--target", "gfx942")
+    assert code == 0
+    assert "note: compiled for hip:gfx950, simulated on gfx942's hardware file" in out
+    code, out = _run(capsys, "kernel", kernel)
+    assert code == 0 and "note: compiled for" not in out and "hardware: gfx950" in out

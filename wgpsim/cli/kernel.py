@@ -208,12 +208,20 @@ def _one_partition(report) -> bool:
 
 
 def _hardware_line(report) -> list[str]:
-    """The header's line naming the hardware file the report was simulated on."""
+    """The header's line naming the hardware file the report was simulated on, and a note
+    when the kernel was compiled for another chip (``--hw``/``--target`` named this one)."""
     hw = report.extras.get("hardware")
     if not hw:
         return []
     one = "; one LDS partition: no SIMD-pair partition columns" if hw["partitions"] == 1 else ""
-    return [f"hardware: {hw['name']} ({hw['target']}), {hw['file']}{one}"]
+    lines = [f"hardware: {hw['name']} ({hw['target']}), {hw['file']}{one}"]
+    compiled = report.extras.get("target")
+    if compiled and hw["target"] and compiled != hw["target"]:
+        lines.append(
+            f"note: compiled for {compiled}, simulated on {hw['name']}'s hardware file "
+            f"({hw['target']}, --hw/--target): its instructions and layouts are {compiled}'s"
+        )
+    return lines
 
 
 def _op_row(op: dict) -> tuple[str, ...]:
