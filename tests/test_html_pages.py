@@ -38,3 +38,15 @@ def test_a_kernel_without_its_source_lists_the_lines(tmp_path, monkeypatch):
 def test_values_are_escaped():
     assert "&lt;script&gt;" in table(("x",), [("<script>",)])
     assert "<script>" not in table(("x",), [("<script>",)])
+
+
+def test_the_op_table_marks_each_instruction_with_its_groupings_source():
+    """As the text report does: ``[d]`` after a grouping a document states, ``[a]`` after an
+    assumed one, and the legend saying so under the table."""
+    fig = kernel_figures(EXAMPLES / "matmul", loop=False, suggest=False)
+    page = kernel_page(fig)
+    for op in fig.report.ops:
+        for name, kind in op["grouping_sources"].items():
+            mark = {"document": "[d]", "assumption": "[a]", "measured": "[m]"}.get(kind, "")
+            assert f"{op['instructions'][name]} x {name}{mark}" in page
+    assert "[d] stated by a document or vendor source" in page

@@ -182,15 +182,11 @@ def format_report(report, width: int = 10_000) -> str:
         lines.append(f"ds_load_tr (the transposed load): {'; '.join(legend)}")
     if any(op["bank_conflict_rate"] is not None for op in report.ops):
         lines.append(RATE_WORDS)
-    kinds = {k for op in report.ops for k in op.get("grouping_sources", {}).values()}
-    if kinds & set(SOURCE_MARKS):
-        from wgpsim.hw.grouping_sources import SOURCE_WORDS  # wgpsim.hw is heavy: not for --help
+    from wgpsim.hw.grouping_sources import marks_legend  # wgpsim.hw is heavy: not for --help
 
-        lines.append(
-            "instructions/warp: each instruction's lane grouping (its passes) is "
-            + "; ".join(f"{SOURCE_MARKS[k]} {SOURCE_WORDS[k]}" for k in SOURCE_MARKS if k in kinds)
-            + " (the hardware file's passes.sources; --json: grouping_sources)"
-        )
+    marks = marks_legend(report.ops)
+    if marks:
+        lines.append(marks)
     lines += [line for op in report.ops for line in _suggestion(op)]
     lines.append("")
     bhead = ("buffer", "shape", "encoding", "offsets", "bytes", "partitions", "live")
@@ -226,6 +222,8 @@ def _hardware_line(report) -> list[str]:
 
 def _op_row(op: dict) -> tuple[str, ...]:
     """One op's row of the report's table."""
+    from wgpsim.hw.grouping_sources import instructions_text
+
     pairs = "|".join("-".join(map(str, p)) for p in op["pair_partitions"].values()) or "-"
     rate = op["bank_conflict_rate"]
     return (
@@ -235,11 +233,7 @@ def _op_row(op: dict) -> tuple[str, ...]:
         _cell(op["name"]),
         _cell(op["shape"]),
         f"{_cell(op['src'])} -> {_cell(op['dst'])}",
-        ", ".join(
-            f"{n} x {k}{SOURCE_MARKS.get(op.get('grouping_sources', {}).get(k), '')}"
-            for k, n in op["instructions"].items()
-        )
-        or "-",
+        instructions_text(op),
         _cell(op["eligibility"]),
         _cell(op["bank_conflict_cycles"]),
         "-" if rate is None else f"{rate:.1f}",

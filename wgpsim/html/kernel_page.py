@@ -21,6 +21,7 @@ from pathlib import Path
 
 from wgpsim.html.page import Raw, document, esc, number, section, table, write_page
 from wgpsim.html.svg import COLORS, bank_pass_svg, lds_map_svg, legend, pairs_svg, timeline_svg
+from wgpsim.hw.grouping_sources import instructions_text, marks_legend
 
 __all__ = ["kernel_page", "kernel_sections", "write_kernel_page"]
 
@@ -119,8 +120,7 @@ def _op_rows(fig) -> tuple[list, list]:
         pairs = "|".join("-".join(map(str, p)) for p in op["pair_partitions"].values()) or None
         looped = fig.loop_op(op)
         rows.append((op["index"], op["loc"], op["op"].split(".", 1)[-1], op["name"], op["shape"],
-                     ", ".join(f"{n} x {k}" for k, n in op["instructions"].items()),
-                     op["bank_conflict_cycles"], op["partition_stall_cycles"], pairs,
+                     instructions_text(op), op["bank_conflict_cycles"], op["partition_stall_cycles"], pairs,
                      {None: None, True: "yes", False: "no"}[op["co_located"]],
                      op["lds_cycles"], None if looped is None else looped["exposed"]))  # fmt: skip
         bad = op["bank_conflict_cycles"] or op["partition_stall_cycles"]
@@ -173,9 +173,12 @@ def _ops_section(fig, hw, anchor: str, level: int = 2) -> str:
         "touch, and the exposed LDS cycles per loop iteration charged to the op. Red rows lose "
         "cycles to conflicts; each op's passes are drawn under 'Lanes to banks' below."
     )
+    marks = marks_legend(fig.report.ops)
+    legend_line = f'<p class="intro">{esc(marks)}</p>' if marks else ""
     return section(
-        f"{anchor}-ops", "LDS ops", intro, table(head, rows, row_classes=classes), level=level
-    )
+        f"{anchor}-ops", "LDS ops", intro, table(head, rows, row_classes=classes), legend_line,
+        level=level,
+    )  # fmt: skip
 
 
 def _passes_section(fig, hw, anchor: str, level: int = 2) -> str:

@@ -28,7 +28,16 @@ from typing import Any
 
 from wgpsim.errors import ConfigError
 
-__all__ = ["SOURCE_KINDS", "SOURCE_WORDS", "grouping_source", "overridden", "read_sources"]
+__all__ = [
+    "SOURCE_KINDS",
+    "SOURCE_MARKS",
+    "SOURCE_WORDS",
+    "grouping_source",
+    "instructions_text",
+    "marks_legend",
+    "overridden",
+    "read_sources",
+]
 
 SOURCE_KINDS = ("measured", "document", "assumption")
 """measured: timed or counted on the chip (HipKittens' and pyhip's phase measurements);
@@ -42,6 +51,42 @@ SOURCE_WORDS = {
     "unknown": "the hardware file gives no passes.sources",
 }
 """What each kind means, for a legend."""
+
+SOURCE_MARKS = {"measured": "[m]", "document": "[d]", "assumption": "[a]"}
+"""The mark a report puts after an instruction whose grouping has that kind ("unknown": none)."""
+
+
+def instructions_text(op: dict) -> str:
+    """A report op's instructions per warp, each marked with its grouping's source kind
+    (``op["grouping_sources"]``); "-" for none.
+
+    >>> instructions_text({"instructions": {"ds_load_b128": 16, "ds_store_b64": 2},
+    ...                    "grouping_sources": {"ds_load_b128": "document"}})
+    '16 x ds_load_b128[d], 2 x ds_store_b64'
+    """
+    kinds = op.get("grouping_sources", {})
+    marked = [
+        f"{n} x {k}{SOURCE_MARKS.get(kinds.get(k), '')}" for k, n in op["instructions"].items()
+    ]
+    return ", ".join(marked) or "-"
+
+
+def marks_legend(ops) -> str | None:
+    """What the marks of ``ops``' instructions mean, one sentence; None when none is marked.
+
+    >>> marks_legend([{"grouping_sources": {"ds_load_b128": "measured"}}])
+    "instructions/warp: each instruction's lane grouping (its passes) is [m] measured on the chip (the hardware file's passes.sources; --json: grouping_sources)"
+    """
+    kinds = {k for op in ops for k in op.get("grouping_sources", {}).values()}
+    shown = [f"{mark} {SOURCE_WORDS[k]}" for k, mark in SOURCE_MARKS.items() if k in kinds]
+    if not shown:
+        return None
+    return (
+        "instructions/warp: each instruction's lane grouping (its passes) is "
+        + "; ".join(shown)
+        + " (the hardware file's passes.sources; --json: grouping_sources)"
+    )
+
 
 Sources = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
 
