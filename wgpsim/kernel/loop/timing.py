@@ -433,16 +433,15 @@ def _charge_waits(warp, counts, complete, code, rows, cycle, leave, blame) -> No
     >>> blame.tolist()
     [[-1, -1, 9, 9, 8, 8, -1, -1, -1, -1]]
     """
-    for w in np.unique(warp[rows]):
-        loads = np.flatnonzero(counts & (warp == w))
-        loads = loads[np.lexsort((loads, complete[loads]))]  # by completion, then row
-        done = complete[loads]
-        mine = warp[rows] == w
-        t, end = cycle[mine], leave[rows[mine]]
-        k = np.searchsorted(done, t, side="right")  # the first completing after t
-        ok = k < len(done)
-        ok[ok] = done[k[ok]] <= end[ok]
-        blame[w, t[ok]] = code[loads[k[ok]]]
+    loads = np.flatnonzero(counts)
+    loads = loads[np.lexsort((loads, complete[loads], warp[loads]))]  # by warp, completion, row
+    done, w = complete[loads], warp[rows]
+    lo = min(done.min(initial=0), cycle.min(initial=0))
+    span = max(done.max(initial=0), cycle.max(initial=0)) - lo + 1  # a warp's keys apart
+    k = np.searchsorted(warp[loads] * span + done - lo, w * span + cycle - lo, side="right")
+    ok = k < len(loads)  # the first of its warp's completing after t, if its warp's
+    ok[ok] = (warp[loads[k[ok]]] == w[ok]) & (done[k[ok]] <= leave[rows[ok]])
+    blame[w[ok], cycle[ok]] = code[loads[k[ok]]]
 
 
 def _per_op(names, code, lds, op, iteration, steady, per, nw, result, blame, exposed, in_steady):
