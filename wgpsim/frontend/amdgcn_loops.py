@@ -276,7 +276,7 @@ def _int(text: str, high: int, what: str, line: int) -> int:
 
 def _instr(n: int, mnemonic: str, rest: str, where: tuple[Frame, ...]) -> AsmInstr:
     operands = rest.split(";", 1)[0].strip()
-    kind = _kind(mnemonic, operands)
+    kind = _KIND_MEMO.get(mnemonic) or _kind(mnemonic, operands)
     offsets: tuple[int, ...] = ()
     count = None
     if kind == "ds":
