@@ -286,7 +286,8 @@ class Trace:
 
 
 class TraceBuilder:
-    """Builds a ``Trace`` op by op, or many LDS instructions at once with ``loads``/``stores``.
+    """Builds a ``Trace`` op by op, many LDS instructions at once with ``loads``/``stores``, or
+    many rows of any ops at once with ``rows``.
 
     >>> b = TraceBuilder(2)
     >>> b.loads(1, "ds_load_b64", np.arange(4 * 32).reshape(4, 32) * 8)
