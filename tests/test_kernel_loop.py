@@ -323,3 +323,11 @@ def test_s_nop_waits_its_count_plus_one():
     hw = load_hardware()
     body = body_of("k:\n  s_nop 0x3\n  s_nop 0\n  s_wait_alu depctr_va_vdst(0)\n  s_endpgm")
     assert [issue_cycles(i, hw) for i in body.instructions] == [4, 1, 0, hw.costs.salu]
+
+
+def test_the_listing_is_read_once_and_each_caller_gets_its_own_list():
+    asm = "k:\n.L1:\n  ds_load_b128 v[1:4], v2\n  s_cbranch_scc1 .L1\n  s_endpgm"
+    first = loops(asm)
+    first.clear()  # a caller's list: the next caller's is whole
+    again = loops(asm)
+    assert [b.label for b in again] == [".L1"] and again[0] is loops(asm)[0]

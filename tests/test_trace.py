@@ -194,3 +194,39 @@ def test_out_of_range_column_values_are_refused_not_wrapped(column, value):
 def test_columns_already_of_the_right_dtype_are_kept():
     t = Trace(np.array([5], np.int32), np.array([0], np.int16), [0], np.zeros((1, 32), np.int32))
     assert t.warp.tolist() == [5] and t.addr.dtype == np.int32
+
+
+def test_rows_builds_what_one_call_per_row_builds():
+    from wgpsim.trace.instructions import CLOCK, TDM, WAIT_DS
+
+    one = TraceBuilder(2)
+    one.load(1, "ds_load_b128", lanes(0, 16))
+    one.clock(1, "start")
+    one.lds(1, "ds_load_2addr_b64", lanes(64, 8), 256)
+    one.tdm(1, np.stack([lanes(0, 8), lanes(256, 8)]))
+    one.wait_ds(1, 2)
+    one.delay(0, 7)
+    many = TraceBuilder(2)
+    none = np.full(LANES, -1)
+    many.rows(
+        1,
+        [B128, CLOCK, op_code("ds_load_2addr_b64"), TDM, TDM, WAIT_DS],
+        [0, many.label_index("start"), 256, 0, 1, 2],
+        [lanes(0, 16), none, lanes(64, 8), lanes(0, 8), lanes(256, 8), none],
+    )
+    many.delay(0, 7)
+    assert many.build() == one.build()
+
+
+def test_rows_names_the_op_of_a_bad_address_and_refuses_bad_columns():
+    b = TraceBuilder(1)
+    bad = lanes(0, 16)
+    bad[3] = -5
+    with pytest.raises(TraceError, match="ds_load_b128: field 'addr': lane 3 address -5"):
+        b.rows(0, [B128], [0], [bad])
+    with pytest.raises(TraceError, match="op code"):
+        b.rows(0, [len(OPS)], [0], [lanes(0, 16)])
+    with pytest.raises(TraceError, match="1 ops, 2 args"):
+        b.rows(0, [B128], [0, 0], [lanes(0, 16)])
+    with pytest.raises(TraceError, match="expected 32 lane addresses"):
+        b.rows(0, [B128], [0], [np.arange(16)])

@@ -94,6 +94,21 @@ _CLOCK_REG = re.compile(r"SHADER_CYCLES|HW_REG_SHADER_CYCLES", re.I)
 _FRAME = re.compile(r"([^\s@\[\]:;]+):(\d+)(?::\d+)?")
 
 
+#: mnemonics whose kind depends on their operands (`kind_of`); the others' kinds are memoized
+_BY_OPERANDS = ("s_waitcnt", "s_getreg_b32", "global_load_lds_", "buffer_load_")
+_KIND_MEMO: dict[str, str] = {}
+
+
+def _kind(mnemonic: str, operands: str) -> str:
+    """`kind_of`, memoized per mnemonic where the operands cannot change it."""
+    kind = _KIND_MEMO.get(mnemonic)
+    if kind is None:
+        kind = kind_of(mnemonic, operands)
+        if not mnemonic.startswith(_BY_OPERANDS):
+            _KIND_MEMO[mnemonic] = kind
+    return kind
+
+
 def kind_of(mnemonic: str, operands: str = "") -> str:
     """The kind of one instruction (see the module docstring).
 
@@ -261,7 +276,7 @@ def _int(text: str, high: int, what: str, line: int) -> int:
 
 def _instr(n: int, mnemonic: str, rest: str, where: tuple[Frame, ...]) -> AsmInstr:
     operands = rest.split(";", 1)[0].strip()
-    kind = kind_of(mnemonic, operands)
+    kind = _KIND_MEMO.get(mnemonic) or _kind(mnemonic, operands)
     offsets: tuple[int, ...] = ()
     count = None
     if kind == "ds":
@@ -295,40 +310,53 @@ def stream(asm: str) -> list[tuple[str, AsmInstr | str, int]]:
 
 @lru_cache(maxsize=4)
 def _stream(asm: str) -> tuple[tuple[str, AsmInstr | str, int], ...]:
+    """One pass over the lines, each looked at by its first character: an indented line is an
+    instruction (a letter), a directive (``.file``, ``.loc``; a dot) or nothing else; a line at
+    column 0 a label (or a directive)."""
     files: dict[str, str] = {}
     where: tuple[Frame, ...] = ((None, None),)
     out: list[tuple[str, AsmInstr | str, int]] = []
     for n, raw in enumerate(asm.splitlines(), start=1):
+        head = raw[:1]
+        if not head:
+            continue
+        if head.isspace():
+            first = raw.lstrip()[:1]
+            if "a" <= first <= "z":
+                if m := _INSTR.match(raw):
+                    out.append(("instr", _instr(n, m.group(1), m.group(2), where), n))
+                continue
+            if first != ".":
+                continue
         if m := _FILE.match(raw):
             files[m.group(1)] = (m.group(3) or m.group(2)).rsplit("/", 1)[-1]
         elif m := _LOC.match(raw):
             where = frames_of(raw, (files.get(m.group(1)), int(m.group(2))))
-        elif m := _LABEL.match(raw):
+        elif not head.isspace() and (m := _LABEL.match(raw)):
             out.append(("label", m.group(1), n))
-        elif (m := _INSTR.match(raw)) and not raw.lstrip().startswith((".", ";")):
-            out.append(("instr", _instr(n, m.group(1), m.group(2), where), n))
     return tuple(out)
 
 
-def _functions(asm: str) -> list[tuple[str, list[tuple[str, AsmInstr | str, int]]]]:
+def _functions(asm: str) -> tuple[tuple[str, tuple[tuple[str, AsmInstr | str, int], ...]], ...]:
     """(function name, its items) for each function: a label not starting with ``.`` opens one."""
     funcs: list[tuple[str, list]] = []
-    for item in stream(asm):
+    for item in _stream(asm):
         if item[0] == "label" and not item[1].startswith("."):
             funcs.append((item[1], []))
         elif funcs:
             funcs[-1][1].append(item)
-    return [(name, items) for name, items in funcs if any(it[0] == "instr" for it in items)]
+    return tuple(
+        (name, tuple(items)) for name, items in funcs if any(it[0] == "instr" for it in items)
+    )
 
 
 _ENDS = ("s_endpgm", "s_setpc_b64")
 
 
-def _reaches(items: list, start: int, end: int) -> bool:
+def _reaches(items: tuple, where: dict[str, int], start: int, end: int) -> bool:
     """Whether control flows from item ``start`` (a label) to item ``end`` (a branch): each
     block falls through to the next unless it ends in ``s_branch``, ``s_endpgm`` or
-    ``s_setpc_b64``; a branch also goes to its label."""
-    where = {x: i for i, (k, x, _) in enumerate(items) if k == "label"}
+    ``s_setpc_b64``; a branch also goes to its label (``where``: label -> its item)."""
     todo, seen = [start], set()
     while todo:
         i = todo.pop()
@@ -389,19 +417,28 @@ def loops(asm: str) -> list[AsmBody]:
     >>> [b.label for b in loops(rotated)]  # .L2 (up to .L4's branch) would be a second body
     ['.L1']
     """
+    return list(_loops(asm))
+
+
+@lru_cache(maxsize=4)
+def _loops(asm: str) -> tuple[AsmBody, ...]:
+    """`loops`, read once per listing (a loop timing asks twice: the body, its inner loops)."""
     out = []
     loop_of = _llvm_loops(asm)
     taken: set[str] = set()
     for fname, items in _functions(asm):
         last_back: dict[str, int] = {}  # label -> position of the last branch to it
+        where: dict[str, int] = {}  # label -> its position
         for i, (k, x, _) in enumerate(items):
-            if k == "instr" and x.kind == "branch":
+            if k == "label":
+                where[x] = i
+            elif x.kind == "branch":
                 target = x.operands.split()
                 if len(target) == 1:
                     last_back[target[0]] = i
         for pos, (kind, label, at) in enumerate(items):
             end_pos = last_back.get(label, -1) if kind == "label" else -1
-            if end_pos <= pos or not _reaches(items, pos, end_pos):
+            if end_pos <= pos or not _reaches(items, where, pos, end_pos):
                 continue
             if (llvm_loop := loop_of.get(label)) is not None:
                 if llvm_loop in taken:  # a join inside a loop already found
@@ -411,7 +448,7 @@ def loops(asm: str) -> list[AsmBody]:
             if body:
                 end = items[end_pos][1]
                 out.append(AsmBody(label, fname, (at, end.line), body, end))
-    return out
+    return tuple(out)
 
 
 def straight(asm: str, function: str | None = None) -> AsmBody:

@@ -286,7 +286,8 @@ class Trace:
 
 
 class TraceBuilder:
-    """Builds a ``Trace`` op by op, or many LDS instructions at once with ``loads``/``stores``.
+    """Builds a ``Trace`` op by op, many LDS instructions at once with ``loads``/``stores``, or
+    many rows of any ops at once with ``rows``.
 
     >>> b = TraceBuilder(2)
     >>> b.loads(1, "ds_load_b64", np.arange(4 * 32).reshape(4, 32) * 8)
@@ -361,6 +362,34 @@ class TraceBuilder:
         """Many stores of one warp, back to back (``addr_2d`` is ``[n_instr, 32]``)."""
         self.lds_many(warp, _checked_kind(op, load=False), addr_2d, distance)
 
+    def rows(self, warp: int, ops, args, addr) -> None:
+        """Many rows of one warp at once, in program order, as numpy columns: ``ops`` their op
+        codes (`op_code`), ``args`` their operands (a clock's: `label_index` of its label),
+        ``addr`` ``[n, lanes]`` byte addresses (-1 = inactive lane; all -1 for a control row).
+        The same rows as one call per row (``lds``, ``tdm``, ``wait_ds``, ``clock`` ...).
+
+        >>> b = TraceBuilder(1)
+        >>> b.rows(0, [op_code("ds_load_b32"), WAIT_DS], [0, 0], [4 * np.arange(32), [-1] * 32])
+        >>> b.build().count_by_op()
+        {'ds_load_b32': 1, 'wait_ds': 1}
+        """
+        ops, args = np.asarray(ops, np.int64), np.asarray(args, np.int64)
+        addr = np.asarray(addr)
+        if ops.size and not 0 <= ops.min() <= ops.max() < len(OPS):
+            raise TraceError(f"rows: op code {int(ops.max())}: expected 0..{len(OPS) - 1}")
+        bad = np.flatnonzero(((addr < -1) | (addr > _INT32_MAX)).any(axis=-1)) if addr.ndim else ()
+        if len(bad):  # the message names the row's op, as one call per row does
+            _lane_addresses(addr[bad[0]], OPS[ops[bad[0]]], self.lanes)
+        addr = _lane_addresses(addr, "rows", self.lanes, batch=True)
+        if not len(ops) == len(args) == len(addr):
+            raise TraceError(f"rows: {len(ops)} ops, {len(args)} args, {len(addr)} addresses")
+        self._flush()
+        self._chunks.append((np.full(len(ops), self._warp(warp)), ops, args, addr))
+
+    def label_index(self, label: str) -> int:
+        """The ``arg`` of a clock row recording under ``label`` (a new label's: the next)."""
+        return self._labels.setdefault(str(label), len(self._labels))
+
     def wait_ds(self, warp: int, n: int = 0) -> None:
         """Block ``warp`` until at most ``n`` of its LDS ops are outstanding."""
         self._control(warp, WAIT_DS, n)
@@ -385,7 +414,7 @@ class TraceBuilder:
 
     def clock(self, warp: int, label: str) -> None:
         """Read the shader clock, recording the cycle under ``label``."""
-        self._control(warp, CLOCK, self._labels.setdefault(str(label), len(self._labels)))
+        self._control(warp, CLOCK, self.label_index(label))
 
     def delay(self, warp: int, cycles: int) -> None:
         """``cycles`` of other work (WMMA, address math) in ``warp``."""

@@ -162,27 +162,33 @@ def match_offsets(asm: list[AsmInstr], issued, picks: list[int]) -> list[int] | 
     addr = issued.addresses.astype(np.int64)
     free = list(picks)
     out: dict[int, int] = {}
+    offset = [_offset_bytes(ins) for ins in asm]
     groups: dict[tuple[str, int], list[int]] = {}
+    seen: dict[tuple[str, int], set[int]] = {}  # the offsets of each group
     generation: dict[str, int] = {}
     for j, ins in enumerate(asm):
         reg = _address_register(ins)
         key = (reg, generation.get(reg, 0))
-        if any(_offset_bytes(asm[i]) == _offset_bytes(ins) for i in groups.get(key, [])):
+        if offset[j] in seen.get(key, ()):
             generation[reg] = key[1] + 1
             key = (reg, key[1] + 1)
         groups.setdefault(key, []).append(j)
+        seen.setdefault(key, set()).add(offset[j])
+    first = addr[0, :, 0].tolist()  # warp 0's lane 0: a quick test before all lanes
     for members in groups.values():
-        offs = [_offset_bytes(asm[j]) for j in members]
+        offs = [offset[j] for j in members]
         found = None
         for k in free:
             base = addr[:, k] - offs[0]
+            b0 = int(base[0, 0])
             taken: list[int] = []
             for o in offs:
                 hit = next(
                     (
                         q
                         for q in free
-                        if q not in taken
+                        if (first[q] - o if first[q] >= 0 else -1) == b0
+                        and q not in taken
                         and np.array_equal(np.where(addr[:, q] >= 0, addr[:, q] - o, -1), base)
                     ),
                     None,
@@ -226,6 +232,8 @@ class Assigner:
         self.group_of: dict[int, tuple] = {}
         #: per assembly line, the inner loop (`take`'s scope) it was matched in
         self.scope_of: dict[int, int | None] = {}
+        #: per (op index, mnemonic, scope), the instructions it took
+        self.took: Counter = Counter()
         self.scopes: dict[int | None, dict] = {None: self.by_line}
         self.notes: list[str] = []
 
@@ -250,16 +258,13 @@ class Assigner:
     def left(self, op: LdsOp, mnemonic: str, copy: int = 0, scope: int | None = None) -> int:
         """How many ``mnemonic`` the op still issues in copies 0..``copy`` of the TTGIR
         iteration, counting what it took in ``scope`` (see `take`)."""
-        got = sum(
-            i.mnemonic == mnemonic and self.scope_of.get(i.line) == scope
-            for i in self.taken.get(op.index, [])
-        )
-        return self.have(op, mnemonic) * (copy + 1) - got
+        return self.have(op, mnemonic) * (copy + 1) - self.took[op.index, mnemonic, scope]
 
     def _give(
         self, op: LdsOp, instr: AsmInstr, copy: int = 0, scope: int | None = None
     ) -> tuple[LdsOp, None]:
         self.taken.setdefault(op.index, []).append(instr)
+        self.took[op.index, instr.mnemonic, scope] += 1
         self.copy_of[instr.line] = copy
         self.scope_of[instr.line] = scope
         return op, None

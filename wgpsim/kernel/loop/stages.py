@@ -112,8 +112,12 @@ def staged_lowerings(
         first = 0 if carried is None else carried
         if op.op == ASYNC_COPY and carried is None:
             first = stages - 1
+        view = _view(kernel, op, None)
         per = tuple(
-            assigner.fit(op, lower_op(kernel, op, alloc, hw, stage=s)) for s in range(stages)
+            low
+            if view is not None and _view(kernel, op, s) == view
+            else assigner.fit(op, lower_op(kernel, op, alloc, hw, stage=s))
+            for s in range(stages)
         )
         if any(p.lowering is None or p.lowering.issued.ops != low.lowering.issued.ops for p in per):
             continue
@@ -125,3 +129,14 @@ def staged_lowerings(
             f"{verb} stage ({first} + t) mod {stages} (assumption: it advances one per iteration)"
         )
     return out
+
+
+def _view(kernel: Kernel, op: LdsOp, stage: int | None) -> Any:
+    """The shared view ``op`` reaches at ``stage`` (None if there is none). `lower_op` reads a
+    stage only through it: at a stage whose view is the unstaged one's (stage 0 of a computed
+    index, the first stage of a loop-carried view), the op's lowering is its unstaged one,
+    not lowered again (the attention example: 4 of 8)."""
+    try:
+        return shared_view(kernel, op, stage)[0]
+    except WgpsimError:
+        return None

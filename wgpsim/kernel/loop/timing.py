@@ -255,10 +255,9 @@ def time_kernel_loop(loop, hw: HardwareConfig | None = None, **kw) -> LoopTiming
     """``time_loop`` on a ``wgpsim.kernel.loop.traces.KernelLoopTrace``: an LDS row is
     labelled by its TTGIR op and source line (``kernel_loop.op_label``: one row per op, so a
     GEMM's A and B stores are two rows), any other row by its mnemonic."""
-    labels, mnemonic = loop.label, loop.mnemonic
-    label = [
-        lab if lab is not None else (m or "?") for lab, m in zip(labels, mnemonic, strict=True)
-    ]
+    steps = loop.program.steps
+    per_step = [s.label if s.label is not None else (s.asm[-1] if s.asm else "?") for s in steps]
+    label = np.array(per_step, dtype=object)[loop.step]
     hw = target_hardware(loop.program.target) if hw is None else hw
     return time_loop(loop.trace, hw, iteration=loop.iteration, label=label, **kw)
 
@@ -366,7 +365,7 @@ def _states(trace, result, iteration, label):
     arrive, issue = result.op_time("arrive"), result.op_time("issue")
     leave, complete = result.op_time("leave"), result.op_time("complete")
     total = int(max(leave.max(initial=0), complete.max(initial=0))) + 1
-    names, code = np.unique(label.astype(str), return_inverse=True)
+    names, code = _codes(label)
     op, warp = trace.op, trace.warp.astype(np.int64)
     lds = op < NUM_LDS_OPS
     waits = (op == WAIT_DS) | (op == WAIT_TENSOR)
@@ -391,6 +390,19 @@ def _states(trace, result, iteration, label):
         _charge_waits(warp, counts, complete, code, rows[mine], cycle[mine], leave, blame)
     in_flight = np.cumsum(flight, axis=1)[:, :total] > 0
     return _Labels(names, code), state, blame, iter_of, in_flight
+
+
+def _codes(label: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct labels as text, sorted, and each row's index into them (as ``np.unique(
+    label.astype(str), return_inverse=True)``, without sorting every row: a few hundred differ)
+    >>> [x.tolist() for x in _codes(np.array(["b", "a", None, "b"], dtype=object))]
+    [['None', 'a', 'b'], [2, 1, 0, 2]]
+    """
+    text = list(map(str, label.tolist()))
+    names = sorted(set(text))
+    where = {t: k for k, t in enumerate(names)}
+    code = np.fromiter(map(where.__getitem__, text), dtype=np.intp, count=len(text))
+    return np.array(names, dtype=str), code
 
 
 def _cells(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -421,16 +433,15 @@ def _charge_waits(warp, counts, complete, code, rows, cycle, leave, blame) -> No
     >>> blame.tolist()
     [[-1, -1, 9, 9, 8, 8, -1, -1, -1, -1]]
     """
-    for w in np.unique(warp[rows]):
-        loads = np.flatnonzero(counts & (warp == w))
-        loads = loads[np.lexsort((loads, complete[loads]))]  # by completion, then row
-        done = complete[loads]
-        mine = warp[rows] == w
-        t, end = cycle[mine], leave[rows[mine]]
-        k = np.searchsorted(done, t, side="right")  # the first completing after t
-        ok = k < len(done)
-        ok[ok] = done[k[ok]] <= end[ok]
-        blame[w, t[ok]] = code[loads[k[ok]]]
+    loads = np.flatnonzero(counts)
+    loads = loads[np.lexsort((loads, complete[loads], warp[loads]))]  # by warp, completion, row
+    done, w = complete[loads], warp[rows]
+    lo = min(done.min(initial=0), cycle.min(initial=0))
+    span = max(done.max(initial=0), cycle.max(initial=0)) - lo + 1  # a warp's keys apart
+    k = np.searchsorted(warp[loads] * span + done - lo, w * span + cycle - lo, side="right")
+    ok = k < len(loads)  # the first of its warp's completing after t, if its warp's
+    ok[ok] = (warp[loads[k[ok]]] == w[ok]) & (done[k[ok]] <= leave[rows[ok]])
+    blame[w[ok], cycle[ok]] = code[loads[k[ok]]]
 
 
 def _per_op(names, code, lds, op, iteration, steady, per, nw, result, blame, exposed, in_steady):

@@ -27,6 +27,16 @@ from wgpsim.errors import TraceError
 from wgpsim.hw.config import HardwareConfig, target_hardware
 from wgpsim.kernel.loop.program import LoopProgram, Step
 from wgpsim.kernel.lowering import OpLowering
+from wgpsim.trace.instructions import (
+    BARRIER,
+    CLOCK,
+    DELAY,
+    TDM,
+    WAIT_DS,
+    WAIT_TENSOR,
+    instruction,
+    op_code,
+)
 from wgpsim.trace.trace import Trace, TraceBuilder
 
 __all__ = ["DEFAULT_ITERATIONS", "KernelLoopTrace", "loop_trace"]
@@ -104,39 +114,95 @@ def loop_trace(
         n = DEFAULT_ITERATIONS
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise TraceError(f"iterations {n!r}: expected a positive integer")
-    clocks = sum(s.op == "clock" for s in program.steps)
     lanes = {low.lowering.lanes for low in program.lowerings.values() if low.modelled}
     b = TraceBuilder(num_warps=program.num_warps, lanes=max(lanes, default=hw.wgp.warp_size))
+    rows = _Rows(program, n, b)
     it_col, step_col = [], []
     for w in range(program.num_warps):
         for i in range(n):
-            for j, s in enumerate(program.steps):
-                if s.op == "wait_ds":
-                    b.wait_ds(w, s.arg)
-                elif s.op == "barrier":
-                    b.barrier([w])
-                elif s.op == "clock":
-                    b.clock(w, _clock_label(s.arg, clocks, n, i))
-                elif s.op == "delay":
-                    b.delay(w, s.arg)
-                elif s.op == "wait_tensor":
-                    b.wait_tensor(w, s.arg)
-                elif s.op == "tensor_load_to_lds":
-                    first, per = program.tdm[s.op_index]
-                    rows = per[(first + i * program.unrolled + s.copy) % len(per)]
-                    b.tdm(w, rows[w][s.issued])
-                    extra = len(rows[w][s.issued]) - 1  # one trace row per 256 B written
-                    it_col += [i] * extra
-                    step_col += [j] * extra
-                else:
-                    issued = _lowering(program, s, i).lowering.issued
-                    b.lds(w, s.op, issued.addresses[w, s.issued], int(issued.distance[s.issued]))
-                it_col.append(i)
-                step_col.append(j)
+            counts, ops, args, addr = rows.of(w, i)
+            b.rows(w, ops, args, addr)
+            it_col.append(np.full(len(ops), i, np.int32))
+            step_col.append(np.repeat(np.arange(len(counts), dtype=np.int32), counts))
     trace = b.build(lds_bytes=hw.partitions.lds_bytes)
-    return KernelLoopTrace(
-        program, trace, n, np.asarray(it_col, dtype=np.int32), np.asarray(step_col, np.int32)
-    )
+    return KernelLoopTrace(program, trace, n, np.concatenate(it_col), np.concatenate(step_col))
+
+
+_CONTROL = {
+    "wait_ds": WAIT_DS,
+    "barrier": BARRIER,
+    "clock": CLOCK,
+    "delay": DELAY,
+    "wait_tensor": WAIT_TENSOR,
+    "tensor_load_to_lds": TDM,
+}
+
+
+class _Rows:
+    """The trace rows of one warp's iteration of the body, as numpy columns (`of`): a row per
+    step, a TDM step's one per 256 B it writes. Per step: its op code, and its operand (a
+    wait's count, a delay's cycles; a barrier's 0); an LDS step's addresses and 2addr distance
+    from its lowering (its stage's, per iteration); a clock's label (``start``/``end`` when
+    the body is one iteration with two clock reads, the microbenchmark's measurement, else
+    ``clock<k>@iter<i>``), registered with the builder in row order."""
+
+    def __init__(self, program: LoopProgram, iterations: int, builder: TraceBuilder):
+        self.program, self.n, self.builder = program, iterations, builder
+        steps = program.steps
+        self.code = np.array(
+            [
+                _CONTROL[s.op] if s.op in _CONTROL else op_code(instruction(s.op).name)
+                for s in steps
+            ],
+            dtype=np.int64,
+        )
+        self.arg = np.array([s.arg if s.op in _CONTROL else 0 for s in steps], dtype=np.int64)
+        self.arg[self.code == BARRIER] = 0
+        self.lds = [j for j, s in enumerate(steps) if s.op not in _CONTROL]
+        self.tdm = [j for j, s in enumerate(steps) if s.op == "tensor_load_to_lds"]
+        self.clocks = [j for j, s in enumerate(steps) if s.op == "clock"]
+        self.groups: dict[int, list[tuple[np.ndarray, np.ndarray, object]]] = {}
+
+    def _groups(self, i: int) -> list[tuple[np.ndarray, np.ndarray, object]]:
+        """Iteration ``i``'s LDS steps per lowering they read: (steps, issued indices, issued)."""
+        if i not in self.groups:
+            found: dict[int, tuple[list, list, object]] = {}
+            for j in self.lds:
+                s = self.program.steps[j]
+                issued = _lowering(self.program, s, i).lowering.issued
+                group = found.setdefault(id(issued), ([], [], issued))
+                group[0].append(j)
+                group[1].append(s.issued)
+            self.groups[i] = [(np.array(js), np.array(ks), iss) for js, ks, iss in found.values()]
+        return self.groups[i]
+
+    def of(self, w: int, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Warp ``w``'s rows of iteration ``i``: (rows per step, op codes, operands, addresses)."""
+        program, steps, lanes = self.program, self.program.steps, self.builder.lanes
+        counts = np.ones(len(steps), np.int64)
+        granules = {}
+        for j in self.tdm:
+            s = steps[j]
+            first, per = program.tdm[s.op_index]
+            granules[j] = np.asarray(
+                per[(first + i * program.unrolled + s.copy) % len(per)][w][s.issued]
+            )
+            counts[j] = len(granules[j])
+        start = np.cumsum(counts) - counts
+        ops, args = np.repeat(self.code, counts), np.repeat(self.arg, counts)
+        addr = np.full((int(counts.sum()), lanes), -1, np.int64)
+        for j in self.clocks:
+            label = _clock_label(steps[j].arg, len(self.clocks), self.n, i)
+            args[start[j]] = self.builder.label_index(label)
+        for js, ks, issued in self._groups(i):
+            if issued.addresses.shape[2] != lanes:  # as TraceBuilder.lds refuses it
+                TraceBuilder(1, lanes).lds(0, steps[js[0]].op, issued.addresses[w, ks[0]])
+            addr[start[js]] = issued.addresses[w, ks]
+            args[start[js]] = issued.distance[ks]
+        for j, rows in granules.items():
+            addr[start[j] : start[j] + len(rows)] = rows
+            args[start[j] : start[j] + len(rows)] = np.arange(len(rows)) == len(rows) - 1
+        return counts, ops, args, addr
 
 
 def _lowering(program: LoopProgram, step: Step, iteration: int) -> OpLowering:
