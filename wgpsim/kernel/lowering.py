@@ -456,41 +456,41 @@ def op_trace(low: Lowering) -> Trace:
 
 def pair_partitions(low: Lowering, hw: HardwareConfig) -> dict[str, tuple[int, ...]]:
     """Physical LDS partitions each SIMD pair's lanes touch (first and last byte of each)."""
-    parts = _partitions(low, hw)  # [warp, instruction] -> set
-    out: dict[str, set[int]] = {name: set() for name in hw.pair_names}
-    for w in range(low.num_warps):
-        for k in range(low.num_instructions):
-            out[hw.pair_names[hw.pair_of_warp(w)]] |= parts[w][k]
-    return {k: tuple(sorted(v)) for k, v in out.items()}
+    touched = _touched(low, hw)  # [warp, instruction, partition]
+    pairs = [hw.pair_of_warp(w) for w in range(low.num_warps)]
+    out = {}
+    for index, name in enumerate(hw.pair_names):
+        mine = [w for w, p in enumerate(pairs) if p == index]
+        out[name] = tuple(np.flatnonzero(touched[mine].any(axis=(0, 1))).tolist())
+    return out
 
 
 def co_located_instructions(low: Lowering, hw: HardwareConfig) -> int:
     """Instructions k in which warps of different pairs that issue together in lock step (the
     same issue round, warp // SIMDs) touch a common partition: where the pairs can collide."""
-    parts = _partitions(low, hw)
+    touched = _touched(low, hw)
     simds = hw.wgp.simds
-    count = 0
-    for k in range(low.num_instructions):
-        for first in range(0, low.num_warps, simds):
-            by_pair: dict[int, set[int]] = {}
-            for w in range(first, min(first + simds, low.num_warps)):
-                by_pair.setdefault(hw.pair_of_warp(w), set()).update(parts[w][k])
-            sets = list(by_pair.values())
-            if len(sets) > 1 and set.intersection(*sets):
-                count += 1
-                break
-    return count
+    hit = np.zeros(low.num_instructions, dtype=bool)
+    for first in range(0, low.num_warps, simds):
+        by_pair: dict[int, list[int]] = {}
+        for w in range(first, min(first + simds, low.num_warps)):
+            by_pair.setdefault(hw.pair_of_warp(w), []).append(w)
+        if len(by_pair) > 1:  # a partition every pair of the round touches, per instruction
+            common = np.logical_and.reduce([touched[ws].any(axis=0) for ws in by_pair.values()])
+            hit |= common.any(axis=1)
+    return int(hit.sum())
 
 
-def _partitions(low: Lowering, hw: HardwareConfig) -> list[list[set[int]]]:
+def _touched(low: Lowering, hw: HardwareConfig) -> np.ndarray:
+    """Whether warp w's instruction k touches partition p (a lane's first or last byte),
+    ``[warp, instruction, partition]`` (bool; unused addresses, < 0, touch none)."""
     size = hw.partitions.size
     width = INSTRUCTIONS[low.instruction].bytes_per_lane
-    first = np.where(low.addresses >= 0, low.addresses // size, -1)
-    last = np.where(low.addresses >= 0, (low.addresses + width - 1) // size, -1)
-    return [
-        [
-            (set(first[w, k].tolist()) | set(last[w, k].tolist())) - {-1}
-            for k in range(first.shape[1])
-        ]
-        for w in range(first.shape[0])
-    ]
+    used = low.addresses >= 0
+    first = np.where(used, low.addresses // size, -1)
+    last = np.where(used, (low.addresses + width - 1) // size, -1)
+    ends = np.concatenate([first, last], axis=2) + 1  # 0: no partition
+    w, k, _ = ends.shape
+    out = np.zeros((w, k, int(ends.max(initial=0)) + 1), dtype=bool)
+    out[np.arange(w)[:, None, None], np.arange(k)[None, :, None], ends] = True
+    return out[:, :, 1:]

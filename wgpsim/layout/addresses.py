@@ -172,16 +172,34 @@ def element_offsets(
     (``cvt``: ``conversion``'s layout when the caller has it)."""
     cvt = conversion(dst, shared, shape, cvt)
     dims = ("warp", "lane", "register")
-    shape3 = tuple(cvt.in_dim_size(d) if cvt.has_in_dim(d) else 1 for d in dims)
-    grid = np.ix_(*(np.arange(n) for n in shape3))
-    out = cvt.apply({d: g for d, g in zip(dims, grid, strict=True) if cvt.has_in_dim(d)})
-    offset = np.broadcast_to(out["offset"], shape3).astype(np.int64)
-    part = out.get("partition")
+    offset = _every_input(cvt, dims, "offset")
+    part = _every_input(cvt, dims, "partition") if cvt.has_out_dim("partition") else None
     if isinstance(shared := local_load_encodings(dst, shared)[1], SharedView):
         affine = shared.affine()  # the view's start, XOR-ed in (Triton's getShmemOffset)
-        offset = offset ^ affine["offset"]
-        part = None if part is None else np.asarray(part) ^ affine.get("partition", 0)
-    return offset, None if part is None else np.broadcast_to(part, shape3).astype(np.int64)
+        offset ^= affine["offset"]
+        if part is not None:
+            part ^= affine.get("partition", 0)
+    return offset, part
+
+
+def _every_input(layout: LinearLayout, dims: Sequence[str], out: str) -> np.ndarray:
+    """``layout``'s ``out`` for every input of ``dims`` (the others 0), int64 with one axis
+    per dim (1 for a dim it lacks): what ``apply`` gives on the full grid. Each dim's images
+    (built by doubling: the inputs below 2^k, then each XOR-ed with basis k) are XOR-ed
+    together by broadcasting, so only the result has the grid's size.
+
+    >>> L = LinearLayout(warp=[[4]], lane=[[1], [2]], out_dims={"offset": 8})
+    >>> _every_input(L, ("warp", "lane"), "offset").tolist()
+    [[0, 1, 2, 3], [4, 5, 6, 7]]
+    """
+    j = layout.out_dim_names.index(out)
+    result = np.zeros((1,) * len(dims), dtype=np.int64)
+    for axis, d in enumerate(dims):
+        table = np.zeros(1, dtype=np.int64)
+        for b in layout.get_bases(d) if layout.has_in_dim(d) else ():
+            table = np.concatenate([table, table ^ b[j]])
+        result = result ^ table.reshape([-1 if a == axis else 1 for a in range(len(dims))])
+    return result
 
 
 def local_load_addresses(
@@ -211,24 +229,26 @@ def local_load_addresses(
     dst, shared = local_load_encodings(dst, shared)
     if elem_bytes not in (1, 2, 4, 8):
         raise LayoutError(f"elem_bytes {elem_bytes}: must be 1, 2, 4 or 8")
-    offset, part = element_offsets(dst, shared, shape, cvt)
+    byte, part = element_offsets(dst, shared, shape, cvt)  # new arrays: changed in place
     if isinstance(shared, PaddedSharedLayout | PartitionedSharedLayout | SharedView):
-        offset = shared.pad(offset)
-    byte = offset * elem_bytes
+        byte = shared.pad(byte)
+    byte *= elem_bytes
     base = np.asarray(bases, dtype=np.int64).reshape(-1)
     if part is None:
         if base.size != 1:
             raise LayoutError(
                 f"bases {list(base)}: an unpartitioned layout has one buffer, give one base address"
             )
-        return byte + base[0]
+        byte += base[0]
+        return byte
     num = _linear(shared, shape).in_dim_size("partition")
     if base.size != num:
         raise LayoutError(
             f"bases {list(base)}: the partitioned layout has {num} buffers, "
             f"give one base address per buffer (e.g. Allocation.offsets_of)"
         )
-    return byte + base[part]
+    byte += base[part]
+    return byte
 
 
 def conversion_table(

@@ -212,10 +212,7 @@ class PaddedSharedLayout:
 
     def pad(self, offset: int | np.ndarray) -> int | np.ndarray:
         """Element offset -> padded element offset: ``off + sum((off >> log2 I) << log2 P)``."""
-        out = offset
-        for interval, padding in self.interval_padding_pairs:
-            out = out + (offset // interval) * padding
-        return out
+        return padded(offset, self.interval_padding_pairs)
 
     def padded_elems(self, num_elems: int) -> int:
         """Triton ``getPaddedSize``: padded elements of ``num_elems`` (none after the last)."""
@@ -467,3 +464,19 @@ def for_shape(layout: Any, shape: Sequence[int]) -> Any:
         inner = for_shape(layout.partition_layout, layout.piece_shape(shape))
         return replace(layout, partition_layout=inner)
     return layout
+
+
+def padded(offset: int | np.ndarray, pairs: Sequence[tuple[int, int]]) -> int | np.ndarray:
+    """``offset`` plus ``(offset // interval) * padding`` for each pair: the padded element
+    offset (a new array; ``offset`` is left as it is).
+
+    >>> padded(np.array([0, 255, 256]), ((256, 8),)).tolist(), padded(512, ((256, 8), (128, 4)))
+    ([0, 255, 264], 544)
+    """
+    out = offset
+    for interval, padding in pairs:
+        step = offset // interval
+        step *= padding
+        step += out
+        out = step
+    return out

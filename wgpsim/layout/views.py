@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from math import prod
 from typing import Any
 
@@ -42,7 +43,7 @@ import numpy as np
 from wgpsim.errors import LayoutError
 from wgpsim.layout.distributed import standard_dims
 from wgpsim.layout.linear_layout import LinearLayout
-from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout
+from wgpsim.layout.shared import PaddedSharedLayout, PartitionedSharedLayout, padded
 
 
 def _padding_of(layout: Any) -> tuple[tuple[int, int], ...]:
@@ -202,7 +203,9 @@ class SharedView:
         alloc = self.alloc_shape[-len(self.shape) :]
         if isinstance(self.layout, LinearLayout):
             return self.layout
-        return self.layout.to_linear_layout(list(alloc))
+        if not _hashable(self.layout):
+            return self.layout.to_linear_layout(list(alloc))
+        return _built(self.layout, alloc)
 
     def to_linear_layout(self, shape: Sequence[int]) -> LinearLayout:
         """``linear_layout()``, for the view's own ``shape`` (what a load of it reads)."""
@@ -213,21 +216,26 @@ class SharedView:
         return self.linear_layout()
 
     def affine(self) -> dict[str, int]:
-        """``L⁻¹(offsets)``: the offset (and partition) the view's first element adds by XOR."""
+        """``L⁻¹(offsets)``: the offset (and partition) the view's first element adds by XOR
+        (kept per view: the loads of a loop's prologue and body read equal views)."""
+        return dict(_affine(self)) if _hashable(self.layout) else self._affine()
+
+    def _affine(self) -> dict[str, int]:
         ll = self.linear_layout()
         names = standard_dims(len(self.shape))
         out = ll.pseudoinvert().apply(dict(zip(names, self.offsets, strict=True)))
         return {k: int(v) for k, v in out.items() if k in ("offset", "partition")}
 
     def _pad(self, offset: Any) -> Any:
-        out = offset
-        for interval, padding in self.padding or ():
-            out = out + (offset // interval) * padding
-        return out
+        return padded(offset, self.padding or ())
 
     def pad(self, offset: int | np.ndarray) -> int | np.ndarray:
         """Padded element offset within the allocation (the view's base included)."""
-        return self.base + self._pad(offset)
+        out = self._pad(offset)
+        if out is offset:
+            return self.base + out
+        out += self.base
+        return out
 
     def alloc_bytes(self, shape: Sequence[int], elem_bytes: int) -> int:
         """The parent allocation's bytes (a view allocates nothing of its own; ``shape`` is
@@ -235,3 +243,23 @@ class SharedView:
         if isinstance(self.layout, LinearLayout):
             raise LayoutError("shared view: size the local_alloc, not a transposed/reshaped view")
         return self.layout.alloc_bytes(self.alloc_shape, elem_bytes)
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:  # a mutable layout: built every time
+        return False
+    return True
+
+
+@lru_cache(maxsize=256)
+def _built(layout: Any, alloc: tuple[int, ...]) -> LinearLayout:
+    """``layout.to_linear_layout(alloc)``, kept per (frozen) encoding and shape."""
+    return layout.to_linear_layout(list(alloc))
+
+
+@lru_cache(maxsize=256)
+def _affine(view: SharedView) -> tuple[tuple[str, int], ...]:
+    """``view._affine()`` as items, kept per (frozen) view."""
+    return tuple(view._affine().items())

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -310,7 +311,39 @@ def lower(
     ``store=True`` lowers a ``local_store`` of a tensor in layout ``dst`` instead: Triton's
     ``lowerLocalLdSt`` with the same widest vector as a plain load, as ``ds_store_b*``
     (gfx1250 has no transposed store), each lane writing what a load would read.
+
+    A Lowering is immutable: equal (hashable) arguments give the one already built, kept for
+    the :data:`KEPT` latest (a loop's prologue and body, and the loop program beside the
+    report, lower the same ops).
     """
+    args = (shared, dst, shape, dtype, num_warps, bases, allow_transpose, store)
+    try:  # the sequences as tuples, for the key
+        key = (*args[:2], _frozen(shape), dtype, num_warps, _frozen(bases), *args[6:])
+        hash(key)
+    except TypeError:  # a mutable layout (or an argument choose refuses): lowered every time
+        return _lower(*args)
+    return _kept(*key)
+
+
+def _frozen(value: Any) -> Any:
+    """A sequence (not a string or a number) as a tuple."""
+    return value if isinstance(value, str | int | np.integer) else tuple(value)
+
+
+KEPT = 32
+"""How many distinct lowerings :func:`lower` keeps (the latest used)."""
+
+
+def _lower(
+    shared: Any,
+    dst: Any,
+    shape: str | Sequence[int],
+    dtype: str | int,
+    num_warps: int | None,
+    bases: int | Sequence[int],
+    allow_transpose: bool,
+    store: bool,
+) -> Lowering:
     choice = choose(
         shared, dst, shape, dtype, num_warps=num_warps, allow_transpose=allow_transpose, store=store
     )
@@ -334,6 +367,9 @@ def lower(
         store,
         source_dim,
     )
+
+
+_kept = lru_cache(maxsize=KEPT)(_lower)
 
 
 def lower_offsets(
