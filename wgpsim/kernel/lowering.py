@@ -39,23 +39,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
-
 from wgpsim.errors import WgpsimError
 from wgpsim.frontend.model import Kernel, LdsOp, elem_bits
 from wgpsim.hw.alloc import Allocation, Buffer, allocate_on, tensor_buffers
 from wgpsim.hw.config import HardwareConfig, target_hardware
 from wgpsim.hw.scratch import SCRATCH_ALIGNMENT, scratch_bytes
+from wgpsim.kernel.lockstep import op_trace
 from wgpsim.kernel.target_lowering import for_target
 from wgpsim.layout.views import SharedView
-from wgpsim.trace.instructions import INSTRUCTIONS
 from wgpsim.trace.lowering import Lowering, lower, packed_in_order
 from wgpsim.trace.lowering_packed import lower_packed_transposed
 from wgpsim.trace.scratch.lowering import ScratchLowering, lower_convert, thread_layout
 from wgpsim.trace.scratch.reduce import lower_atomic, lower_reduce
 from wgpsim.trace.scratch.scan import live_partials, lower_scan
 from wgpsim.trace.spelling import in_spelling
-from wgpsim.trace.trace import Trace, TraceBuilder
 
 __all__ = [
     "KernelAllocation",
@@ -439,58 +436,3 @@ def writes_with_ds(op: LdsOp) -> bool:
     if op.op in LOADS + STORES or op.direction == "scratch":
         return True
     return op.op == ASYNC_COPY and op.tensor is not None
-
-
-def op_trace(low: Lowering) -> Trace:
-    """Every warp's instructions of the op between a barrier + clock and wait_ds 0 + clock:
-    the AMD blog's lock-step measurement of one op."""
-    b = TraceBuilder(num_warps=low.num_warps, lanes=low.lanes)
-    b.barrier()
-    for w in range(low.num_warps):
-        b.clock(w, "start")
-        low.add_to(b, w)
-        b.wait_ds(w, 0)
-        b.clock(w, "end")
-    return b.build()
-
-
-def pair_partitions(low: Lowering, hw: HardwareConfig) -> dict[str, tuple[int, ...]]:
-    """Physical LDS partitions each SIMD pair's lanes touch (first and last byte of each)."""
-    touched = _touched(low, hw)  # [warp, instruction, partition]
-    pairs = [hw.pair_of_warp(w) for w in range(low.num_warps)]
-    out = {}
-    for index, name in enumerate(hw.pair_names):
-        mine = [w for w, p in enumerate(pairs) if p == index]
-        out[name] = tuple(np.flatnonzero(touched[mine].any(axis=(0, 1))).tolist())
-    return out
-
-
-def co_located_instructions(low: Lowering, hw: HardwareConfig) -> int:
-    """Instructions k in which warps of different pairs that issue together in lock step (the
-    same issue round, warp // SIMDs) touch a common partition: where the pairs can collide."""
-    touched = _touched(low, hw)
-    simds = hw.wgp.simds
-    hit = np.zeros(low.num_instructions, dtype=bool)
-    for first in range(0, low.num_warps, simds):
-        by_pair: dict[int, list[int]] = {}
-        for w in range(first, min(first + simds, low.num_warps)):
-            by_pair.setdefault(hw.pair_of_warp(w), []).append(w)
-        if len(by_pair) > 1:  # a partition every pair of the round touches, per instruction
-            common = np.logical_and.reduce([touched[ws].any(axis=0) for ws in by_pair.values()])
-            hit |= common.any(axis=1)
-    return int(hit.sum())
-
-
-def _touched(low: Lowering, hw: HardwareConfig) -> np.ndarray:
-    """Whether warp w's instruction k touches partition p (a lane's first or last byte),
-    ``[warp, instruction, partition]`` (bool; unused addresses, < 0, touch none)."""
-    size = hw.partitions.size
-    width = INSTRUCTIONS[low.instruction].bytes_per_lane
-    used = low.addresses >= 0
-    first = np.where(used, low.addresses // size, -1)
-    last = np.where(used, (low.addresses + width - 1) // size, -1)
-    ends = np.concatenate([first, last], axis=2) + 1  # 0: no partition
-    w, k, _ = ends.shape
-    out = np.zeros((w, k, int(ends.max(initial=0)) + 1), dtype=bool)
-    out[np.arange(w)[:, None, None], np.arange(k)[None, :, None], ends] = True
-    return out[:, :, 1:]

@@ -39,16 +39,9 @@ from wgpsim.frontend.amdgcn_loops import stream
 from wgpsim.frontend.model import Kernel, LdsOp
 from wgpsim.hw.alloc_stages import footprint
 from wgpsim.hw.config import HardwareConfig, load_hardware, target_hardware  # noqa: F401 (doctest)
+from wgpsim.kernel.lockstep import co_located_instructions, op_trace, pair_partitions
 from wgpsim.kernel.loop.matching import by_line, ops_at
-from wgpsim.kernel.lowering import (
-    KernelAllocation,
-    OpLowering,
-    allocate_kernel,
-    co_located_instructions,
-    lower_op,
-    op_trace,
-    pair_partitions,
-)
+from wgpsim.kernel.lowering import KernelAllocation, OpLowering, allocate_kernel, lower_op
 from wgpsim.measures.metrics import lds_metrics
 from wgpsim.microbench.pieces import piece_info
 from wgpsim.packaged import shown_path

@@ -85,7 +85,7 @@ class LinearLayout:
                     f'{first}={[list(b) for b in bs]}, out_dims={{"dim0": {1 << len(bs)}}})'
                 )
         norm_bases = tuple(
-            (str(d), tuple(tuple(int(v) for v in b) for b in bs)) for d, bs in _pairs(bases)
+            (str(d), tuple([tuple(map(int, b)) for b in bs])) for d, bs in _pairs(bases)
         )
         norm_outs = tuple((str(o), int(s)) for o, s in _pairs(out_dims))
         object.__setattr__(self, "bases", norm_bases)
@@ -98,6 +98,8 @@ class LinearLayout:
             )
 
     def _check(self) -> None:
+        if self._valid():
+            return  # the loop below names what is not
         ins = [d for d, _ in self.bases]
         if len(set(ins)) != len(ins):
             raise LayoutError(f"in dims {ins}: names must be distinct")
@@ -119,6 +121,19 @@ class LinearLayout:
                         raise LayoutError(
                             f"{d} basis {k} {list(b)}: out of range for {o} of size {size}"
                         )
+
+    def _valid(self) -> bool:
+        """What ``_check`` checks, in C loops (one per out dim): layouts are built often."""
+        sizes = [size for _, size in self.out_dims]
+        flat = [b for _, bs in self.bases for b in bs]
+        columns = zip(zip(*flat, strict=True), sizes, strict=False)  # none without bases
+        return (
+            len(dict(self.bases)) == len(self.bases)
+            and len(dict(self.out_dims)) == len(sizes)
+            and all(map(is_pow2, sizes))
+            and not set(map(len, flat)) - {len(sizes)}
+            and all(min(c) >= 0 and max(c) < s for c, s in columns)
+        )
 
     # ---------------------------------------------------------------- constructors
     @classmethod
@@ -226,11 +241,11 @@ class LinearLayout:
     def _tables(self) -> dict[str, list[np.ndarray]]:
         return {}  # apply's per-in-dim images (``_images``), filled when first used
 
-    @property
+    @cached_property
     def in_dim_names(self) -> tuple[str, ...]:
         return tuple(d for d, _ in self.bases)
 
-    @property
+    @cached_property
     def out_dim_names(self) -> tuple[str, ...]:
         return tuple(o for o, _ in self.out_dims)
 
