@@ -256,6 +256,8 @@ def sublayout(layout: Layout, in_dims: Iterable[str], out_dims: Iterable[str]) -
     ins, outs = set(in_dims), set(out_dims)
     _require_subset(ins, layout.in_dim_names, "sublayout: in dims")
     _require_subset(outs, layout.out_dim_names, "sublayout: out dims")
+    if len(ins) == len(layout.bases) and len(outs) == len(layout.out_dims):
+        return layout  # every dim kept: the layout itself (immutable)
     keep = [k for k, o in enumerate(layout.out_dim_names) if o in outs]
     bases = [(d, [[b[k] for k in keep] for b in bs]) for d, bs in layout.bases if d in ins]
     return _new(layout, bases, [(o, s) for o, s in layout.out_dims if o in outs])
@@ -326,6 +328,8 @@ def reshape_outs(layout: Layout, new_outs: Dims) -> Layout:
     """
     new = _pairs(new_outs)
     _require_reshape(new, layout.total_out_size, "reshape_outs")
+    if new == list(layout.out_dims):
+        return layout
     shifts, s = [], 0
     for _, size in layout.out_dims:
         shifts.append(s)
@@ -362,6 +366,8 @@ def transpose_ins(layout: Layout, order: Sequence[str]) -> Layout:
         raise LayoutError(
             f"transpose_ins: {list(order)} is not a permutation of {list(layout.in_dim_names)}"
         )
+    if tuple(order) == layout.in_dim_names:
+        return layout
     return _new(layout, [(d, layout.get_bases(d)) for d in order], layout.out_dims)
 
 
@@ -371,6 +377,8 @@ def transpose_outs(layout: Layout, order: Sequence[str]) -> Layout:
         raise LayoutError(
             f"transpose_outs: {list(order)} is not a permutation of {list(layout.out_dim_names)}"
         )
+    if tuple(order) == layout.out_dim_names:
+        return layout
     perm = [layout.out_dim_names.index(o) for o in order]
     bases = [(d, [[b[k] for k in perm] for b in bs]) for d, bs in layout.bases]
     return _new(layout, bases, [(o, layout.out_dim_size(o)) for o in order])
