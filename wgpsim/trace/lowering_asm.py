@@ -126,8 +126,9 @@ def _duplicates(addresses: np.ndarray) -> list[int]:
     """Instructions whose addresses equal an earlier one's in every warp and lane."""
     seen: dict[bytes, int] = {}
     out = []
+    rows = np.ascontiguousarray(addresses.swapaxes(0, 1))  # [k, w, lane]: one copy
     for k in range(addresses.shape[1]):
-        key = np.ascontiguousarray(addresses[:, k]).tobytes()
+        key = rows[k].tobytes()
         if key in seen:
             out.append(k)
         else:
