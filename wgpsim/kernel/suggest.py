@@ -11,6 +11,7 @@ would report any, from the lanes' addresses alone), so only conflict-free ones a
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from wgpsim.engine import simulate
@@ -84,6 +85,7 @@ def suggest_layout(
     pairs = [hw.pair_of_warp(w) for w in range(gemm.num_warps)]
     rounds = issue_rounds(gemm.num_warps, hw.wgp.simds)
 
+    @cache  # one derivation for every ``partitioned: auto`` candidate (AutoPartition is frozen)
     def auto():
         tiles = instruction_tiles(dst.parent, gemm.block_mn)
         return auto_partition(gemm, tiles, op, pairs, rounds)
