@@ -219,13 +219,6 @@ def engine_for(lowerings: tuple[OpLowering, ...], hw: HardwareConfig, engine: st
     if choose(passes * REPORT_PASSES_PER_OP_PASS, 0, False, cached) == "fast":
         return "fast"
     return engine
-    from wgpsim.engine.auto import choose, fast_cache_present, fast_loaded, most_passes
-
-    passes = sum(most_passes(op_trace(low.lowering), hw) for low in lowerings if low.modelled)
-    cached = fast_loaded() or fast_cache_present()
-    if choose(passes * REPORT_PASSES_PER_OP_PASS, 0, False, cached) == "fast":
-        return "fast"
-    return engine
 
 
 def _op_row(
