@@ -35,7 +35,7 @@ from typing import Any
 
 from wgpsim.errors import WgpsimError
 from wgpsim.frontend.amdgcn import COUNTED
-from wgpsim.frontend.amdgcn_loops import stream
+from wgpsim.frontend.amdgcn_loops import LANE_PERMUTES, stream
 from wgpsim.frontend.model import Kernel, LdsOp
 from wgpsim.hw.alloc_stages import footprint
 from wgpsim.hw.config import HardwareConfig, load_hardware, target_hardware  # noqa: F401 (doctest)
@@ -365,8 +365,8 @@ def lane_permutes(kernel: Kernel) -> list[dict[str, Any]]:
     the LDS crossbar without an LDS memory access, so wgpsim times them as issue cycles, not
     as LDS traffic. The op is the one the loop matching would find on the instruction's
     inlined-at chain (`loop_matching.ops_at`), else the instruction's own line."""
-    if not kernel.assembly:
-        return []
+    if not kernel.assembly or not any(m in kernel.assembly for m in LANE_PERMUTES):
+        return []  # no permute mnemonic anywhere in the text: no listing to read
     lines = by_line(op for op in kernel.ops if op.loc is not None)
     found: dict[tuple, int] = {}
     for kind, instr, _ in stream(kernel.assembly):
