@@ -118,6 +118,8 @@ class Lds:
         starts = np.searchsorted(rows, np.arange(len(trace)), side="left")
         ends = np.searchsorted(rows, np.arange(len(trace)), side="right")
         self.pass_start, self.pass_end = starts.tolist(), ends.tolist()
+        # an LDS instruction with no active lane issues without room in its pair's queue
+        self.passless = bool((starts[lds_rows] == ends[lds_rows]).any())
         self.pass_parts = table.partitions.tolist()
         self.pass_cycles = table.bank_cycles.tolist()
         self.table = table
@@ -236,8 +238,11 @@ class Lds:
         for pair in self.pairs:
             if pair.held and pair.busy_until <= now:
                 pair.held, pair.port = 0, -1
-            # the copy engine first, then the SIMDs (docs: "TDM writes")
-            if not (pair.copies and self.copy_in(pair, now)) and self.waiting:
+            # the copy engine first, then the SIMDs (docs: "TDM writes"); a full queue takes
+            # only instructions without a pass
+            if pair.copies and self.copy_in(pair, now):
+                continue
+            if self.waiting and (self.room(pair) or self.passless):
                 self.issue(pair, now)
         self.arbitrate(now)
 
@@ -278,7 +283,7 @@ class Lds:
                 continue
             row, issued = warp.request
             start, end = self.pass_start[row], self.pass_end[row]
-            if start < end and len(pair.queue) >= self.depth:
+            if start < end and not self.room(pair):
                 return False  # no room in the pair's queue for any warp of this SIMD
             if start < end:
                 pair.queue.append(_Instr(row, warp.id, now, start, end))
@@ -308,10 +313,14 @@ class Lds:
             self.times["served"][row] = cycle
             self.times["complete"][row] = cycle + self.latency
 
+    def room(self, pair: _Pair) -> bool:
+        """Whether the pair's queue has room for one more instruction (``queue_depth``)."""
+        return len(pair.queue) < self.depth
+
     def copy_in(self, pair: _Pair, now: int) -> bool:
         """The copy engine's oldest TDM row (there is one) enters the pair's queue if it has
         room."""
-        if len(pair.queue) >= self.depth:
+        if not self.room(pair):
             return False
         row, wid = pair.copies.popleft()
         start, end = self.pass_start[row], self.pass_end[row]
