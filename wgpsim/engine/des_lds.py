@@ -234,6 +234,7 @@ class Lds:
         return max(min(times), now + 1)
 
     def tick(self, now: int) -> None:
+        """Cycle ``now``: retire, free the ports whose pass ends, issue, arbitrate."""
         self.retire(now)
         for pair in self.pairs:
             if pair.held and pair.busy_until <= now:
