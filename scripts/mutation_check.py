@@ -191,8 +191,8 @@ MUTANTS = (
         DES,
         (
             (
-                "if start < end and len(pair.queue) >= self.depth:",
-                "if start < end and len(pair.queue) > self.depth:",
+                "        return len(pair.queue) < self.depth\n",
+                "        return len(pair.queue) <= self.depth\n",
             ),
         ),
         "a pair's queue holds one instruction more",

@@ -77,11 +77,13 @@ def run(
     finished = [False] * trace.num_warps
     ops, args = trace.op.tolist(), trace.arg.tolist()
     rows_of = [np.flatnonzero(trace.warp == w).tolist() for w in range(trace.num_warps)]
+    recording = lds.times is not None  # record_ops
 
     def warp_process(warp: Warp):
         for row in rows_of[warp.id]:
             op = ops[row]
-            lds.note(row, arrive=int(env.now))
+            if recording:
+                lds.note(row, "arrive", env.now)
             if op == TDM:
                 lds.hand_over(warp, row)
             elif op < NUM_LDS_OPS:
@@ -103,7 +105,8 @@ def run(
                 yield env.timeout(later(env.now, hw.timing.clock_latency))
             elif op == DELAY and args[row]:
                 yield env.timeout(later(env.now, args[row]))
-            lds.note(row, leave=int(env.now))
+            if recording:
+                lds.note(row, "leave", env.now)
         finished[warp.id] = True
 
     for warp in lds.warps:
@@ -117,13 +120,11 @@ def run(
     return _result(trace, hw, lds, clocks, int(env.now), seed, record_events)
 
 
-def _op_log(times: list[dict[str, int]] | None) -> np.ndarray | None:
+def _op_log(times: dict[str, list[int]] | None) -> np.ndarray | None:
     """The recorded per-row cycles as ``Result.op_log`` (int64 [rows, OP_TIMES])."""
     if times is None:
         return None
-    return np.array([[t[c] for c in OP_TIMES] for t in times], dtype=np.int64).reshape(
-        -1, len(OP_TIMES)
-    )
+    return np.array([times[c] for c in OP_TIMES], dtype=np.int64).T.copy()
 
 
 def later(now: float, cycles: int) -> int:

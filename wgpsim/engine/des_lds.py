@@ -47,9 +47,8 @@ class _Late(Event):
     sees every request the warps made at t)."""
 
     def __init__(self, env: simpy.Environment, delay: int) -> None:
-        super().__init__(env)
-        self._ok = True
-        self._value = None
+        # Event.__init__ inlined, as simpy's own Timeout does (one of these per simulated cycle)
+        self.env, self.callbacks, self._ok, self._value = env, [], True, None
         env.schedule(self, LATE, delay)
 
 
@@ -100,9 +99,12 @@ class Lds:
         self, env: simpy.Environment, trace, hw: HardwareConfig, record: bool, times: bool
     ) -> None:
         self.env, self.hw, self.record = env, hw, record
-        # per row, the OP_TIMES columns (record_ops): cycles -1 where they do not apply
-        blank = {**dict.fromkeys(OP_TIMES, -1), "stall_cycles": 0}
-        self.times = [dict(blank) for _ in range(len(trace))] if times else None
+        # the OP_TIMES columns (record_ops), one list per column indexed by row: cycles -1 where
+        # they do not apply
+        self.times: dict[str, list[int]] | None = None
+        if times:
+            self.times = {c: [-1] * len(trace) for c in OP_TIMES}
+            self.times["stall_cycles"] = [0] * len(trace)
         t = hw.timing
         self.latency, self.depth, self.interval, self.dscnt_max = (
             t.lds_latency,
@@ -116,6 +118,8 @@ class Lds:
         starts = np.searchsorted(rows, np.arange(len(trace)), side="left")
         ends = np.searchsorted(rows, np.arange(len(trace)), side="right")
         self.pass_start, self.pass_end = starts.tolist(), ends.tolist()
+        # an LDS instruction with no active lane issues without room in its pair's queue
+        self.passless = bool((starts[lds_rows] == ends[lds_rows]).any())
         self.pass_parts = table.partitions.tolist()
         self.pass_cycles = table.bank_cycles.tolist()
         self.table = table
@@ -180,28 +184,27 @@ class Lds:
 
     # -- the per-cycle process -------------------------------------------------------------------
     def run(self):
+        """Tick, then wait for the next cycle whose tick can change anything (``next_cycle``) or
+        for a warp's request: a request made at t is seen by the tick of t, after every warp of
+        t, or by that of t + 1 if it came after the tick of t."""
+        env = self.env
+        until = None  # the cycle of the next tick (None: nothing was pending after the last)
         while True:
-            if not self.busy():  # idle: wait for a request
-                self.asleep = self.env.event()
+            if until is None and not self.busy():  # idle: wait for a request
+                self.asleep = env.event()
                 yield self.asleep
-                yield _Late(self.env, 0)
-            now = int(self.env.now)
+                yield _Late(env, 0)
+            now = int(env.now)
             self.tick(now)
-            yield from self.after_tick(now)
-
-    def after_tick(self, now: int):
-        """Wait, after the tick of cycle ``now``, for the next cycle whose tick can change
-        anything (``next_cycle``) or for a warp's request: a request made at t is seen by the
-        tick of t, after every warp of t, or by that of t + 1 if it came after the tick of t."""
-        until = self.next_cycle(now)
-        if until is None or until == now + 1:
-            yield _Late(self.env, 1)
-            return
-        self.asleep = self.env.event()
-        yield self.env.any_of([self.asleep, _Late(self.env, until - now)])
-        if self.asleep is None:  # woken by a request
-            yield _Late(self.env, 1 if self.env.now == now else 0)
-        self.asleep = None
+            until = self.next_cycle(now)
+            if until is None or until == now + 1:
+                yield _Late(env, 1)
+                continue
+            self.asleep = env.event()
+            yield env.any_of([self.asleep, _Late(env, until - now)])
+            if self.asleep is None:  # woken by a request
+                yield _Late(env, 1 if env.now == now else 0)
+            self.asleep = None
 
     def busy(self) -> bool:
         if self.waiting or self.completions:
@@ -215,13 +218,13 @@ class Lds:
         """The next cycle after ``now`` in which a tick can issue, grant, release or retire
         (None: nothing is pending). Cycles before it are skipped: their ticks would change
         nothing, so long waits (a large ``issue_interval``) cost no steps."""
-        if not self.busy():
-            return None
         for p in self.pairs:
             if (p.queue and not p.held) or p.copies:
                 # a head to present, or TDM rows waiting for their queue (assumption: checked
                 # every cycle)
                 return now + 1
+        if not self.busy():
+            return None
         times = [p.busy_until for p in self.pairs if p.held]
         if self.completions:
             times.append(self.completions[0][0])
@@ -231,12 +234,16 @@ class Lds:
         return max(min(times), now + 1)
 
     def tick(self, now: int) -> None:
+        """Cycle ``now``: retire, free the ports whose pass ends, issue, arbitrate."""
         self.retire(now)
         for pair in self.pairs:
             if pair.held and pair.busy_until <= now:
                 pair.held, pair.port = 0, -1
-        for pair in self.pairs:  # the copy engine first, then the SIMDs (docs: "TDM writes")
-            if not self.copy_in(pair, now) and self.waiting:
+            # the copy engine first, then the SIMDs (docs: "TDM writes"); a full queue takes
+            # only instructions without a pass
+            if pair.copies and self.copy_in(pair, now):
+                continue
+            if self.waiting and (self.room(pair) or self.passless):
                 self.issue(pair, now)
         self.arbitrate(now)
 
@@ -260,54 +267,69 @@ class Lds:
         n = len(pair.simds)
         for k in range(n):
             slot = (pair.first + k) % n
-            if self.issue_from_simd(pair, pair.simds[slot], now):
+            simd = pair.simds[slot]
+            if now >= self.simd_next[simd] and self.issue_from_simd(pair, simd, now):
                 pair.first = (slot + 1) % n
                 return
 
     def issue_from_simd(self, pair: _Pair, simd: int, now: int) -> bool:
-        if now < self.simd_next[simd]:
-            return False
+        """SIMD ``simd`` (free to issue at ``now``) issues its next waiting warp's instruction,
+        round robin, into the pair's queue if it has room."""
         warps = self.simd_warps[simd]
-        for k in range(len(warps)):
-            index = (self.simd_rr[simd] + k) % len(warps)
+        n = len(warps)
+        for k in range(n):
+            index = (self.simd_rr[simd] + k) % n
             warp = warps[index]
             if warp.request is None or warp.outstanding >= self.dscnt_max:
                 continue
             row, issued = warp.request
             start, end = self.pass_start[row], self.pass_end[row]
-            if start < end and len(pair.queue) >= self.depth:
+            if start < end and not self.room(pair):
                 return False  # no room in the pair's queue for any warp of this SIMD
             if start < end:
                 pair.queue.append(_Instr(row, warp.id, now, start, end))
             else:  # no active lane: nothing to serve, completes after the latency
                 self.complete(warp.id, now + self.latency)
-                self.note(row, served=now, complete=now + self.latency)
-            self.note(row, issue=now)
+                self.note_served(row, now)
+            self.note(row, "issue", now)
             warp.outstanding += 1
             warp.request = None
             self.waiting -= 1
-            self.simd_rr[simd] = (index + 1) % len(warps)
+            self.simd_rr[simd] = (index + 1) % n
             self.simd_next[simd] = now + self.interval
             issued.succeed()
             return True
         return False
 
-    def note(self, row: int, **cycles: int) -> None:
-        """Record cycles of trace row ``row`` (``record_ops``)."""
+    def note(self, row: int, column: str, cycle: int) -> None:
+        """Record ``cycle`` in column ``column`` (of ``OP_TIMES``) of trace row ``row``
+        (``record_ops``)."""
         if self.times is not None:
-            self.times[row].update(cycles)
+            self.times[column][row] = cycle
+
+    def note_served(self, row: int, cycle: int) -> None:
+        """Record that row ``row``'s last pass is served at ``cycle``: it completes
+        ``lds_latency`` later."""
+        if self.times is not None:
+            self.times["served"][row] = cycle
+            self.times["complete"][row] = cycle + self.latency
+
+    def room(self, pair: _Pair) -> bool:
+        """Whether the pair's queue has room for one more instruction (``queue_depth``)."""
+        return len(pair.queue) < self.depth
 
     def copy_in(self, pair: _Pair, now: int) -> bool:
-        """The copy engine's oldest TDM row enters the pair's queue if it has room."""
-        if not pair.copies or len(pair.queue) >= self.depth:
+        """The copy engine's oldest TDM row (there is one) enters the pair's queue if it has
+        room."""
+        if not self.room(pair):
             return False
         row, wid = pair.copies.popleft()
         start, end = self.pass_start[row], self.pass_end[row]
-        self.note(row, issue=now)
+        self.note(row, "issue", now)
         if start < end:
             pair.queue.append(_Instr(row, wid, now, start, end))
         else:  # no active lane: nothing to write
-            self.note(row, served=now, complete=now + self.latency)
+            self.note_served(row, now)
             if self.tdm_last[row]:
                 self.complete(wid, now + self.latency, tensor=True)
         return True
@@ -319,45 +341,54 @@ class Lds:
         self.seq += 1
 
     def arbitrate(self, now: int) -> None:
-        heads = []
-        for i, p in enumerate(self.pairs):
-            if p.queue and not p.held:
-                heads.append(Head(i, p.queue[0].issued, self.pass_parts[p.queue[0].next]))
+        """Each pair not serving a pass presents its head pass; ``rules.grant`` decides."""
+        heads = tuple(
+            [
+                Head(i, p.queue[0].issued, self.pass_parts[p.queue[0].next])
+                for i, p in enumerate(self.pairs)
+                if p.queue and not p.held
+            ]
+        )
         if not heads:
             return
         held = tuple([p.held for p in self.pairs])
-        state = ArbiterState(held, tuple([free <= now for free in self.port_free_at]), self.favor)
-        decision = grant(tuple(heads), state, self.hw)
+        free = tuple([at <= now for at in self.port_free_at])
+        decision = grant(heads, ArbiterState(held, free, self.favor), self.hw)
         self.favor = decision.favor
         for index, port in decision.granted:
-            pair = self.pairs[index]
-            instr = pair.queue[0]
-            k = instr.next
-            cycles = self.pass_cycles[k]
-            pair.busy_until = self.port_free_at[port] = now + cycles
-            pair.held, pair.port = self.pass_parts[k], port
-            self.port_busy[port] += cycles
-            if k == self.pass_start[instr.row]:
-                self.note(instr.row, granted=now)
-            if self.record:
-                self.log.append((now, index, port, instr.warp, instr.row, k, 0))
-            instr.next += 1
-            if instr.next == instr.end and self.is_tdm[instr.row]:
-                pair.queue.popleft()
-                if self.tdm_last[instr.row]:  # the TDM instruction is done
-                    self.complete(instr.warp, now + cycles + self.latency, tensor=True)
-                self.note(instr.row, served=now + cycles, complete=now + cycles + self.latency)
-            elif instr.next == instr.end:
-                pair.queue.popleft()
-                self.complete(instr.warp, now + cycles + self.latency)
-                self.note(instr.row, served=now + cycles, complete=now + cycles + self.latency)
+            self.serve(index, port, now)
         for index in decision.stalled:
             self.stalls[index] += 1
+            instr = self.pairs[index].queue[0]
             if self.times is not None:
-                self.times[self.pairs[index].queue[0].row]["stall_cycles"] += 1
+                self.times["stall_cycles"][instr.row] += 1
             if self.record:
-                instr = self.pairs[index].queue[0]
                 self.log.append((now, index, -1, instr.warp, instr.row, instr.next, 1))
+
+    def serve(self, index: int, port: int, now: int) -> None:
+        """Pair ``index``'s head pass holds ``port`` and its partitions for its bank cycles; the
+        instruction leaves the queue with its last pass (a load completes ``lds_latency`` after)."""
+        pair = self.pairs[index]
+        instr = pair.queue[0]
+        k = instr.next
+        cycles = self.pass_cycles[k]
+        pair.busy_until = self.port_free_at[port] = now + cycles
+        pair.held, pair.port = self.pass_parts[k], port
+        self.port_busy[port] += cycles
+        if k == self.pass_start[instr.row]:
+            self.note(instr.row, "granted", now)
+        if self.record:
+            self.log.append((now, index, port, instr.warp, instr.row, k, 0))
+        instr.next += 1
+        if instr.next == instr.end and self.is_tdm[instr.row]:
+            pair.queue.popleft()
+            if self.tdm_last[instr.row]:  # the TDM instruction is done
+                self.complete(instr.warp, now + cycles + self.latency, tensor=True)
+            self.note_served(instr.row, now + cycles)
+        elif instr.next == instr.end:
+            pair.queue.popleft()
+            self.complete(instr.warp, now + cycles + self.latency)
+            self.note_served(instr.row, now + cycles)
 
     def event_log(self) -> EventLog:
         """The recorded arbiter log (``Result.events()`` builds its table when read)."""

@@ -115,15 +115,18 @@ def lane_groups(op: str, hw: HardwareConfig) -> np.ndarray:
 def lane_dwords(addr: np.ndarray, width: int, hw: HardwareConfig) -> np.ndarray:
     """The dwords (bank-wide words) each lane touches: lane l reading ``width`` bytes at
     ``addr[..., l]`` touches dwords a // 4 .. (a + width - 1) // 4. Shape [..., lanes x span],
-    -1 where a lane is inactive (address -1) or touches fewer than ``span`` dwords.
+    ``span`` the most dwords an active lane touches (an unaligned lane touches one more than an
+    aligned one), -1 where a lane is inactive (address -1) or touches fewer than ``span``.
 
     >>> lane_dwords(np.array([0, 6, -1]), 4, load_hardware()).tolist()  # 6: unaligned, 2 dwords
     [0, -1, 1, 2, -1, -1]
+    >>> lane_dwords(np.array([0, 4, -1]), 4, load_hardware()).tolist()  # aligned: 1 dword each
+    [0, 1, -1]
     """
     addr = np.asarray(addr, dtype=np.int64)
     word = hw.banks.width_bytes
-    span = (width + word - 1) // word + 1  # an unaligned lane touches one dword more
     first, last = addr // word, (addr + width - 1) // word
+    span = int(np.max(last - first, where=addr >= 0, initial=0)) + 1
     dwords = first[..., None] + np.arange(span)
     touched = (addr[..., None] >= 0) & (dwords <= last[..., None])
     return np.where(touched, dwords, -1).reshape(*addr.shape[:-1], addr.shape[-1] * span)
@@ -139,13 +142,16 @@ def pass_bank_cycles(
     dwords = np.sort(lane_dwords(addr, width, hw), axis=-1)  # per pass; untouched (-1) first
     distinct = dwords >= 0
     distinct[:, 1:] &= dwords[:, 1:] != dwords[:, :-1]  # each dword once per pass
-    which = np.broadcast_to(np.arange(len(addr))[:, None], dwords.shape)[distinct]
     nbanks = hw.banks.count if nbanks is None else nbanks
-    key = which * nbanks + dwords[distinct] % nbanks  # (pass, bank) of each distinct dword
-    if len(addr) * nbanks > 8 * len(key):  # many banks (ideal_banks' 4,096): count the runs
+    if len(addr) * nbanks > 8 * dwords.size:  # many banks (ideal_banks' 4,096): count the runs
+        which = np.broadcast_to(np.arange(len(addr))[:, None], dwords.shape)[distinct]
+        key = which * nbanks + dwords[distinct] % nbanks  # (pass, bank) of each distinct dword
         return np.maximum(_most_per_key(np.sort(key), nbanks, len(addr)), 1)
-    per_bank = np.bincount(key, minlength=len(addr) * nbanks)
-    return np.maximum(per_bank.reshape(len(addr), nbanks).max(axis=1, initial=0), 1)
+    # (pass, bank) of each distinct dword; a repeat or an untouched slot counts in a spare bank
+    bank = np.where(distinct, dwords % nbanks, nbanks)
+    key = np.arange(len(addr))[:, None] * (nbanks + 1) + bank
+    per_bank = np.bincount(key.ravel(), minlength=len(addr) * (nbanks + 1))
+    return np.maximum(per_bank.reshape(len(addr), nbanks + 1)[:, :nbanks].max(axis=1, initial=0), 1)
 
 
 def _most_per_key(key: np.ndarray, nbanks: int, n: int) -> np.ndarray:
@@ -388,6 +394,13 @@ POLICIES = {"oldest_first": OldestFirst, "round_robin": RoundRobin, "fixed_prior
 """The arbiter's grant policies by the name ``arbiter.grant_policy`` gives in the config."""
 
 
+@lru_cache(maxsize=16)
+def _policy(name: str, tie_break: str) -> Policy:
+    """The grant policy ``name`` (``POLICIES``) with ``tie_break`` (made once: ``grant`` asks
+    every cycle)."""
+    return POLICIES[name](tie_break)
+
+
 def grant(heads: tuple[Head, ...], state: ArbiterState, hw: HardwareConfig) -> Decision:
     """The arbiter's decision for one cycle (docs/DESIGN.md, "Engine timing rules").
 
@@ -402,7 +415,7 @@ def grant(heads: tuple[Head, ...], state: ArbiterState, hw: HardwareConfig) -> D
     Decision(granted=((0, 0),), stalled=(1,), favor=1)
     """
     npairs = hw.num_pairs
-    policy = POLICIES[hw.arbiter.grant_policy](hw.arbiter.tie_break)
+    policy = _policy(hw.arbiter.grant_policy, hw.arbiter.tie_break)
     order = sorted(heads, key=lambda h: policy.rank(h, state.favor, npairs))
     taken = 0
     for partitions in state.held:
