@@ -24,7 +24,7 @@ def test_engine_for_loads_fast_only_for_a_large_report(monkeypatch):
     monkeypatch.setattr("wgpsim.engine.auto.fast_cache_present", lambda: True)
     hw = load_hardware()
     attention, transpose = _lowerings("attention"), _lowerings("transpose")
-    # attention: 7,424 passes of distinct op traces (13,568 of ops), x 2: under 40,000
+    # attention: 7,424 passes of distinct op traces (13,568 of ops), x 2: under 32,000
     assert engine_for(attention, hw, "auto") == "auto"
     monkeypatch.setattr("wgpsim.engine.auto.DES_PASSES", 20_000)  # every op counted: 27,136
     assert engine_for(attention, hw, "auto") == "auto"
@@ -73,7 +73,7 @@ def test_default_engine_answers_as_fast(flags):
 
 
 def test_loop_engine_loads_fast_only_for_a_large_loop(monkeypatch):
-    """attention's loop: 24,576 passes, run 3 times (> 40,000): fast up front; matmul's 3,072:
+    """attention's loop: 24,576 passes, run 3 times (> 32,000): fast up front; matmul's 3,072:
     des (auto); a named engine is kept."""
     from wgpsim.frontend.sources import read_kernel
     from wgpsim.kernel.figures import loop_engine

@@ -1,11 +1,12 @@
 """The ``auto`` engine: the simpy reference for a process's first small traces, the compiled
 ``fast`` engine beyond; the two agree cycle for cycle, so the choice changes only the cost.
 
-Loading the fast engine costs a process about 0.6 CPU-s even with numba's cache warm (numba's
-import 0.13, ``wgpsim.engine.fast`` 0.03, its first call loading the cached functions 0.42; about
-1.5 on a loaded machine) and about 20 CPU-s on a fresh machine (the compile); ``des`` simulates
-about 60,000 passes per CPU-s (28,000 loaded): the two cost the same near 35,000-42,000 passes
-(2026-12-03, load 1, 8 warps x 600 ``ds_load_b128``). So a job whose traces add up to fewer than
+Loading the fast engine costs a process about 0.32 CPU-s with numba's cache warm (numba's
+import and ``wgpsim.engine.fast`` 0.2, its first call loading numba's registries and the cached
+functions 0.13; ``fast._skip_scipy_blas_probe`` spares it SciPy's 0.2) and about 16 CPU-s on a
+fresh machine (the compile); ``des`` simulates about 99,000 passes per CPU-s: the two cost the
+same near 32,000 passes (2026-12-04, load 0.1-0.5, 8 warps x 200 ``ds_load_b128`` on two
+partitions, best of 3; both about twice as costly on a loaded machine). So a job whose traces add up to fewer than
 ``DES_PASSES`` passes (the AMD blog's microbenchmark, ``wgpsim run configs/lds_bandwidth.yaml``:
 12 traces, 1,008 passes) is cheaper on ``des`` than loading ``fast`` at all (that whole warm run:
 0.86 CPU-s on ``des``, 1.34 with ``--set engine=fast``), and on a fresh machine its first run
@@ -15,7 +16,7 @@ loaded already, every trace goes to ``fast``. ``Result.engine`` says which engin
 The microbenchmark's 1,008 passes in a fresh process, then a trace past the budget, and any trace
 once the fast engine is loaded:
 
->>> choose(1_008, sent=0, fast_loaded=False), choose(40_000, sent=1_008, fast_loaded=False)
+>>> choose(1_008, sent=0, fast_loaded=False), choose(32_000, sent=1_008, fast_loaded=False)
 ('des', 'fast')
 >>> choose(1, sent=0, fast_loaded=True)
 'fast'
@@ -34,16 +35,17 @@ from wgpsim.engine.result import Result
 from wgpsim.hw.config import HardwareConfig
 from wgpsim.trace.instructions import NUM_LDS_OPS, OPS
 
-DES_PASSES = 40_000
+DES_PASSES = 32_000
 """Passes a process sends to ``des`` before ``auto`` loads the fast engine: about what ``des``
-simulates in the 1.5 CPU-s that loading a warm fast engine costs (28,000 passes per CPU-s
-measured on the loaded 2-core machine, 2026-12-02; 0.6 CPU-s and 60,000 at light load,
-2026-12-03: the same break-even within 15%)."""
+simulates in the 0.32 CPU-s that loading a warm fast engine costs (99,000 passes per CPU-s,
+2026-12-04, the module docstring; it was 40,000 while the load cost 0.6-1.5 CPU-s and ``des``
+simulated 28,000-60,000 passes per CPU-s)."""
 
 COLD_DES_PASSES = 500_000
 """Passes ``auto`` sends to ``des`` while numba's cache does not hold the fast engine (a fresh
-machine): about 13 CPU-s of ``des`` at 38,000 passes per CPU-s (the attention example's loop,
-2026-12-04), less than the 16 CPU-s the compile costs (``_compile_notice.SECONDS``)."""
+machine): about 5 CPU-s of ``des`` at 99,000 passes per CPU-s (13 when ``des`` managed 38,000),
+a third of the 16 CPU-s the compile costs (``_compile_notice.SECONDS``), so a newcomer's first
+hour compiles nothing (``benchmarks/first_hour.py``)."""
 
 _sent = [0]  # passes this process has sent to des through auto
 
@@ -85,7 +87,7 @@ def choose(passes: int, sent: int, fast_loaded: bool, fast_cached: bool = True) 
     ``sent`` passes to des so far, has (or not) the fast engine loaded, and finds (or not) the
     fast engine in numba's cache (without it, loading means compiling: a larger budget).
 
-    >>> choose(40_000, sent=1_008, fast_loaded=False, fast_cached=False)
+    >>> choose(32_000, sent=1_008, fast_loaded=False, fast_cached=False)
     'des'
     """
     budget = DES_PASSES if fast_cached else COLD_DES_PASSES
