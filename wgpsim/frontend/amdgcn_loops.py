@@ -297,19 +297,41 @@ def _instr(n: int, mnemonic: str, rest: str, where: tuple[Frame, ...]) -> AsmIns
     return AsmInstr(n, mnemonic, kind, operands, src_file, src_line, offsets, count, where)
 
 
-def stream(asm: str) -> list[tuple[str, AsmInstr | str, int]]:
+def stream(asm: str, only: tuple[str, ...] | None = None) -> list[tuple[str, AsmInstr | str, int]]:
     """The listing in order: ``("label", name, line)`` for each label and ``("instr",
-    AsmInstr, line)`` for each instruction (directives and comments skipped). Read once per
-    listing (a report reads its kernel's four times): a new list of the same items each call.
+    AsmInstr, line)`` for each instruction (directives and comments skipped); with ``only``,
+    just the instructions whose mnemonic starts with one of those prefixes (a report counting
+    its ``ds_*`` builds no record of the other nine in ten). Read once per listing and filter (a
+    report reads its kernel's four times): a new list of the same items each call.
 
     >>> stream("k:\\n  s_endpgm")[0], stream("k:\\n  s_endpgm")[1][1].mnemonic
     (('label', 'k', 1), 's_endpgm')
+    >>> stream("k:\\n  s_endpgm\\n  ds_load_b32 v0, v1", only=("ds_",))[1][1].mnemonic
+    'ds_load_b32'
     """
-    return list(_stream(asm))
+    if only is None or asm in _WHOLE:
+        whole = _stream(asm)
+        if only is None:
+            return list(whole)
+        return [i for i in whole if i[0] == "label" or i[1].mnemonic.startswith(only)]
+    return list(_read(asm, only))
+
+
+_WHOLE: dict[str, None] = {}
+"""The listings ``_stream`` has read whole lately (its cache's keys, at most 4)."""
 
 
 @lru_cache(maxsize=4)
 def _stream(asm: str) -> tuple[tuple[str, AsmInstr | str, int], ...]:
+    """The whole listing (`_read`), remembered in `_WHOLE` for `stream`'s filtered reads."""
+    _WHOLE[asm] = None
+    while len(_WHOLE) > 4:
+        del _WHOLE[next(iter(_WHOLE))]
+    return _read(asm, None)
+
+
+@lru_cache(maxsize=4)
+def _read(asm: str, only: tuple[str, ...] | None) -> tuple[tuple[str, AsmInstr | str, int], ...]:
     """One pass over the lines, each looked at by its first character: an indented line is an
     instruction (a letter), a directive (``.file``, ``.loc``; a dot) or nothing else; a line at
     column 0 a label (or a directive)."""
@@ -323,7 +345,7 @@ def _stream(asm: str) -> tuple[tuple[str, AsmInstr | str, int], ...]:
         if head.isspace():
             first = raw.lstrip()[:1]
             if "a" <= first <= "z":
-                if m := _INSTR.match(raw):
+                if (m := _INSTR.match(raw)) and (only is None or m.group(1).startswith(only)):
                     out.append(("instr", _instr(n, m.group(1), m.group(2), where), n))
                 continue
             if first != ".":

@@ -287,7 +287,7 @@ def _against_assembly(kernel: Kernel, ops: list[dict[str, Any]]) -> dict[str, An
         return None
     lines_ops = by_line(op for op in kernel.ops if op.loc is not None)
     asm: dict[tuple[str | None, int | None], Counter] = {}
-    for kind, instr, _ in stream(kernel.assembly):
+    for kind, instr, _ in stream(kernel.assembly, COUNTED):
         if kind == "instr" and instr.mnemonic.startswith(COUNTED):
             key = ops_at(instr, lines_ops)[0][0]
             asm.setdefault(key, Counter())[instr.mnemonic] += 1
@@ -369,7 +369,7 @@ def lane_permutes(kernel: Kernel) -> list[dict[str, Any]]:
         return []  # no permute mnemonic anywhere in the text: no listing to read
     lines = by_line(op for op in kernel.ops if op.loc is not None)
     found: dict[tuple, int] = {}
-    for kind, instr, _ in stream(kernel.assembly):
+    for kind, instr, _ in stream(kernel.assembly, COUNTED):
         if kind == "instr" and instr.kind == "permute":
             ops = ops_at(instr, lines)[1]
             op = ops[0] if ops else None
