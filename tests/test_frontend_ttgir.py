@@ -183,3 +183,12 @@ def test_a_name_reused_in_a_sibling_loop_does_not_keep_a_buffer_alive():
     theirs = [b.offsets for b in post.buffers if b.kind == "explicit"]
     assert [alloc.wgpsim_offsets[b.name] for b in explicit] == theirs
     assert alloc.lds_bytes == post.ttg_shared == 36800
+
+
+def test_a_convert_layout_without_its_result_type_is_one_line():
+    """Found by the kernel fuzzer (an edit dropped the ``->``): was an AttributeError while
+    sizing the op's scratch."""
+    text = (Path(__file__).parent / "corpus" / "fixtures" / "transpose_fp16" / "kernel.ttgir")
+    cut = text.read_text().replace("#blocked1> -> tensor<64x64xf16, #blocked>", "#blocked> tensor<64x64xf16, #blocked>", 1)  # fmt: skip
+    msg = _error(cut)
+    assert "ttg.convert_layout: expected its types as ': tensor<...> -> tensor<...>'" in msg

@@ -306,6 +306,10 @@ class OpSemantics:
             attrs.append(("indices", tensors[1] if len(tensors) > 1 else None))
             attrs.append(("efficient_layout", "efficient_layout" in body))
         if op.name == "ttg.convert_layout":
+            if not tensors or not results:
+                raise self.fail(
+                    no, col, f"{op.name}: expected its types as ': tensor<...> -> tensor<...>'"
+                )
             attrs.append(("use_padded_scratch_shmem", "amdgpu.use_padded_scratch_shmem" in body))
             attrs.append(("producer", self.producer.get(operands[0]) if operands else None))
         if "atomic" in op.name:

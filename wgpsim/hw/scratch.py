@@ -285,6 +285,8 @@ def scratch_bytes(op: LdsOp, threads_per_warp: int = 32, num_banks: int = NUM_BA
     ``threads_per_warp`` lanes and ``num_banks`` LDS banks (its hardware file's
     ``banks.count``; default gfx1250's)."""
     kind: Any = op.op
+    if op.tensor is None or (kind == "ttg.convert_layout" and op.result is None):
+        raise LayoutError(f"{kind}: a tensor type is missing: its scratch is not sized")
     if kind == "ttg.convert_layout":
         return _cvt_bytes(op, num_banks)
     if kind == "tt.reduce":
