@@ -114,7 +114,7 @@ def _simulate(low: Lowering, hw, engine: str) -> dict[str, Any]:
     result = simulate(trace, hw, engine=engine)
     cycles = result.measurements()
     return {
-        "engine": engine,
+        "engine": result.engine,
         "lds_metrics": lds_metrics(result).to_dict(),
         "per_instruction": instruction_metrics(trace, hw).to_dict(orient="records"),
         "lds_cycles_per_warp": [int(c) for c in cycles.tolist()],
