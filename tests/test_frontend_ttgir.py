@@ -188,7 +188,23 @@ def test_a_name_reused_in_a_sibling_loop_does_not_keep_a_buffer_alive():
 def test_a_convert_layout_without_its_result_type_is_one_line():
     """Found by the kernel fuzzer (an edit dropped the ``->``): was an AttributeError while
     sizing the op's scratch."""
-    text = (Path(__file__).parent / "corpus" / "fixtures" / "transpose_fp16" / "kernel.ttgir")
+    text = Path(__file__).parent / "corpus" / "fixtures" / "transpose_fp16" / "kernel.ttgir"
     cut = text.read_text().replace("#blocked1> -> tensor<64x64xf16, #blocked>", "#blocked> tensor<64x64xf16, #blocked>", 1)  # fmt: skip
     msg = _error(cut)
     assert "ttg.convert_layout: expected its types as ': tensor<...> -> tensor<...>'" in msg
+
+
+def test_a_type_without_its_element_type_is_one_line():
+    """Found by review: ``tensor<64x64, #blocked>`` read "64" as the element type and failed
+    later with a KeyError while sizing it."""
+    text = (EXAMPLES / "matmul" / "matmul.ttgir").read_text()
+    cut = text.replace("xf16, #shared", ", #shared", 1)
+    assert "element type '64' of '2x128x64': not one wgpsim knows" in _error(cut)
+
+
+def test_a_reduce_without_its_operand_types_is_one_line():
+    fixture = EXAMPLES.parents[1] / "tests/corpus_others/fixtures/flaggems_sum_dim/kernel.ttgir"
+    text = fixture.read_text()
+    head, _, tail = text.partition("}) : (tensor<")
+    cut = head + "}) : -> tensor<" + tail.split("-> tensor<", 1)[1]
+    assert "tt.reduce: expected its operand types as ': (tensor<...>) -> ...'" in _error(cut)

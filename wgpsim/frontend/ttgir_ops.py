@@ -26,7 +26,15 @@ from typing import Any
 
 from wgpsim.frontend.combine import combine_deps
 from wgpsim.frontend.mlir_text import SSA, find_types, matching, shape_dtype, split_top
-from wgpsim.frontend.model import LDS_OPS, SCRATCH_LDS_OPS, VIEW_OPS, Loc, MemDesc, TensorType
+from wgpsim.frontend.model import (
+    LDS_OPS,
+    SCRATCH_LDS_OPS,
+    VIEW_OPS,
+    Loc,
+    MemDesc,
+    TensorType,
+    elem_bits,
+)
 from wgpsim.frontend.vocabulary import SCRATCH_OPS
 
 ATTR_INT = r"(-?\d+)\s*:\s*i\d+"
@@ -56,9 +64,25 @@ class OpSemantics:
             found += find_types(body[arrow + 3 :], "<")[:1]
         return [self._memdesc(inner, no, col) for _, inner in found]
 
+    def _shape_dtype(self, text: str, no: int, col: int) -> tuple[tuple[int, ...], str]:
+        """``shape_dtype`` of a tensor or memdesc type, its element type one wgpsim sizes
+        (``model.elem_bits``): else one error naming the line (``tensor<64x64, ...>``, an
+        edit that lost the element type, read "64" as one)."""
+        shape, dtype = shape_dtype(text)
+        try:
+            elem_bits(dtype)
+        except KeyError:
+            raise self.fail(
+                no,
+                col,
+                f"element type {dtype!r} of {text!r}: not one wgpsim knows (f16, bf16, "
+                "f32, f64, i1-i64, f8E4M3FN, f8E5M2 (and FNUZ), f4E2M1FN, !tt.ptr<...>)",
+            ) from None
+        return shape, dtype
+
     def _memdesc(self, inner: str, no: int, col: int) -> MemDesc:
         parts = split_top(inner)
-        shape, dtype = shape_dtype(parts[0])
+        shape, dtype = self._shape_dtype(parts[0], no, col)
         enc_text = parts[1] if len(parts) > 1 else ""
         rest = parts[2:]
         alloc = next(
@@ -72,7 +96,7 @@ class OpSemantics:
         out = []
         for _, inner in find_types(body, "tensor<"):
             parts = split_top(inner)
-            shape, dtype = shape_dtype(parts[0])
+            shape, dtype = self._shape_dtype(parts[0], no, col)
             enc = parts[1] if len(parts) > 1 else ""
             out.append(TensorType(shape, dtype, enc, self._encoding(enc, no, col) if enc else None))
         return out
@@ -296,6 +320,10 @@ class OpSemantics:
         if m := re.search(r"\baxis\s*=\s*(-?\d+)", head + body):
             attrs.append(("axis", int(m.group(1))))
         if op.name in ("tt.reduce", "tt.scan"):
+            if not values:
+                raise self.fail(
+                    no, col, f"{op.name}: expected its operand types as ': (tensor<...>) -> ...'"
+                )
             attrs.append(("operands", len(operands)))
             attrs.append(("elem_types", tuple(t.dtype for t in tensors)))
         if op.name == "tt.scan":

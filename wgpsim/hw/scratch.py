@@ -280,12 +280,17 @@ def _gather_bytes(op: LdsOp) -> int:
     return _prod(list(op.tensor.shape)) * -(-elem_bits(op.tensor.dtype) // 8)
 
 
+TENSOR_SIZED = ("tt.reduce", "tt.scan", "tt.gather")
+"""Scratch ops sized by their source tensor (an atomic's scalar pointer has none)."""
+
+
 def scratch_bytes(op: LdsOp, threads_per_warp: int = 32, num_banks: int = NUM_BANKS) -> int:
     """Bytes of the scratch buffer Triton 3.9.0 gives ``op`` (0: none) on a target with
     ``threads_per_warp`` lanes and ``num_banks`` LDS banks (its hardware file's
     ``banks.count``; default gfx1250's)."""
     kind: Any = op.op
-    if op.tensor is None or (kind == "ttg.convert_layout" and op.result is None):
+    sized_by = {"ttg.convert_layout": (op.tensor, op.result), "tt.histogram": (op.result,)}
+    if None in sized_by.get(kind, (op.tensor,) if kind in TENSOR_SIZED else ()):
         raise LayoutError(f"{kind}: a tensor type is missing: its scratch is not sized")
     if kind == "ttg.convert_layout":
         return _cvt_bytes(op, num_banks)
