@@ -125,3 +125,12 @@ def test_an_overridden_grouping_is_an_assumption():
     assert changed.grouping_source("ds_read_b64") == "measured"
     same = hw.with_overrides(**{"passes.groupings.measured.ds_read_b128": [[2, 3, 4], [5]]})
     assert same.grouping_source("ds_read_b128") == "measured"
+
+
+def test_an_emptied_passes_section_is_the_schemas_one_line():
+    """Found by the config fuzzer: ``--set passes=`` was an AttributeError while the sources
+    followed the groupings."""
+    from wgpsim.hw.config import apply_overrides
+
+    with pytest.raises(ConfigError, match="section 'passes' must be a mapping, got None"):
+        apply_overrides(load_hardware(), ["passes="])

@@ -146,6 +146,8 @@ def overridden(passes: dict, before: dict) -> dict:
     >>> overridden(after, before)["sources"]
     {'blog': {'ds_load_b128': 'assumption'}, 'mine': {'ds_load_b128': 'assumption'}}
     """
+    if not isinstance(passes, dict):  # the schema names what is wrong with the section
+        return passes
     old = passes.get("sources")
     groupings = passes.get("groupings")
     if not isinstance(old, dict) or not isinstance(groupings, dict):
