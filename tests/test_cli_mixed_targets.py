@@ -75,3 +75,13 @@ def test_one_kernel_on_another_chips_file_says_so(capsys):
     assert "note: compiled for hip:gfx950, simulated on gfx942's hardware file" in out
     code, out = _run(capsys, "kernel", kernel)
     assert code == 0 and "note: compiled for" not in out and "hardware: gfx950" in out
+
+
+def test_one_kernel_on_a_file_of_another_wave_size_names_both(capsys):
+    """A wave32 gfx1250 compile on gfx942's wave64 file: one line naming the kernel's target
+    and lanes and the file's, exit 2 (it said "the trace has 32 lanes", of no trace the user
+    gave)."""
+    assert main(["kernel", str(MATMUL), "--target", "gfx942"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err
+    assert "matmul was compiled for hip:gfx1250 with 32 lanes per warp; gfx942's" in err

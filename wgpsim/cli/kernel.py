@@ -87,6 +87,16 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     kernel = read_kernel(*source)
     hw = hardware_from_args(args, kernel.target)
+    if kernel.threads_per_warp != hw.wgp.warp_size:
+        from wgpsim.errors import ConfigError
+        from wgpsim.packaged import shown_path
+
+        raise ConfigError(
+            f"{kernel.name} was compiled for {kernel.target} with {kernel.threads_per_warp} "
+            f"lanes per warp; {hw.name}'s hardware file ({shown_path(hw.source)}) has "
+            f"{hw.wgp.warp_size}: name a wave{kernel.threads_per_warp} target with --target or "
+            "--hw, or none (the kernel's own)"
+        )
     # the loop timed first: when it is large enough to load the fast engine, the report runs
     # there too (des is not paid for the report first); its files are written after the report
     timed = time_loop_of(kernel, args, hw) if wants_loop(args) else None
