@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from kernel_speed import _run
-from revision import measure_at
+from revision import here_and_at
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "corpus_others" / "fixtures"
 KERNELS = 25
@@ -58,16 +58,14 @@ def main() -> None:
     parser.add_argument("--against", default="6ea0fdd", help="previous revision (git)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs (best kept)")
     args = parser.parse_args()
-    load = os.getloadavg()
-    now = measure(args.repeat)
-    before = measure_at(args.against, "kernel_all_speed", f"measure({args.repeat})")
-    if before is None:
-        parser.error(f"--against {args.against}: not a git revision")
-    after = os.getloadavg()
+    call = f"measure({args.repeat})"
+    now, before, load = here_and_at(
+        parser, args.against, "kernel_all_speed", call, lambda: measure(args.repeat)
+    )
     print(f"wgpsim kernel CACHE --all on {KERNELS} kernels: CPU-s, best of {args.repeat}")
     verdict = "met" if now <= TARGET else "not met"
     print(f"this tree {now:.2f}   {args.against} {before:.2f}   target <= {TARGET:g}: {verdict}")
-    print(f"load average {load[0]:.2f} before, {after[0]:.2f} after, on {os.cpu_count()} cores")
+    print(f"load average {load[0]:.2f} before, {load[1]:.2f} after, on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from revision import measure_at
+from revision import here_and_at
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "kernels"
 TARGET = 0.5
@@ -79,12 +79,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="timed runs (best kept)")
     parser.add_argument("--only", action="append", help="an example (repeat for several)")
     args = parser.parse_args()
-    load = os.getloadavg()
-    now = measure(args.repeat, args.only)
-    before = measure_at(args.against, "kernel_speed", f"measure({args.repeat}, {args.only!r})")
-    if before is None:
-        parser.error(f"--against {args.against}: not a git revision")
-    after = os.getloadavg()
+    call = f"measure({args.repeat}, {args.only!r})"
+    now, before, load = here_and_at(
+        parser, args.against, "kernel_speed", call, lambda: measure(args.repeat, args.only)
+    )
     print(f"wgpsim kernel examples/kernels/EXAMPLE [--loop-timing]: CPU-s, best of {args.repeat}")
     print(f"{'example':<28}{'report':>8}{'loop':>8}   {args.against + ': report':>16}{'loop':>8}")
     missed = 0
@@ -98,7 +96,7 @@ def main() -> None:
         )
     total = 2 * len(now)
     print(f"target <= {TARGET:g} CPU-s each: met by {total - missed} of {total} (* = not met)")
-    print(f"load average {load[0]:.2f} before, {after[0]:.2f} after, on {os.cpu_count()} cores")
+    print(f"load average {load[0]:.2f} before, {load[1]:.2f} after, on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

@@ -23,10 +23,12 @@ BENCHMARKS = Path(__file__).resolve().parent
 def export(rev: str) -> Path | None:
     """The directory holding ``rev``'s tree (exported on first use); None if git cannot
     resolve ``rev``."""
-    sha = subprocess.run(
-        ["git", "rev-parse", rev], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
-    if not sha:
+    done = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    sha = done.stdout.strip()
+    if done.returncode or not sha:
         return None
     where = Path(tempfile.gettempdir()) / f"wgpsim-baseline-{sha[:12]}"
     if not (where / "wgpsim").is_dir():
@@ -52,3 +54,15 @@ def measure_at(rev: str, module: str, call: str) -> dict | None:
         check=True,
     )  # fmt: skip
     return json.loads(done.stdout.splitlines()[-1])
+
+
+def here_and_at(parser, against: str, module: str, call: str, now):
+    """``now()`` on this tree, then ``module.call`` on revision ``against``'s (`measure_at`), in
+    one run: (this tree's figures, the revision's, the load average before and after); an
+    unknown revision is ``parser``'s error."""
+    before = os.getloadavg()[0]
+    mine = now()
+    theirs = measure_at(against, module, call)
+    if theirs is None:
+        parser.error(f"--against {against}: not a git revision")
+    return mine, theirs, (before, os.getloadavg()[0])

@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from revision import measure_at
+from revision import here_and_at
 
 COMMAND = ["search", "--block", "128x128x64", "--warps", "4", "--workers", "1"]
 TARGET = 5.0
@@ -57,17 +57,15 @@ def main() -> None:
     parser.add_argument("--against", default="15b38f8", help="previous revision (git)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs (best kept)")
     args = parser.parse_args()
-    load = os.getloadavg()
-    now = measure(args.repeat)
-    before = measure_at(args.against, "search_speed", f"measure({args.repeat})")
-    if before is None:
-        parser.error(f"--against {args.against}: not a git revision")
-    after = os.getloadavg()
+    call = f"measure({args.repeat})"
+    now, before, load = here_and_at(
+        parser, args.against, "search_speed", call, lambda: measure(args.repeat)
+    )
     print(f"wgpsim {' '.join(COMMAND)}")
     verdict = "met" if now <= TARGET else "NOT met"
     print(f"  this tree: {now:.2f} CPU-s (best of {args.repeat}); target <= {TARGET:g}: {verdict}")
     print(f"  {args.against}: {before:.2f} CPU-s ({before / now:.1f}x this tree's)")
-    print(f"  load average {load[0]:.2f} before, {after[0]:.2f} after, on {os.cpu_count()} cores")
+    print(f"  load average {load[0]:.2f} before, {load[1]:.2f} after, on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":
