@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wgpsim.engine._fast_check import trace_is_valid
+from wgpsim.engine.fast import trace_is_valid
 from wgpsim.errors import TraceError
 from wgpsim.trace import Trace, random_trace, read_jsonl
 from wgpsim.trace import validate as numpy_validate

@@ -43,10 +43,18 @@ def _announce() -> None:
         print(MESSAGE.format(seconds=SECONDS), file=sys.stderr, flush=True)
 
 
+def announce_once() -> None:
+    """Print the line now, unless this process printed it already (the build of the engine's
+    extension module, ``_fast_backend.build``, says it too)."""
+    if not _announced:
+        _announced.append(True)
+        _announce()
+
+
 class CompileNotice(event.Listener):
     """Calls ``announce`` at the first ``numba:compile`` of a function of ``wgpsim.engine``."""
 
-    def __init__(self, announce: Callable[[], None] = _announce) -> None:
+    def __init__(self, announce: Callable[[], None] = announce_once) -> None:
         self.announce = announce
         self.done = False
 
@@ -69,3 +77,4 @@ def install() -> None:
 
 
 _installed = False
+_announced: list[bool] = []  # the line was printed in this process

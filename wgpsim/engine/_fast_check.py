@@ -2,16 +2,13 @@
 
 ``validate`` checks a trace with numpy, a temporary array per rule and per block of lanes (about
 0.25 CPU-s per million rows). The fast engine, once numba is loaded, first asks
-``trace_is_valid``: one compiled pass over the rows and their 32 addresses that only says whether
+``trace_is_valid`` (in ``fast``), whose kernel is here: one compiled pass over the rows and their 32 addresses that only says whether
 any rule is broken. A valid trace (the usual case) is then remembered as valid without the numpy
 checks; only a trace breaking a rule goes through ``validate``, which finds the first bad row and
 words the error exactly as it always has. The two statements must agree on which traces are
 valid (``tests/test_trace_validate.py`` compares them on every bad trace it builds).
 
->>> from wgpsim.trace.generate import streaming_trace
->>> trace = streaming_trace(2, 4, "ds_load_b128", lambda w: w * 512)
->>> trace_is_valid(trace, 320 * 1024), trace_is_valid(trace, 1024)
-(True, False)
+``wgpsim.engine.fast.trace_is_valid`` gives the kernel a trace's columns and the rules' tables.
 """
 
 from __future__ import annotations
@@ -19,51 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from wgpsim.trace.instructions import (
-    BARRIER,
-    CLOCK,
-    DELAY,
-    NUM_LDS_OPS,
-    OP_ACCESS_BYTES,
-    OP_ADDRESSES,
-    OP_ALIGNMENT,
-    OP_OFFSET_UNIT,
-    OPS,
-    TDM,
-    WAIT_DS,
-    WAIT_TENSOR,
-)
-from wgpsim.trace.validate import MAX_DELAY_CYCLES
-
-_CODES = np.array(
-    [len(OPS), NUM_LDS_OPS, WAIT_DS, WAIT_TENSOR, TDM, DELAY, CLOCK, BARRIER], dtype=np.int64
-)
-"""The op codes the rules name, as the kernel takes them (``_rows_are_valid``)."""
-_PER_OP = np.stack([OP_ACCESS_BYTES, OP_ADDRESSES, OP_ALIGNMENT, OP_OFFSET_UNIT]).astype(np.int64)
-"""Per op code: access bytes, addresses per lane, alignment, offset unit (0: none)."""
-
-
-def trace_is_valid(trace, lds_bytes: int) -> bool:
-    """True if ``trace`` breaks none of ``wgpsim.trace.validate``'s rules for an LDS of
-    ``lds_bytes`` bytes (what ``validate`` would accept); one compiled sweep."""
-    return bool(
-        _rows_are_valid(
-            trace.op,
-            trace.warp,
-            trace.arg,
-            trace.addr,
-            np.int64(trace.num_warps),
-            np.int64(len(trace.labels)),
-            np.int64(lds_bytes),
-            _CODES,
-            _PER_OP,
-            np.float64(MAX_DELAY_CYCLES),
-        )
-    )
-
 
 @njit(cache=True)
-def _rows_are_valid(op, warp, arg, addr, nwarps, nlabels, lds_bytes, codes, per_op, max_delay):
+def rows_are_valid(op, warp, arg, addr, nwarps, nlabels, lds_bytes, codes, per_op, max_delay):
     """Every rule of ``validate`` on rows (op, warp, arg, addr[32]): True if none is broken.
     ``codes``: number of ops, of LDS ops, then wait_ds, wait_tensor, tdm, delay, clock and
     barrier; ``per_op`` rows: access bytes, addresses, alignment, offset unit."""

@@ -23,27 +23,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from wgpsim.engine._fast_state import (
+    FIXED_PRIORITY,
+    ISSUED,
+    OLDEST_FIRST,
+    PAIR,
+    PARTS,
+    POLICY_CODES,
+    ROUND_ROBIN,
+    policy_of,
+)
+
 __all__ = ["ISSUED", "PAIR", "PARTS", "POLICY_CODES", "grant", "policy_of"]
-
-PAIR, ISSUED, PARTS = range(3)
-"""Rows of the ``heads`` argument of ``grant``."""
-OLDEST_FIRST, ROUND_ROBIN, FIXED_PRIORITY = range(3)
-POLICY_CODES = {
-    "oldest_first": OLDEST_FIRST,
-    "round_robin": ROUND_ROBIN,
-    "fixed_priority": FIXED_PRIORITY,
-}
-"""``arbiter.grant_policy`` names as ``grant`` takes them."""
-
-
-def policy_of(hw) -> np.ndarray:
-    """``grant``'s ``policy`` argument for config ``hw``: (policy code, alternate ties, 1 if
-    heads can conflict on a partition: the LDS has more than one)."""
-    arbiter = hw.arbiter
-    alternate = arbiter.tie_break == "alternate"
-    partitioned = hw.partitions.count > 1
-    return np.array([POLICY_CODES[arbiter.grant_policy], alternate, partitioned], dtype=np.int64)
-
 
 @njit(cache=True, inline="always")
 def grant(heads, nheads, held, ports_free, favor, policy, order, out):

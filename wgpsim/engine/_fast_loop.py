@@ -17,6 +17,7 @@ from __future__ import annotations
 from numba import njit
 
 from wgpsim.engine._fast_grant import grant
+from wgpsim.engine._fast_heaps import borrowed, complete, complete_tensor, pop, push, wrap
 from wgpsim.engine._fast_state import (
     ARRIVE,
     BARRIER_DONE,
@@ -35,12 +36,6 @@ from wgpsim.engine._fast_state import (
     TIME,
     WAKE,
     WARP,
-    borrowed,
-    complete,
-    complete_tensor,
-    pop,
-    push,
-    wrap,
 )
 
 

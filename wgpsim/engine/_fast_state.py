@@ -10,11 +10,10 @@ arrays, so a stopped loop resumes where it was (``run_loop`` stops when its even
 
 Warp events and load completions wait in two binary heaps ordered by (time, creation order):
 simpy's order for events, des's for completions; so a long latency or delay costs nothing
-until it ends. The compiled helpers
-take the tuples as borrowed views (``borrowed``: no reference counting) and are inlined into
-``run_loop``.
+until it ends (``_fast_heaps`` keeps them, compiled). This module is plain numpy: a process
+whose compiled kernels come from the built extension (``_fast_backend``) never imports numba.
 
-The rows of each warp, in program order (a counting sort by warp):
+The rows of each warp, in program order (a stable sort by warp):
 
 >>> rows = np.zeros(4, dtype=np.int64)
 >>> warp_order(np.array([1, 0, 1, 0], dtype=np.int32), 2, rows).tolist(), rows.tolist()
@@ -26,14 +25,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
 
 WAKE, BARRIER_DONE, RELEASE = np.int64(0), np.int64(1), np.int64(2)
 """Kinds of warp event: a warp resumes; a barrier's latency ends; the barrier releases."""
 NONE = np.int64(-1)
-NEVER = np.iinfo(np.int64).max
+NEVER = np.int64(np.iinfo(np.int64).max)
 GRANTED, STALLED = np.int64(0), np.int64(1)
 """``status`` of an event-log row (rows: cycle, pair, port, warp, row, pass, status)."""
 TIME, ORDER, KIND, WARP = range(4)
@@ -42,6 +38,26 @@ ARRIVE, ISSUE, FIRST_GRANT, SERVED, COMPLETE, LEAVE, STALL_CYCLES = range(7)
 """Columns of ``st.times`` (``wgpsim.engine.result.OP_TIMES``, in that order)."""
 MAX_CYCLE = np.int64(2**62)
 """``wgpsim.engine.limits.MAX_CYCLE``: scheduling anything later sets ``counters.overflow``."""
+
+
+PAIR, ISSUED, PARTS = range(3)
+"""Rows of the ``heads`` argument of ``grant``."""
+OLDEST_FIRST, ROUND_ROBIN, FIXED_PRIORITY = range(3)
+POLICY_CODES = {
+    "oldest_first": OLDEST_FIRST,
+    "round_robin": ROUND_ROBIN,
+    "fixed_priority": FIXED_PRIORITY,
+}
+"""``arbiter.grant_policy`` names as ``grant`` takes them."""
+
+
+def policy_of(hw) -> np.ndarray:
+    """``grant``'s ``policy`` argument for config ``hw``: (policy code, alternate ties, 1 if
+    heads can conflict on a partition: the LDS has more than one)."""
+    arbiter = hw.arbiter
+    alternate = arbiter.tie_break == "alternate"
+    partitioned = hw.partitions.count > 1
+    return np.array([POLICY_CODES[arbiter.grant_policy], alternate, partitioned], dtype=np.int64)
 
 
 def _fields(**names: type) -> np.dtype:
@@ -155,19 +171,12 @@ class LoopState(NamedTuple):
     copies: np.ndarray  # per pair the copy engine's ring buffer of (row, warp) [pair, n, 2]
 
 
-@njit(cache=True)
-def warp_order(warp, nwarps, rows):
+def warp_order(warp: np.ndarray, nwarps: int, rows: np.ndarray) -> np.ndarray:
     """Fill ``rows`` with the trace rows grouped by warp, each warp's in program order (a
-    counting sort); returns ``first``: warp w's rows are ``rows[first[w]:first[w + 1]]``."""
+    stable sort by warp); returns ``first``: warp w's rows are ``rows[first[w]:first[w + 1]]``."""
+    rows[:] = np.argsort(warp, kind="stable")
     first = np.zeros(nwarps + 1, dtype=np.int64)
-    for r in range(len(warp)):
-        first[warp[r] + 1] += 1
-    for w in range(nwarps):
-        first[w + 1] += first[w]
-    fill = first[:nwarps].copy()
-    for r in range(len(warp)):
-        rows[fill[warp[r]]] = r
-        fill[warp[r]] += 1
+    np.cumsum(np.bincount(warp, minlength=nwarps), out=first[1:])
     return first
 
 
@@ -212,112 +221,13 @@ def new_state(tr: LoopTrace, hw: LoopHardware, times: bool = False) -> LoopState
     return st
 
 
-@njit(cache=True)
-def _start_warps(st, nwarps):
-    """simpy starts the warp processes in warp order at time 0."""
-    for w in range(nwarps):
-        push(st, 0, WAKE, w)
+def _start_warps(st: LoopState, nwarps: int) -> None:
+    """simpy starts the warp processes in warp order at time 0: the event heap holds (0, w,
+    WAKE, w) for each warp w, in that order (each pushed after the one before it, no smaller:
+    a heap already), and the next event is number ``nwarps``."""
+    st.events[:nwarps, TIME] = 0
+    st.events[:nwarps, ORDER] = st.events[:nwarps, WARP] = np.arange(nwarps)
+    st.events[:nwarps, KIND] = WAKE
+    st.counters["events"] = st.counters["seq"] = nwarps
 
 
-@intrinsic
-def borrowed(typingctx, value):
-    """``value`` (an array, or a tuple of arrays and scalars) with its arrays viewed without
-    a reference (no meminfo): numba then skips their reference counting, which otherwise
-    costs an atomic increment and decrement per array argument of every compiled call. The
-    views must not outlive the arrays they borrow from, nor leave the compiled code."""
-
-    def strip(context, builder, ty, val):
-        if not isinstance(ty, types.Array):
-            return val
-        view = context.make_array(ty)(context, builder, value=val)
-        view.meminfo = cgutils.get_null_value(view.meminfo.type)
-        view.parent = cgutils.get_null_value(view.parent.type)
-        return view._getvalue()
-
-    def codegen(context, builder, signature, args):
-        ty, val = signature.args[0], args[0]
-        if not isinstance(ty, types.BaseTuple):
-            return strip(context, builder, ty, val)
-        for i, item in enumerate(ty):
-            part = strip(context, builder, item, builder.extract_value(val, i))
-            val = builder.insert_value(val, part, i)
-        return val
-
-    return value(value), codegen
-
-
-@njit(cache=True, inline="always")
-def push(st, time, kind, w):
-    """Schedule a warp event; ``seq`` orders events of one cycle as simpy's event ids do."""
-    c = st.counters[0]
-    if time > MAX_CYCLE or time < 0:  # < 0: 2**62 + 2**62 wrapped around
-        c.overflow = 1
-    c.events = _push_heap(st.events, c.events, time, c.seq, kind, w)
-    c.seq += 1
-
-
-@njit(cache=True, inline="always")
-def complete(st, w, cycle):
-    """A load of warp ``w`` completes at ``cycle`` (loads of one cycle retire in creation
-    order, as in des)."""
-    c = st.counters[0]
-    if cycle > MAX_CYCLE or cycle < 0:
-        c.overflow = 1
-    c.completions = _push_heap(st.done, c.completions, cycle, c.seq, 0, w)
-    c.seq += 1
-
-
-@njit(cache=True, inline="always")
-def complete_tensor(st, w, cycle):
-    """A TDM instruction of warp ``w`` completes at ``cycle`` (its ``KIND`` 1 in the heap)."""
-    c = st.counters[0]
-    if cycle > MAX_CYCLE or cycle < 0:
-        c.overflow = 1
-    c.completions = _push_heap(st.done, c.completions, cycle, c.seq, 1, w)
-    c.seq += 1
-
-
-@njit(cache=True, inline="always")
-def _push_heap(heap, n, key, seq, a, b):
-    """Add (key, seq, a, b) to the binary min-heap ``heap[:n]`` ordered by (key, seq);
-    returns its new size."""
-    i = n
-    while i > 0:
-        parent = (i - 1) // 2
-        if heap[parent, 0] < key or (heap[parent, 0] == key and heap[parent, 1] < seq):
-            break
-        for c in range(4):
-            heap[i, c] = heap[parent, c]
-        i = parent
-    heap[i, 0], heap[i, 1], heap[i, 2], heap[i, 3] = key, seq, a, b
-    return n + 1
-
-
-@njit(cache=True, inline="always")
-def pop(heap, n):
-    """Remove the smallest entry ``heap[0]`` of the heap ``heap[:n]``; returns its new size."""
-    n -= 1
-    key, seq, a, b = heap[n, 0], heap[n, 1], heap[n, 2], heap[n, 3]
-    i = 0
-    while 2 * i + 1 < n:
-        child = 2 * i + 1
-        if child + 1 < n and _before(heap, child + 1, child):
-            child += 1
-        if heap[child, 0] > key or (heap[child, 0] == key and heap[child, 1] > seq):
-            break
-        for c in range(4):
-            heap[i, c] = heap[child, c]
-        i = child
-    heap[i, 0], heap[i, 1], heap[i, 2], heap[i, 3] = key, seq, a, b
-    return n
-
-
-@njit(cache=True, inline="always")
-def _before(heap, i, j):
-    return heap[i, 0] < heap[j, 0] or (heap[i, 0] == heap[j, 0] and heap[i, 1] < heap[j, 1])
-
-
-@njit(cache=True, inline="always")
-def wrap(x, n):
-    """``x % n`` for ``0 <= x < 2n`` (round-robin and ring-buffer indices), without a division."""
-    return x - n if x >= n else x

@@ -60,7 +60,7 @@ def run(
 ) -> Result:
     """Simulate ``trace`` (already validated) on ``hw`` with ``des`` or ``fast`` (see above)."""
     passes = most_passes(trace, hw)
-    loaded = fast_loaded()
+    loaded = fast_ready()
     if choose(passes, _sent[0], loaded, loaded or fast_cache_present()) == "fast":
         from wgpsim.engine import fast as engine
     else:
@@ -75,7 +75,7 @@ def validate(trace, lds_bytes: int):
     """Check ``trace`` as the engine it will most likely run on does: the fast engine's
     compiled sweep once that engine is loaded, else ``wgpsim.trace.validate`` (the same
     errors either way)."""
-    if fast_loaded():
+    if fast_ready():
         from wgpsim.engine.fast import validate as check
     else:
         from wgpsim.trace.validate import validate as check
@@ -94,9 +94,31 @@ def choose(passes: int, sent: int, fast_loaded: bool, fast_cached: bool = True) 
     return "fast" if fast_loaded or sent + passes > budget else "des"
 
 
+def upfront(passes: int) -> str:
+    """The engine for a whole job that will send about ``passes`` passes, chosen before its
+    first trace: ``fast`` when that costs nothing more (``fast_ready``) or the job outgrows the
+    des budget, else ``des``.
+
+    >>> upfront(10**9)
+    'fast'
+    """
+    if fast_ready():
+        return "fast"
+    return choose(passes, 0, False, fast_cache_present())
+
+
 def fast_loaded() -> bool:
     """Whether this process has the fast engine loaded already (using it costs nothing more)."""
     return "wgpsim.engine.fast" in sys.modules
+
+
+def fast_ready() -> bool:
+    """Whether using the fast engine costs this process nothing more than ``des`` would: it is
+    loaded already, or its kernels are built ahead of time (``_fast_backend``: loading them
+    costs about a millisecond, without numba)."""
+    from wgpsim.engine._fast_backend import built_present
+
+    return fast_loaded() or built_present()
 
 
 def fast_cache_present() -> bool:

@@ -17,19 +17,13 @@ The seed's microbenchmark with all four rows in one partition, as in ``des``:
 
 from __future__ import annotations
 
-import hashlib
-import sys
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
-from wgpsim.engine import _compile_notice, _fast_grant, _fast_loop, _fast_state
-from wgpsim.engine._fast_check import trace_is_valid
-from wgpsim.engine._fast_grant import policy_of
-from wgpsim.engine._fast_loop import run_loop
+from wgpsim.engine._fast_backend import kernels
 from wgpsim.engine._fast_passes import loop_passes
-from wgpsim.engine._fast_state import LoopHardware, LoopTrace, new_state, warp_order
+from wgpsim.engine._fast_state import LoopHardware, LoopTrace, new_state, policy_of, warp_order
 from wgpsim.engine.des import instruction_counts, jitter, partition_accesses
 from wgpsim.engine.limits import check_inputs, overflow
 from wgpsim.engine.result import CLOCK_COLUMNS, ClockReads, EventLog, Result
@@ -40,54 +34,44 @@ from wgpsim.trace.instructions import (
     CLOCK,
     DELAY,
     NUM_LDS_OPS,
+    OP_ACCESS_BYTES,
+    OP_ADDRESSES,
+    OP_ALIGNMENT,
+    OP_OFFSET_UNIT,
+    OPS,
     TDM,
     WAIT_DS,
     WAIT_TENSOR,
 )
-from wgpsim.trace.validate import is_validated, remember_valid
+from wgpsim.trace.validate import MAX_DELAY_CYCLES, is_validated, remember_valid
 from wgpsim.trace.validate import validate as check_trace
 
 
-def _drop_stale_loop_cache() -> None:
-    """Numba checks a cached function only against its own file, but ``run_loop`` inlines
-    ``_fast_grant`` and ``_fast_state``: when any of the three files changed since the cache
-    was written, drop the cached loop so that it is compiled again."""
-    sources = (_fast_grant.__file__, _fast_state.__file__, _fast_loop.__file__)
-    digest = hashlib.sha256(b"".join(Path(f).read_bytes() for f in sources)).hexdigest()
-    try:
-        cache = Path(run_loop._cache._cache_path)
-        stamp = cache / "_fast_loop.sources.sha256"
-        if stamp.is_file() and stamp.read_text() == digest:
-            return
-        for stale in (*cache.glob("_fast_loop.*.nb[ic]"), *cache.glob("_fast_state.*.nb[ic]")):
-            stale.unlink(missing_ok=True)
-        stamp.write_text(digest)
-    except (AttributeError, OSError):  # no cache (or not ours to change): numba decides
-        pass
+_CODES = np.array(
+    [len(OPS), NUM_LDS_OPS, WAIT_DS, WAIT_TENSOR, TDM, DELAY, CLOCK, BARRIER], dtype=np.int64
+)
+"""The op codes the rules name, as the kernel takes them (``_fast_check.rows_are_valid``)."""
+_PER_OP = np.stack([OP_ACCESS_BYTES, OP_ADDRESSES, OP_ALIGNMENT, OP_OFFSET_UNIT]).astype(np.int64)
+"""Per op code: access bytes, addresses per lane, alignment, offset unit (0: none)."""
 
 
-def _skip_scipy_blas_probe() -> None:
-    """Load numba's numpy registries without its BLAS probe: on its first dispatch numba
-    imports ``numba.np.arraymath``, whose ``_check_blas`` imports ``scipy.linalg`` when SciPy
-    is installed (0.2-0.25 CPU-s of a 0.55 CPU-s load, for a BLAS this engine never calls).
-    With ``scipy.linalg.cython_blas`` absent for that one import the probe answers "no BLAS",
-    which only sends numba's ``np.correlate``/``np.convolve`` to their plain loop in this
-    process (``np.dot`` and ``np.linalg`` look for SciPy again when compiled). When the
-    process has ``scipy.linalg`` already, numba finds it as usual."""
-    name = "scipy.linalg.cython_blas"
-    if "scipy.linalg" in sys.modules or "numba.np.arraymath" in sys.modules:
-        return
-    sys.modules[name] = None  # type: ignore[assignment]  (import of it: ImportError)
-    try:
-        import numba.np.arraymath  # noqa: F401  (its _check_blas runs once, here)
-    finally:
-        if sys.modules.get(name, 0) is None:
-            del sys.modules[name]
-
-
-_drop_stale_loop_cache()
-_skip_scipy_blas_probe()
-_compile_notice.install()  # one line on stderr while numba compiles the engine (cold cache)
+def trace_is_valid(trace, lds_bytes: int) -> bool:
+    """True if ``trace`` breaks none of ``wgpsim.trace.validate``'s rules for an LDS of
+    ``lds_bytes`` bytes (what ``validate`` would accept); one compiled sweep."""
+    return bool(
+        kernels().rows_are_valid(
+            trace.op,
+            trace.warp,
+            trace.arg,
+            trace.addr,
+            np.int64(trace.num_warps),
+            np.int64(len(trace.labels)),
+            np.int64(lds_bytes),
+            _CODES,
+            _PER_OP,
+            np.float64(MAX_DELAY_CYCLES),
+        )
+    )
 
 
 def validate(trace, lds_bytes: int):
@@ -128,6 +112,7 @@ def run(
     st = new_state(tr, loop_hw, times=record_ops)
     # a row per granted pass, and per stall (a few: the loop stops when full and resumes)
     log = np.zeros((len(table) + len(hw.pair_names) if record_events else 0, 7), np.int64)
+    run_loop = kernels().run_loop
     while not run_loop(tr, loop_hw, st, log, record_events):
         log = np.concatenate([log, np.zeros_like(log)])  # full: twice the room, and resume
     counters = st.counters[0]

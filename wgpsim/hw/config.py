@@ -165,6 +165,25 @@ class HardwareConfig:
             raw["passes"] = overridden(raw["passes"], groupings)
         return replace(HardwareConfig.from_dict(raw, source=self.source), source=self.source)
 
+    def with_lds_per_pair(self) -> HardwareConfig:
+        """A copy with the LDS partitions repeated once per SIMD pair (pair p's copy at
+        p x ``lds_bytes``), the L0 partitions after them: the loop what-if
+        ``separate_partitions``.
+
+        >>> load_hardware().with_lds_per_pair().partitions.count
+        11
+        """
+        p = self.partitions
+        nlds = self.num_pairs * len(p.lds)
+        return self.with_overrides(
+            **{
+                "partitions.count": nlds + len(p.l0),
+                "partitions.lds": list(range(nlds)),
+                "partitions.l0": list(range(nlds, nlds + len(p.l0))),
+                "partitions.lds_bytes": self.num_pairs * p.lds_bytes,
+            }
+        )
+
     # -- derived quantities ---------------------------------------------------------------------
     @property
     def pair_names(self) -> tuple[str, ...]:

@@ -79,7 +79,8 @@ LOOP_RUNS = 3
 
 
 def loop_engine(trace, hw: HardwareConfig, engine: str) -> str:
-    """``auto`` decided once for a loop's runs: ``fast`` when they add up to more than
+    """``auto`` decided once for a loop's runs (``auto.upfront``): ``fast`` when it costs
+    nothing to load (built ahead of time, or loaded) or when they add up to more than
     ``auto``'s des budget (the attention example: 3 x 24,576 passes), so des is not paid for a
     first run before the fast engine loads anyway; else ``engine`` (a named engine is kept).
 
@@ -90,12 +91,9 @@ def loop_engine(trace, hw: HardwareConfig, engine: str) -> str:
     """
     if engine != "auto":
         return engine
-    from wgpsim.engine.auto import choose, fast_cache_present, fast_loaded, most_passes
+    from wgpsim.engine.auto import most_passes, upfront
 
-    cached = fast_loaded() or fast_cache_present()
-    if choose(LOOP_RUNS * most_passes(trace, hw), 0, False, cached) == "fast":
-        return "fast"
-    return engine
+    return "fast" if upfront(LOOP_RUNS * most_passes(trace, hw)) == "fast" else engine
 
 
 @dataclass(frozen=True)

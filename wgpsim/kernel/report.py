@@ -196,7 +196,8 @@ example simulates 7,424 passes of distinct ops and 4,608 of candidates."""
 
 
 def engine_for(lowerings: tuple[OpLowering, ...], hw: HardwareConfig, engine: str) -> str:
-    """``auto`` decided once for the whole report: ``fast`` when the report (its distinct op
+    """``auto`` decided once for the whole report (``auto.upfront``): ``fast`` when it costs
+    nothing to load (built ahead of time, or loaded) or when the report (its distinct op
     traces' passes times :data:`REPORT_PASSES_PER_OP_PASS`) would outgrow ``auto``'s des budget
     anyway (then loading the fast engine up front costs less than des's share first), else
     ``engine``; any engine asked for by name is kept. The engines agree cycle for cycle: only
@@ -207,7 +208,7 @@ def engine_for(lowerings: tuple[OpLowering, ...], hw: HardwareConfig, engine: st
     """
     if engine != "auto":
         return engine
-    from wgpsim.engine.auto import choose, fast_cache_present, fast_loaded, most_passes
+    from wgpsim.engine.auto import most_passes, upfront
 
     traces = {}
     for low in lowerings:
@@ -215,10 +216,7 @@ def engine_for(lowerings: tuple[OpLowering, ...], hw: HardwareConfig, engine: st
             trace = op_trace(low.lowering)
             traces[_trace_key(trace)] = trace
     passes = sum(most_passes(trace, hw) for trace in traces.values())
-    cached = fast_loaded() or fast_cache_present()
-    if choose(passes * REPORT_PASSES_PER_OP_PASS, 0, False, cached) == "fast":
-        return "fast"
-    return engine
+    return "fast" if upfront(passes * REPORT_PASSES_PER_OP_PASS) == "fast" else engine
 
 
 def _op_row(

@@ -65,21 +65,11 @@ def ideal_banks(trace: Trace, hw: HardwareConfig) -> tuple[Trace, HardwareConfig
 def separate_partitions(trace: Trace, hw: HardwareConfig) -> tuple[Trace, HardwareConfig]:
     """Pair p's LDS addresses moved up by p x ``lds_bytes`` onto hardware with a copy of the
     LDS partitions per pair (module docstring)."""
-    p = hw.partitions
-    npairs, nlds = hw.num_pairs, len(p.lds)
     pair = np.array([hw.pair_of_warp(w) for w in range(trace.num_warps)], dtype=np.int64)
-    shift = (pair[trace.warp] * p.lds_bytes)[:, None]
+    shift = (pair[trace.warp] * hw.partitions.lds_bytes)[:, None]
     addr = np.where(trace.addr >= 0, trace.addr.astype(np.int64) + shift, -1)
-    more = hw.with_overrides(
-        **{
-            "partitions.count": npairs * nlds + len(p.l0),
-            "partitions.lds": list(range(npairs * nlds)),
-            "partitions.l0": list(range(npairs * nlds, npairs * nlds + len(p.l0))),
-            "partitions.lds_bytes": npairs * p.lds_bytes,
-        }
-    )
     moved = Trace(trace.warp, trace.op, trace.arg, addr, trace.labels, trace.num_warps)
-    return moved, more
+    return moved, hw.with_lds_per_pair()
 
 
 def no_lds(trace: Trace, hw: HardwareConfig) -> tuple[Trace, HardwareConfig]:
