@@ -11,7 +11,7 @@ survives (add the test that catches it) or if a mutant no longer applies (its ``
 not in its file exactly once: update the list with the code).
 
 Numba validates a cached function only against its own file, and ``run_loop`` inlines the
-helpers of ``_fast_grant`` and ``_fast_state``: so each mutant of the fast engine runs with a
+helpers of ``_fast_grant`` and ``_fast_heaps``: so each mutant of the fast engine runs with a
 copy of the warm cache from which the stale functions are removed.
 """
 
@@ -48,7 +48,7 @@ TESTS_FAST = (
 )
 """The test files run against a mutant of the fast engine (the des-only files cannot fail)."""
 COPIED = ("wgpsim", "tests", "configs", "pyproject.toml")
-INLINED = {"_fast_grant", "_fast_state", "_fast_loop"}
+INLINED = {"_fast_grant", "_fast_heaps", "_fast_loop"}
 """Modules of compiled code that ``_fast_loop.run_loop`` inlines (its cache goes stale)."""
 TIMEOUT = 600
 """Seconds one mutant's tests may take; a mutant that hangs them counts as caught."""
@@ -65,8 +65,9 @@ class Mutant:
 
 
 RULES, DES, CONFIG = "wgpsim/hw/rules.py", "wgpsim/engine/des_lds.py", "wgpsim/hw/config.py"
+LANES = "wgpsim/engine/_fast_passes.py"  # the lane groups and bank counts the kernels take
 PASSES, GRANT, LOOP = (
-    "wgpsim/engine/_fast_passes.py",
+    "wgpsim/engine/_fast_pass_kernels.py",
     "wgpsim/engine/_fast_grant.py",
     "wgpsim/engine/_fast_loop.py",
 )
@@ -211,7 +212,7 @@ MUTANTS = (
     # -- the fast engine's compiled statement ------------------------------------------------
     Mutant(
         "fast.bank_count",
-        PASSES,
+        LANES,
         (
             (
                 "else hw.banks.count,\n",
@@ -240,7 +241,7 @@ MUTANTS = (
     ),
     Mutant(
         "fast.b128_lane_groups",
-        PASSES,
+        LANES,
         (
             (
                 "weights = [sum(1 << b for b in mask) for mask in masks]",
@@ -353,7 +354,7 @@ def run_tests(
     copy: Path, cache: Path, tests: tuple[str, ...], show_failure: bool = False
 ) -> tuple[int, float]:
     """``pytest -x tests`` in the copy: (return code, seconds); -1 on timeout."""
-    env = {**os.environ, "PYTHONPATH": str(copy), "CI": "1", "NUMBA_CACHE_DIR": str(cache)}
+    env = {**os.environ, **JIT, "PYTHONPATH": str(copy), "CI": "1", "NUMBA_CACHE_DIR": str(cache)}
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
     start = time.perf_counter()
     with subprocess.Popen(
@@ -387,6 +388,11 @@ def mutant_cache(warm: Path, mutant: Mutant, into: Path) -> Path:
             f.unlink()
     return into
 
+
+JIT = {"WGPSIM_FAST_KERNELS": "jit"}
+"""The copies run the fast engine on numba's JIT: a mutant changes the kernels' sources, so a
+built engine (``wgpsim.engine._fast_backend``) would be rebuilt for each (twice the JIT's
+compile); both compile the same sources."""
 
 WARM_UP = (
     "from wgpsim.engine import simulate\n"
@@ -465,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def warm_up(copy: Path, cache: Path) -> bool:
-    env = {**os.environ, "PYTHONPATH": str(copy), "NUMBA_CACHE_DIR": str(cache)}
+    env = {**os.environ, **JIT, "PYTHONPATH": str(copy), "NUMBA_CACHE_DIR": str(cache)}
     return subprocess.run([sys.executable, "-c", WARM_UP], cwd=copy, env=env).returncode == 0
 
 

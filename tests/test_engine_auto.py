@@ -18,6 +18,8 @@ def seed_plain():
 
 
 def test_small_traces_run_on_the_reference(seed_plain, monkeypatch):
+    """Without a built fast engine (numba's JIT only), loading fast costs more than des."""
+    monkeypatch.setenv("WGPSIM_FAST_KERNELS", "jit")
     monkeypatch.setattr(auto, "_sent", [0])
     monkeypatch.delitem(__import__("sys").modules, "wgpsim.engine.fast", raising=False)
     r = simulate(seed_plain, engine="auto")
@@ -47,3 +49,20 @@ def test_fast_cache_hint_reads_numba_cache_dir_alone_when_set(tmp_path, monkeypa
     index.parent.mkdir(parents=True)
     index.write_bytes(b"")
     assert fast_cache_present() is True
+
+
+def test_a_built_fast_engine_takes_every_trace(seed_plain, monkeypatch):
+    """A built fast engine loads in a millisecond, without numba: auto sends even a process's
+    first small trace there, and a report or loop decides for it up front."""
+    from wgpsim.engine import _fast_backend
+
+    monkeypatch.setattr(auto, "_sent", [0])
+    monkeypatch.delitem(__import__("sys").modules, "wgpsim.engine.fast", raising=False)
+    monkeypatch.setattr(_fast_backend, "built_present", lambda: True)
+    assert auto.upfront(1) == "fast"
+    r = simulate(seed_plain, engine="auto")
+    assert (r.engine, r.measurement(), r.passes) == ("fast", 323, 256)
+    assert auto._sent == [0]
+    monkeypatch.setattr(_fast_backend, "built_present", lambda: False)
+    monkeypatch.delitem(__import__("sys").modules, "wgpsim.engine.fast", raising=False)
+    assert auto.upfront(1) == "des"

@@ -12,7 +12,7 @@ numba. So ``kernels()`` gives, by ``WGPSIM_FAST_KERNELS``:
   of the fast engine (about 17 CPU-s on a 2-core machine, as long as numba's own first compile;
   the compile notice is printed), found again by the digest of the kernels' sources, the
   Python, NumPy and numba versions and the machine. Each kernel is exported once per argument
-  types the engine passes on the shipped configs (``EXEMPLARS``); a call with other types, a
+  types the engine passes on the shipped configs (``fast.EXEMPLARS``); a call with other types, a
   machine without a C compiler (``compiler()``) or a failed build fall back to numba's JIT;
 - ``jit``: numba's JIT and its cache only (what the mutation check's mutants use).
 
@@ -37,6 +37,7 @@ import sys
 import sysconfig
 import tempfile
 import warnings
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -54,10 +55,6 @@ SOURCES = (
 )
 """The files whose change makes a built module stale (the kernels, what they inline, and this
 recipe)."""
-EXEMPLARS = ("mi450", "mi450, an LDS per SIMD pair")
-"""The configs whose argument types are built: MI450 (six partitions: 8-bit partition masks)
-and the hardware of its loop what-if ``separate_partitions`` (ten: 16-bit masks). gfx950 and
-gfx942 (one partition) share the first's types."""
 MODE = "WGPSIM_FAST_KERNELS"
 
 
@@ -107,12 +104,14 @@ class Built:
 _active: list = []  # the kernels this process uses, once chosen
 
 
-def kernels():
-    """The fast engine's kernels for this process (chosen once; see the module docstring)."""
+def kernels(exemplars: Callable[[], None] | None = None):
+    """The fast engine's kernels for this process, chosen at the first call (see the module
+    docstring): a built module if there is one, else one built now if ``exemplars`` (the
+    engine's calls on ``fast.EXEMPLARS``, which ``build`` records) is given, else numba's JIT."""
     if not _active:
         built = None
         if os.environ.get(MODE, "built") != "jit":
-            built = load() or build()
+            built = load() or (build(exemplars) if exemplars else None)
         _active.append(built or _jit())
     return _active[0]
 
@@ -179,9 +178,10 @@ def compiler() -> str | None:
     return next((found for n in names if (found := shutil.which(n))), None)
 
 
-def build() -> Built | None:
-    """Build the module (a minute's compile with the notice), or None (numba's JIT serves)
-    when there is no C compiler or the build failed here before (its ``.failed`` file says why)."""
+def build(exemplars: Callable[[], None]) -> Built | None:
+    """Build the module for the argument types of the kernel calls ``exemplars()`` makes (half
+    a minute's compile, with the notice), or None (numba's JIT serves) when there is no C
+    compiler or the build failed here before (its ``.failed`` file says why)."""
     name, module_file, table = _paths()
     failed = table.with_suffix(".failed")
     if compiler() is None or failed.is_file():
@@ -191,7 +191,7 @@ def build() -> Built | None:
     _compile_notice.announce_once()
     try:
         with tempfile.TemporaryDirectory(prefix="wgpsim-fast-") as tmp:
-            variants = _compile(name, Path(tmp))
+            variants = _compile(name, Path(tmp), record(exemplars))
             module_file.parent.mkdir(parents=True, exist_ok=True)
             built = Path(tmp) / module_file.name
             os.replace(built, module_file)
@@ -218,9 +218,9 @@ def _drop_stale(folder: Path, keep: str) -> None:
             stale.unlink(missing_ok=True)
 
 
-def _compile(name: str, out: Path) -> dict[str, dict[str, str]]:
-    """Compile every kernel for each argument types ``EXEMPLARS`` pass into module ``name`` in
-    ``out``; returns {kernel: {type_key: exported name}}."""
+def _compile(name: str, out: Path, calls: list[tuple[str, tuple]]) -> dict[str, dict[str, str]]:
+    """Compile every kernel for the argument types of each of ``calls`` (kernel, arguments)
+    into module ``name`` in ``out``; returns {kernel: {type_key: exported name}}."""
     jit = _jit()
     from numba import typeof, types
 
@@ -232,7 +232,7 @@ def _compile(name: str, out: Path) -> dict[str, dict[str, str]]:
     cc = CC(name)
     cc.output_dir = str(out)
     variants: dict[str, dict[str, str]] = {k: {} for k in KERNELS}
-    for kernel, args in _exemplar_calls():
+    for kernel, args in calls:
         key = type_key(args)
         if key in variants[kernel]:
             continue
@@ -244,30 +244,19 @@ def _compile(name: str, out: Path) -> dict[str, dict[str, str]]:
     return variants
 
 
-def _exemplar_calls() -> list[tuple[str, tuple]]:
-    """(kernel, arguments) of every kernel call the fast engine makes on the ``EXEMPLARS``,
-    recorded without running a kernel (a tiny trace of each op code family)."""
-    from wgpsim.engine import fast
-    from wgpsim.hw.config import load_hardware
-    from wgpsim.trace.generate import streaming_trace
-
+def record(exemplars: Callable[[], None]) -> list[tuple[str, tuple]]:
+    """(kernel, arguments) of every kernel call ``exemplars()`` makes, recorded without running
+    a kernel: ``fill_passes`` returns a table of no pass, ``run_loop`` stops the run."""
     recorder = _Recorder()
-    trace = streaming_trace(4, 2, "ds_load_b128", lambda w: w * 512, timed=True)
-    hw = load_hardware()
     _active.insert(0, recorder)
     try:
-        for h in (hw, hw.with_lds_per_pair()):
-            fast.trace_is_valid(trace, h.partitions.lds_bytes)
-            try:
-                fast.run(trace, h)
-            except _Recorded:
-                pass
+        exemplars()
     finally:
         _active.remove(recorder)
     return recorder.calls
 
 
-class _Recorded(Exception):
+class Recorded(Exception):
     """``run_loop``'s arguments are recorded: the exemplar run stops there."""
 
 
@@ -289,7 +278,7 @@ class _Recorder:
 
     def run_loop(self, *args):
         self.calls.append(("run_loop", args))
-        raise _Recorded
+        raise Recorded
 
 
 @lru_cache(maxsize=1)

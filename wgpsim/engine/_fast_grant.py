@@ -20,7 +20,6 @@ Two heads in one partition: the older (pair 1) gets port 0, pair 0 stalls, no ti
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from wgpsim.engine._fast_state import (
@@ -35,6 +34,7 @@ from wgpsim.engine._fast_state import (
 )
 
 __all__ = ["ISSUED", "PAIR", "PARTS", "POLICY_CODES", "grant", "policy_of"]
+
 
 @njit(cache=True, inline="always")
 def grant(heads, nheads, held, ports_free, favor, policy, order, out):

@@ -13,7 +13,7 @@ A heap of (key, seq, a, b) rows, smallest first:
 
 from __future__ import annotations
 
-import numpy as np
+import numpy as np  # noqa: F401  (the doctest)
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic

@@ -44,7 +44,6 @@ from wgpsim.trace.instructions import (
 __all__ = ["LaneTable", "LoopPasses", "lane_table", "loop_passes"]
 
 
-
 @dataclass(frozen=True)
 class LoopPasses:
     """The passes of every trace row, as the fast engine's loop takes them: the passes of row

@@ -229,5 +229,3 @@ def _start_warps(st: LoopState, nwarps: int) -> None:
     st.events[:nwarps, ORDER] = st.events[:nwarps, WARP] = np.arange(nwarps)
     st.events[:nwarps, KIND] = WAKE
     st.counters["events"] = st.counters["seq"] = nwarps
-
-

@@ -17,18 +17,19 @@ The seed's microbenchmark with all four rows in one partition, as in ``des``:
 
 from __future__ import annotations
 
+from contextlib import suppress
 from functools import lru_cache
 
 import numpy as np
 
-from wgpsim.engine._fast_backend import kernels
+from wgpsim.engine._fast_backend import Recorded, kernels
 from wgpsim.engine._fast_passes import loop_passes
 from wgpsim.engine._fast_state import LoopHardware, LoopTrace, new_state, policy_of, warp_order
 from wgpsim.engine.des import instruction_counts, jitter, partition_accesses
 from wgpsim.engine.limits import check_inputs, overflow
 from wgpsim.engine.result import CLOCK_COLUMNS, ClockReads, EventLog, Result
 from wgpsim.errors import TraceError
-from wgpsim.hw.config import HardwareConfig, load_hardware  # noqa: F401 (doctest)
+from wgpsim.hw.config import HardwareConfig, load_hardware
 from wgpsim.trace.instructions import (
     BARRIER,
     CLOCK,
@@ -46,7 +47,6 @@ from wgpsim.trace.instructions import (
 from wgpsim.trace.validate import MAX_DELAY_CYCLES, is_validated, remember_valid
 from wgpsim.trace.validate import validate as check_trace
 
-
 _CODES = np.array(
     [len(OPS), NUM_LDS_OPS, WAIT_DS, WAIT_TENSOR, TDM, DELAY, CLOCK, BARRIER], dtype=np.int64
 )
@@ -59,7 +59,7 @@ def trace_is_valid(trace, lds_bytes: int) -> bool:
     """True if ``trace`` breaks none of ``wgpsim.trace.validate``'s rules for an LDS of
     ``lds_bytes`` bytes (what ``validate`` would accept); one compiled sweep."""
     return bool(
-        kernels().rows_are_valid(
+        _kernels().rows_are_valid(
             trace.op,
             trace.warp,
             trace.arg,
@@ -72,6 +72,31 @@ def trace_is_valid(trace, lds_bytes: int) -> bool:
             np.float64(MAX_DELAY_CYCLES),
         )
     )
+
+
+EXEMPLARS = ("mi450", "mi450 with an LDS per SIMD pair")
+"""The hardware whose kernel argument types a built engine holds (``_fast_backend``): MI450
+(six partitions: 8-bit partition masks; gfx950 and gfx942 with one give the same types) and
+the hardware of the loop what-if ``separate_partitions`` (eleven: 16-bit masks)."""
+
+
+def _kernels():
+    """The compiled kernels (``_fast_backend.kernels``; built now, on the ``EXEMPLARS``,
+    when none were and a C compiler is found)."""
+    return kernels(exemplars=_exemplar_runs)
+
+
+def _exemplar_runs() -> None:
+    """Validate and run a small trace on each of ``EXEMPLARS`` (under ``_fast_backend.record``,
+    which records the kernels' arguments and stops each run)."""
+    from wgpsim.trace.generate import streaming_trace
+
+    trace = streaming_trace(4, 2, "ds_load_b128", lambda w: w * 512, timed=True)
+    hw = load_hardware()
+    for h in (hw, hw.with_lds_per_pair()):
+        trace_is_valid(trace, h.partitions.lds_bytes)
+        with suppress(Recorded):
+            run(trace, h)
 
 
 def validate(trace, lds_bytes: int):
@@ -94,6 +119,7 @@ def run(
 ) -> Result:
     """Simulate ``trace`` (already validated) on ``hw``; see ``wgpsim.engine.simulate``."""
     check_inputs(trace, hw)
+    run_loop = _kernels().run_loop  # chosen (or built) before the pass table's kernel runs
     table = loop_passes(trace.op, trace.addr, hw, index=record_events, distance=trace.arg)
     warp_rows = np.empty(len(trace), np.int32 if len(trace) < 2**31 else np.int64)
     warp_first = warp_order(trace.warp, trace.num_warps, warp_rows)
@@ -112,7 +138,6 @@ def run(
     st = new_state(tr, loop_hw, times=record_ops)
     # a row per granted pass, and per stall (a few: the loop stops when full and resumes)
     log = np.zeros((len(table) + len(hw.pair_names) if record_events else 0, 7), np.int64)
-    run_loop = kernels().run_loop
     while not run_loop(tr, loop_hw, st, log, record_events):
         log = np.concatenate([log, np.zeros_like(log)])  # full: twice the room, and resume
     counters = st.counters[0]
