@@ -1,7 +1,9 @@
-"""Loading the fast engine skips numba's SciPy BLAS probe (``fast._skip_scipy_blas_probe``):
-scipy.linalg stays unimported, and numba code of the same process still finds BLAS for
-``np.dot``."""
+"""Loading the fast engine on numba's JIT skips numba's SciPy BLAS probe
+(``_fast_backend._skip_scipy_blas_probe``): scipy.linalg stays unimported, and numba code of
+the same process still finds BLAS for ``np.dot``. (A built engine imports no numba at all:
+``tests/test_engine_fast_backend.py``.)"""
 
+import os
 import subprocess
 import sys
 
@@ -30,7 +32,12 @@ print(dot(np.arange(3.0), np.arange(3.0)), "scipy.linalg" in sys.modules)
 
 def test_fast_engine_loads_without_scipy_linalg_and_numba_keeps_blas():
     out = subprocess.run(
-        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True, timeout=600
+        [sys.executable, "-c", PROBE],
+        env={**os.environ, "WGPSIM_FAST_KERNELS": "jit"},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
     ).stdout.split("\n")
     engine, cycles, linalg_after_run = out[0].split()
     assert (engine, int(cycles) > 0) == ("fast", True)

@@ -30,12 +30,13 @@ from collections.abc import Callable
 from numba.core import event
 
 MESSAGE = "wgpsim: compiling the fast engine (first run only, ~{seconds} s)..."
-SECONDS = 16
-"""Roughly how long the first compile takes on a 2-core machine: 15.8 CPU-s measured for the first
-``simulate(engine="fast")`` with an empty numba cache on 2026-12-03 (load average 2.8; 17.3 CPU-s
-before the pass table lost its counting sweep; 19.3 on 2026-12-01); measured again on
-2026-12-04: 14.1 CPU-s, 14.6 s wall, for a first ``simulate(engine="fast")`` of 4 warps with an
-empty ``NUMBA_CACHE_DIR`` (load average 1.7)."""
+SECONDS = 30
+"""Roughly how long the first compile takes on a 2-core machine: 30.8 CPU-s (31.9 s wall)
+measured on 2026-12-04 for a first ``simulate(engine="fast")`` with an empty ``NUMBA_CACHE_DIR``
+that builds the engine's extension module (``_fast_backend.build``: two variants of each
+kernel and numba's C helpers); numba's JIT alone (``WGPSIM_FAST_KERNELS=jit``, or no C
+compiler) took 14.1-15.8 CPU-s for its first variant, and compiles the second (16-bit
+partition masks) when a loop's ``separate_partitions`` first needs it."""
 
 
 def _announce() -> None:
