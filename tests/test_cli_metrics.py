@@ -88,12 +88,15 @@ def test_counter_names_stay_whole_at_any_width(capsys, monkeypatch, columns):
 
 def test_replay_default_runs_a_small_trace_on_des_in_a_fresh_process():
     """The default engine is ``auto``: a newcomer's first replay loads no numba (on a fresh
-    machine it would compile the fast engine for a few passes)."""
+    machine it would compile the fast engine for a few passes; a built fast engine would take
+    it, loading no numba either)."""
+    import os
     import subprocess
     import sys
 
     done = subprocess.run(
         [sys.executable, "-m", "wgpsim", "replay", str(CONFLICT)],
+        env={**os.environ, "WGPSIM_FAST_KERNELS": "jit"},
         capture_output=True, text=True, check=True, timeout=300,
     )  # fmt: skip
     assert "(des engine)" in done.stdout

@@ -21,7 +21,10 @@ def _lowerings(name: str):
 
 
 def test_engine_for_loads_fast_only_for_a_large_report(monkeypatch):
+    """On numba's JIT (no built engine: loading fast costs 0.32 CPU-s)."""
+    monkeypatch.setenv("WGPSIM_FAST_KERNELS", "jit")
     monkeypatch.setattr("wgpsim.engine.auto.fast_cache_present", lambda: True)
+    monkeypatch.setattr("wgpsim.engine.auto.fast_loaded", lambda: False)  # a fresh process
     hw = load_hardware()
     attention, transpose = _lowerings("attention"), _lowerings("transpose")
     # attention: 7,424 passes of distinct op traces (13,568 of ops), x 2: under 32,000
@@ -80,7 +83,9 @@ def test_loop_engine_loads_fast_only_for_a_large_loop(monkeypatch):
     from wgpsim.kernel.loop.program import loop_program
     from wgpsim.kernel.loop.traces import loop_trace
 
+    monkeypatch.setenv("WGPSIM_FAST_KERNELS", "jit")  # no built engine: loading fast costs
     monkeypatch.setattr("wgpsim.engine.auto.fast_cache_present", lambda: True)
+    monkeypatch.setattr("wgpsim.engine.auto.fast_loaded", lambda: False)  # a fresh process
     hw = load_hardware()
 
     def trace(name):

@@ -20,6 +20,7 @@ Two heads in one partition: the older (pair 1) gets port 0, pair 0 stalls, no ti
 
 from __future__ import annotations
 
+import numpy as np  # noqa: F401  (the doctest)
 from numba import njit
 
 from wgpsim.engine._fast_state import (

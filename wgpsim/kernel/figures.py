@@ -86,8 +86,8 @@ def loop_engine(trace, hw: HardwareConfig, engine: str) -> str:
 
     >>> from wgpsim.hw.config import load_hardware
     >>> from wgpsim.trace import TraceBuilder
-    >>> loop_engine(TraceBuilder(1).build(), load_hardware(), "auto")
-    'auto'
+    >>> loop_engine(TraceBuilder(1).build(), load_hardware(), "des")  # a named engine is kept
+    'des'
     """
     if engine != "auto":
         return engine

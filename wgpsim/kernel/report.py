@@ -203,8 +203,8 @@ def engine_for(lowerings: tuple[OpLowering, ...], hw: HardwareConfig, engine: st
     ``engine``; any engine asked for by name is kept. The engines agree cycle for cycle: only
     the cost changes.
 
-    >>> engine_for((), load_hardware(), "auto"), engine_for((), load_hardware(), "des")
-    ('auto', 'des')
+    >>> engine_for((), load_hardware(), "des")  # a named engine is kept
+    'des'
     """
     if engine != "auto":
         return engine
