@@ -126,3 +126,25 @@ def test_the_jit_mode_never_loads_a_built_module(monkeypatch):
     monkeypatch.setattr(backend, "_active", [])
     assert not backend.built_present()
     assert backend.kernels(exemplars=lambda: pytest.fail("built in jit mode")) is backend._jit()
+
+
+@pytest.mark.parametrize("op", ["ds_load_b32", "ds_load_b64", "ds_load_b128", "ds_store_b16"])
+def test_bank_conflict_count_is_the_same_from_either_statement(op, monkeypatch):
+    """``measures.banks`` counts bank conflicts on the compiled pass table once the fast engine
+    is ready, on the reference rules otherwise: the same number on random lane addresses."""
+    from wgpsim.engine import auto
+    from wgpsim.measures.banks import bank_conflict_cycles
+
+    rng = np.random.default_rng(11)
+    b = TraceBuilder(4)
+    put = b.store if op.startswith("ds_store") else b.load
+    width = {"ds_load_b32": 4, "ds_load_b64": 8, "ds_load_b128": 16, "ds_store_b16": 2}[op]
+    for w in range(4):
+        for _ in range(16):
+            put(w, op, width * rng.integers(0, 2048, 32))
+    trace, hw = b.build(), load_hardware()
+    counts = []
+    for ready in (True, False):
+        monkeypatch.setattr(auto, "fast_ready", lambda ready=ready: ready)
+        counts.append(bank_conflict_cycles(trace, hw))
+    assert counts[0] == counts[1] > 0

@@ -167,6 +167,18 @@ def run(
     )
 
 
+def bank_conflict_cycles(ops: np.ndarray, addr: np.ndarray, hw: HardwareConfig, distance) -> int:
+    """The passes' bank cycles beyond one each, of LDS rows ``ops``/``addr`` (``distance``: a
+    2addr form's second address), from the compiled pass table.
+
+    >>> addr = np.stack([512 * (np.arange(32) % 2)])  # lanes alternate between two bank rows
+    >>> bank_conflict_cycles(np.array([0]), addr, load_hardware(), np.zeros(1))  # ds_load_b32
+    1
+    """
+    table = loop_passes(ops, addr, hw, index=False, distance=distance)
+    return int(table.bank_cycles.sum(dtype=np.int64)) - len(table)
+
+
 @lru_cache(maxsize=64)
 def loop_hardware(hw: HardwareConfig, num_warps: int) -> LoopHardware:
     """The hardware as ``run_loop`` takes it: SIMD -> warps and pair -> SIMDs (padded), ports,

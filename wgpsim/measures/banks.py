@@ -127,7 +127,17 @@ def has_bank_conflicts(trace, hw: HardwareConfig | None = None) -> bool:
 
 
 def _conflict_cycles(trace, rows: np.ndarray, hw: HardwareConfig) -> int:
-    table = pass_table(trace.op[rows], trace.addr[rows], hw, trace.arg[rows])
+    """The bank-conflict cycles of ``rows``: from the fast engine's compiled pass table when
+    that engine costs nothing to use (``auto.fast_ready``), else from the reference rules (the
+    two agree: ``tests/test_engine_fast_rules.py``)."""
+    from wgpsim.engine.auto import fast_ready
+
+    ops, addr, distance = trace.op[rows], trace.addr[rows], trace.arg[rows]
+    if fast_ready():
+        from wgpsim.engine.fast import bank_conflict_cycles
+
+        return bank_conflict_cycles(ops, addr, hw, distance)
+    table = pass_table(ops, addr, hw, distance)
     return int(table.bank_cycles.sum()) - len(table)
 
 
