@@ -270,7 +270,7 @@ def _cycles_per_iteration(result, trace, iteration: np.ndarray, n: int, steady: 
     warp = trace.warp.astype(np.int64)
     arrive, leave = result.op_time("arrive"), result.op_time("leave")
     out = []
-    for w in np.unique(warp):
+    for w in np.flatnonzero(np.bincount(warp)):  # np.unique would import numpy.ma
         mine = warp == w
         first = mine & (iteration == steady)
         last = mine & (iteration == n - 1)
@@ -455,7 +455,7 @@ def _per_op(names, code, lds, op, iteration, steady, per, nw, result, blame, exp
     np.add.at(conflict, grant_row, grant_cycles - 1)
     stall = result.op_time("stall_cycles")
     lat = result.op_time("complete") - result.op_time("issue")
-    keys = np.unique(code[rows])
+    keys = np.flatnonzero(np.bincount(code[rows]))  # the labels present (np.unique: numpy.ma)
     out = {c: np.zeros(len(keys)) for c in OP_COLUMNS[2:]}
     op_name, kind = np.empty(len(keys), object), np.empty(len(keys), object)
     for i, k in enumerate(keys):
