@@ -83,5 +83,48 @@ def test_candidates_dropped_unrun_are_the_ones_a_run_finds_bank_conflicted(monke
 
     has_bank_conflicts = suggest.has_bank_conflicts
     monkeypatch.setattr(suggest, "has_bank_conflicts", checked)
+    monkeypatch.setattr(suggest, "pairs_read_alike", lambda *a: False)  # search all three
+    monkeypatch.setattr("wgpsim.engine.auto.fast_ready", lambda: False)  # the reference rules
     kernel_report(KERNELS / "attention", HW, engine="des")
     assert len(seen) >= 30 and sum(c > 0 for c in seen) >= 25 and 0 in seen
+
+
+def _dot_operand(op_idx: int, warps: str):
+    mma = (
+        f"#ttg.amd_wmma<{{version = 3, isTranspose = true, ctaLayout = {{warp = {warps}}}, "
+        "instrShape = [16, 16, 32]}>"
+    )
+    return parse(f"#ttg.dot_op<{{opIdx = {op_idx}, parent = {mma}, kWidth = 8}}>")
+
+
+def test_pairs_reading_alike_end_the_search_with_its_own_answer(monkeypatch):
+    """When the SIMD pairs read alike (``suggest.pairs_read_alike``), no candidate is tried;
+    the whole search, run anyway, rejects every candidate and answers the same."""
+    from wgpsim.kernel import suggest
+
+    shared = parse("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [0, 1]}>")
+    cases = [
+        (_dot_operand(1, "[[1, 0], [2, 0], [4, 0]]"), (64, 128)),  # the attention example's B
+        (_dot_operand(1, "[[1, 0], [2, 0]]"), (64, 64)),  # 4 warps along M: B read alike
+        (_dot_operand(0, "[[0, 1], [0, 2]]"), (64, 64)),  # 4 warps along N: A read alike
+    ]
+    for dst, shape in cases:
+        assert suggest.pairs_read_alike(dst, shape, HW)
+        quick = suggest.suggest_layout(shared, dst, shape, 16, HW)
+        with monkeypatch.context() as m:
+            m.setattr(suggest, "pairs_read_alike", lambda *a: False)
+            searched = suggest.suggest_layout(shared, dst, shape, 16, HW)
+        assert quick == searched == suggest.NO_LAYOUT
+
+
+def test_pairs_reading_different_elements_are_searched():
+    from wgpsim.hw.config import load_hardware as load
+    from wgpsim.kernel import suggest
+    from wgpsim.packaged import hardware_path
+
+    a = _dot_operand(0, "[[1, 0], [2, 0], [4, 0]]")  # the attention example's A: warps differ
+    assert not suggest.pairs_read_alike(a, (128, 64), HW)
+    b = _dot_operand(1, "[[1, 0], [2, 0]]")
+    assert not suggest.pairs_read_alike(b, (64, 64), load(hardware_path("gfx950")))  # 1 partition
+    drift = HW.with_overrides(**{"drift.model": "uniform", "drift.jitter_cycles": 4})
+    assert not suggest.pairs_read_alike(b, (64, 64), drift)  # random delays: no symmetry

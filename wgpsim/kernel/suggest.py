@@ -7,6 +7,9 @@ allocator (with the buffer's stages; the load reads stage 0), lowered and simula
 has neither bank conflicts nor partition stalls, fewest LDS bytes on ties, or None. A candidate
 with bank conflicts is dropped before its run (`measures.banks.has_bank_conflicts`: whether a run
 would report any, from the lanes' addresses alone), so only conflict-free ones are simulated.
+
+No candidate is tried when the two SIMD pairs read alike (`pairs_read_alike`): then every shared
+layout stalls them, and the answer is the search's "none" without its lowerings and runs.
 """
 
 from __future__ import annotations
@@ -58,6 +61,64 @@ def _gemm_of(dst: DotOperandLayout, shape: tuple[int, int], order: tuple[int, ..
     )
 
 
+NO_LAYOUT = {
+    "layout": None,
+    "reason": "none of the search's shared layouts removes the conflicts with this "
+    "ctaLayout (co-located SIMD pairs read the same bytes: change the ctaLayout, see "
+    "wgpsim search)",
+}
+"""The answer when every candidate is rejected (a copy is returned)."""
+
+
+def pairs_read_alike(dst: Any, shape: tuple[int, ...], hw: HardwareConfig) -> bool:
+    """Whether the load's warps on one SIMD pair are the mirror image of those on the other:
+    warp w and warp w ^ m (for a warp mask m the destination layout maps to no element: both
+    read the same elements, lane for lane and register for register) sit on SIMDs in the same
+    place of the two pairs, at the same rank. Then for every shared layout their instructions
+    and addresses are the same, the lock-step run (no drift) is symmetric between the pairs up
+    to the first cycle their heads are granted, and in that cycle the two heads share every
+    partition, so one of them stalls: no candidate can pass, whatever its layout.
+
+    >>> from wgpsim.layout.notation import parse
+    >>> from wgpsim.hw.config import load_hardware
+    >>> mma = ("#ttg.amd_wmma<{version = 3, isTranspose = true, ctaLayout = {warp = [[1, 0], "
+    ...        "[2, 0], [4, 0]]}, instrShape = [16, 16, 32]}>")  # the attention example's
+    >>> a, b = (parse(f"#ttg.dot_op<{{opIdx = {i}, parent = {mma}, kWidth = 8}}>") for i in (0, 1))
+    >>> pairs_read_alike(a, (128, 64), load_hardware()), pairs_read_alike(b, (64, 128), load_hardware())
+    (False, True)
+    """
+    if hw.num_pairs != 2 or hw.partitions.count < 2:
+        return False
+    if hw.drift.model == "uniform" and hw.drift.jitter_cycles:
+        return False  # a random delay per row breaks the symmetry
+    layout = dst.to_linear_layout(shape)
+    if not layout.has_in_dim("warp"):
+        return False
+    n = layout.in_dim_size("warp")
+    zero = {"register": 0, "lane": 0}
+    return any(
+        not any(layout.apply({**zero, "warp": m}).values()) and _mirror(hw, n, m)
+        for m in range(1, n)
+    )
+
+
+def _mirror(hw: HardwareConfig, n: int, m: int) -> bool:
+    """Whether w -> w ^ m maps each warp to the other pair's SIMD in the same place of its
+    pair, at the same rank among that SIMD's warps, through one map of SIMDs."""
+    place = {
+        simd: (p, i) for p, (_, simds) in enumerate(hw.wgp.pairs) for i, simd in enumerate(simds)
+    }
+    simd = [hw.simd_of_warp(w) for w in range(n)]
+    rank = [sum(simd[x] == simd[w] for x in range(w)) for w in range(n)]
+    image: dict[int, int] = {}
+    for w in range(n):
+        v = w ^ m
+        (p, i), (q, j) = place[simd[w]], place[simd[v]]
+        if p == q or i != j or rank[w] != rank[v] or image.setdefault(simd[w], simd[v]) != simd[v]:
+            return False
+    return True
+
+
 def suggest_layout(
     shared: Any,
     dst: Any,
@@ -80,6 +141,8 @@ def suggest_layout(
         order = inner.get_order()
     else:
         order = tuple(getattr(inner, "order", None) or (1, 0))
+    if pairs_read_alike(dst, tuple(shape), hw):
+        return dict(NO_LAYOUT)
     gemm = _gemm_of(dst, tuple(shape), order)
     op = dst.op_idx
     pairs = [hw.pair_of_warp(w) for w in range(gemm.num_warps)]
@@ -112,12 +175,7 @@ def suggest_layout(
         if best is None or key < best[0]:
             best = (key, layout, low)
     if best is None:
-        return {
-            "layout": None,
-            "reason": "none of the search's shared layouts removes the conflicts with this "
-            "ctaLayout (co-located SIMD pairs read the same bytes: change the ctaLayout, see "
-            "wgpsim search)",
-        }
+        return dict(NO_LAYOUT)
     (cycles, size), layout, low = best
     return {
         "layout": to_text(layout),
