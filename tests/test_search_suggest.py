@@ -128,3 +128,24 @@ def test_pairs_reading_different_elements_are_searched():
     assert not suggest.pairs_read_alike(b, (64, 64), load(hardware_path("gfx950")))  # 1 partition
     drift = HW.with_overrides(**{"drift.model": "uniform", "drift.jitter_cycles": 4})
     assert not suggest.pairs_read_alike(b, (64, 64), drift)  # random delays: no symmetry
+
+
+def test_attention_searches_end_early_where_the_full_search_agrees(monkeypatch):
+    """On the attention example's own ops (multi-buffered, read at stage 0), two of its three
+    searches end at ``pairs_read_alike``; the report with the exit switched off (every
+    candidate lowered and run) is the same, JSON for JSON."""
+    from wgpsim.kernel import suggest
+
+    real, alike = suggest.pairs_read_alike, []
+
+    def counted(*args):
+        alike.append(real(*args))
+        return alike[-1]
+
+    monkeypatch.setattr(suggest, "pairs_read_alike", counted)
+    quick = kernel_report(KERNELS / "attention", HW).to_json()
+    assert sorted(alike) == [False, True, True]
+    monkeypatch.setattr(suggest, "pairs_read_alike", lambda *a: False)
+    assert kernel_report(KERNELS / "attention", HW).to_json() == quick
+    reasons = [o["suggestion"]["layout"] is None for o in quick["ops"] if o.get("suggestion")]
+    assert reasons.count(True) >= 2
