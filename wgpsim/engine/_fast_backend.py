@@ -117,8 +117,21 @@ def kernels(exemplars: Callable[[], None] | None = None):
 
 
 def built_present() -> bool:
-    """Whether a built module for these sources is ready to load (using it costs nothing)."""
-    return os.environ.get(MODE, "built") != "jit" and _paths()[1].is_file()
+    """Whether a built module for these sources is ready to load (using it costs nothing).
+    A module once found stays (a process asks at every ``simulate``): only the finding is
+    remembered, per directory, so a module built later is still seen."""
+    if os.environ.get(MODE, "built") == "jit":
+        return False
+    root = os.environ.get("NUMBA_CACHE_DIR")
+    if root in _found:
+        return True
+    if _paths()[1].is_file():
+        _found.add(root)
+        return True
+    return False
+
+
+_found: set[str | None] = set()  # NUMBA_CACHE_DIR values under which a built module was found
 
 
 def directory() -> Path:
