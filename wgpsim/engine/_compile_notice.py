@@ -30,13 +30,12 @@ from collections.abc import Callable
 from numba.core import event
 
 MESSAGE = "wgpsim: compiling the fast engine (first run only, ~{seconds} s)..."
-SECONDS = 30
-"""Roughly how long the first compile takes on a 2-core machine: 30.8 CPU-s (31.9 s wall)
-measured on 2026-12-04 for a first ``simulate(engine="fast")`` with an empty ``NUMBA_CACHE_DIR``
-that builds the engine's extension module (``_fast_backend.build``: two variants of each
-kernel and numba's C helpers); numba's JIT alone (``WGPSIM_FAST_KERNELS=jit``, or no C
-compiler) took 14.1-15.8 CPU-s for its first variant, and compiles the second (16-bit
-partition masks) when a loop's ``separate_partitions`` first needs it."""
+SECONDS = 18
+"""Roughly how long the first compile takes on a 2-core machine: 18.0 CPU-s measured on
+2026-12-04 for a first ``simulate(engine="fast")`` with an empty ``NUMBA_CACHE_DIR`` that builds
+the engine's extension module (``_fast_backend.build``: one variant of each kernel, and numba's
+C helpers; 32.4 CPU-s while the 8-bit and 16-bit partition masks needed two); numba's JIT alone
+(``WGPSIM_FAST_KERNELS=jit``, or no C compiler) took 14.1-15.8 CPU-s."""
 
 
 def _announce() -> None:

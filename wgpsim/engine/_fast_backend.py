@@ -51,10 +51,12 @@ SOURCES = (
     "_fast_heaps.py",
     "_fast_loop.py",
     "_fast_pass_kernels.py",
+    "_fast_passes.py",
     "_fast_state.py",
+    "fast.py",
 )
-"""The files whose change makes a built module stale (the kernels, what they inline, and this
-recipe)."""
+"""The files whose change makes a built module stale: the kernels, what they inline, this
+recipe, and the code that assembles the kernels' arguments (their types choose the variants)."""
 MODE = "WGPSIM_FAST_KERNELS"
 
 

@@ -6,7 +6,7 @@ engine on a machine with a C compiler), the fast engine loads in about a millise
 numba, and ``auto`` sends every trace to it (``fast_ready``). Without that module, loading it
 costs a process about 0.32 CPU-s with numba's cache warm (numba's import and
 ``wgpsim.engine.fast`` 0.2, its first call loading numba's registries and the cached functions
-0.13; ``_fast_backend._skip_scipy_blas_probe`` spares it SciPy's 0.2) and 16-30 CPU-s on a
+0.13; ``_fast_backend._skip_scipy_blas_probe`` spares it SciPy's 0.2) and 14-18 CPU-s on a
 fresh machine (the compile); ``des`` simulates about 99,000 passes per CPU-s: the two cost the
 same near 32,000 passes (2026-12-04, load 0.1-0.5, 8 warps x 200 ``ds_load_b128`` on two
 partitions, best of 3; both about twice as costly on a loaded machine). So a job whose traces add up to fewer than
@@ -47,7 +47,7 @@ simulated 28,000-60,000 passes per CPU-s)."""
 COLD_DES_PASSES = 500_000
 """Passes ``auto`` sends to ``des`` while numba's cache does not hold the fast engine (a fresh
 machine): about 5 CPU-s of ``des`` at 99,000 passes per CPU-s (13 when ``des`` managed 38,000),
-a sixth of the 30 CPU-s the compile costs (``_compile_notice.SECONDS``), so a newcomer's first
+about a third of the 14-18 CPU-s the compile costs (``_compile_notice.SECONDS``), so a newcomer's first
 hour compiles nothing (``benchmarks/first_hour.py``)."""
 
 _sent = [0]  # passes this process has sent to des through auto

@@ -76,8 +76,9 @@ def trace_is_valid(trace, lds_bytes: int) -> bool:
 
 EXEMPLARS = ("mi450", "mi450 with an LDS per SIMD pair")
 """The hardware whose kernel argument types a built engine holds (``_fast_backend``): MI450
-(six partitions: 8-bit partition masks; gfx950 and gfx942 with one give the same types) and
-the hardware of the loop what-if ``separate_partitions`` (eleven: 16-bit masks)."""
+(six partitions) and the hardware of the loop what-if ``separate_partitions`` (eleven); both,
+and gfx950 and gfx942 (one), pass the same types (16-bit partition masks,
+``_fast_passes._mask_dtype``), so one variant of each kernel is built."""
 
 
 def _kernels():
