@@ -163,6 +163,16 @@ def test_json_schema(capsys):
     assert data["ops"][4]["loc"] == f"kernels.py:{line}" and data["kernel"] == "gemm_tdm"
 
 
+@pytest.mark.parametrize("asked", [[], ["--engine", "auto"], ["--engine", "des"]])
+def test_json_names_the_engine_that_ran(capsys, asked):
+    """``engine`` (the report's and its loop's) is the engine that ran, never ``auto``."""
+    d = str(EXAMPLES / "lds_bandwidth_plain")
+    assert main(["kernel", d, "--json", "--loop-timing", *asked]) == 0
+    data = json.loads(capsys.readouterr().out)
+    ran = (data["engine"], data["loop_timing"]["engine"])
+    assert ran == ("des", "des") if "des" in asked else set(ran) <= {"des", "fast"}
+
+
 def test_text_csv_and_plot(tmp_path, capsys):
     csv, png = tmp_path / "ops.csv", tmp_path / "map.png"
     d = EXAMPLES / "lds_bandwidth_plain"

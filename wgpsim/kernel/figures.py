@@ -70,6 +70,7 @@ def main_loop(
     payload = {"loop": program.label, "source": program.source, **lt.to_dict()}
     payload["unmatched"] = [u.to_dict() for u in program.unmatched]
     payload["notes"] = [*program.notes, *map(str, program.unmatched), *lt.notes]
+    payload["engine"] = lt.result.engine  # the engine that ran (``auto`` names des or fast)
     return payload, lt
 
 

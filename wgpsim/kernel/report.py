@@ -219,6 +219,20 @@ def engine_for(lowerings: tuple[OpLowering, ...], hw: HardwareConfig, engine: st
     return "fast" if upfront(passes * REPORT_PASSES_PER_OP_PASS) == "fast" else engine
 
 
+def engine_ran(results) -> str | None:
+    """The engine that timed the ops, from their runs' ``Result.engine`` (``auto`` names the
+    engine it sent each trace to): ``des`` or ``fast``; ``des+fast`` when ``auto`` moved to the
+    fast engine partway; None when no op was timed.
+
+    >>> from types import SimpleNamespace as R
+    >>> engine_ran([R(engine="des"), R(engine="des")]), engine_ran([R(engine="fast"), R(engine="des")])
+    ('des', 'des+fast')
+    >>> engine_ran([]) is None
+    True
+    """
+    return "+".join(sorted({r.engine for r in results})) or None
+
+
 def _op_row(
     kernel: Kernel,
     low: OpLowering,
@@ -426,7 +440,7 @@ def kernel_report(
         "offsets_from": alloc.source,
         "ttg_shared_from": meta.get("ttg_shared_from"),
         "allocation_notes": list(alloc.notes),
-        "engine": engine,
+        "engine": engine_ran(runs.values()),
         "model": "lock step: all warps issue the op together after a barrier; cycles from a "
         f"clock read to the clock read after {hw.ds_wait()}, slowest warp",
         "hardware": {
