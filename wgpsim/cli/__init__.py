@@ -156,8 +156,8 @@ class _Interrupts:
 def _main(argv: list[str] | None) -> int:
     if sys.stdout is None:  # started with stdout closed (`wgpsim ... >&-`): refuse before any work
         return _error("stdout is closed; redirect it (>/dev/null) instead")
-    args = _parse(argv)
     try:
+        args = _parse(argv)  # inside: a flag's own check may raise a WgpsimError (--engine)
         code = int(args.handler(args) or 0)
         sys.stdout.flush()  # inside the try: a reader that left is seen here, not at exit
         return code

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from wgpsim.hw.config import HardwareConfig
 
 __all__ = [
+    "add_engine_arg",
     "add_hw_args",
     "add_hw_option",
     "add_target_option",
@@ -307,16 +308,49 @@ def _cell(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+ENGINE_HELP = (
+    "timing engine (default auto: fast when built or for a large job, else des, which spares "
+    "a fresh machine the fast engine's first compile; the two agree cycle for cycle)"
+)
+"""The help of every verb's ``--engine`` (``add_engine_arg``)."""
+
+
 def add_engine_arg(parser: argparse.ArgumentParser) -> None:
-    """``--engine`` of the verbs that time a kernel (``kernel``, ``diff``), ``auto`` unless named:
-    a shipped example's report and loop (a few thousand passes) cost less on des than loading
-    even a cached fast engine (about 0.6 CPU-s), a large report loads ``fast`` up front
-    (``kernel.report.engine_for``) and a fresh machine gets des up to
-    ``engine.auto.COLD_DES_PASSES`` instead of a 16 CPU-s compile."""
+    """``--engine`` of every verb that simulates (``kernel``, ``diff``, ``lower``, ``replay``):
+    one of ``wgpsim.engine.ENGINES``, in that order, ``auto`` unless named. A shipped example's
+    report and loop (a few thousand passes) cost less on des than loading even a cached fast
+    engine, a large report loads ``fast`` up front (``kernel.report.engine_for``) and a fresh
+    machine gets des up to ``engine.auto.COLD_DES_PASSES`` instead of a 16 CPU-s compile. An
+    unknown name is one line and exit 2 (``_EngineName``).
+
+    >>> p = argparse.ArgumentParser(prog="wgpsim replay")
+    >>> add_engine_arg(p)
+    >>> p.parse_args([]).engine, p.parse_args(["--engine", "des"]).engine
+    ('auto', 'des')
+    >>> p.parse_args(["--engine", "fast9"])
+    Traceback (most recent call last):
+    ...
+    wgpsim.errors.ConfigError: unknown engine 'fast9' (valid: des, fast, auto)
+    """
+    from wgpsim.engine import DEFAULT_ENGINE, ENGINES
+
     parser.add_argument(
         "--engine",
-        default="auto",
-        choices=("auto", "fast", "des"),
-        help="timing engine (default: auto, which times a small report on des and spares a "
-        "fresh machine the first compile)",
+        default=DEFAULT_ENGINE,
+        action=_EngineName,
+        metavar="{" + ",".join(ENGINES) + "}",
+        help=ENGINE_HELP,
     )
+
+
+class _EngineName(argparse.Action):
+    """Store a known engine's name; else raise ``ConfigError``, which argparse lets through
+    (it reports only its own errors, with the verb's usage), so the CLI prints one line."""
+
+    def __call__(self, parser, namespace, value, option_string=None) -> None:
+        from wgpsim.engine import ENGINES
+        from wgpsim.errors import ConfigError
+
+        if value not in ENGINES:
+            raise ConfigError(f"unknown engine {value!r} (valid: {', '.join(ENGINES)})")
+        setattr(namespace, self.dest, value)

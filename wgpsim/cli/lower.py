@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wgpsim.cli._common import (
+    add_engine_arg,
     add_hw_args,
     atomic_write,
     hardware_from_args,
     print_json,
     print_metric_tables,
 )
-from wgpsim.engine import DEFAULT_ENGINE, ENGINES
 from wgpsim.errors import ConfigError
 from wgpsim.layout.dtypes import dtype_bytes, parse_shape
 
@@ -59,12 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="lower a local_store of a --dst tensor into --shared instead (ds_store_b*)",
     )
     parser.add_argument("--simulate", action="store_true", help="time the load with the engine")
-    parser.add_argument(
-        "--engine",
-        default=DEFAULT_ENGINE,
-        choices=ENGINES,
-        help=f"timing engine for --simulate (default {DEFAULT_ENGINE})",
-    )
+    add_engine_arg(parser)  # for --simulate
     add_hw_args(parser)
     parser.add_argument("--plot", type=Path, help="write the ownership panels (PNG or SVG)")
     parser.add_argument("--instr", type=int, default=0, help="instruction to plot (default 0)")

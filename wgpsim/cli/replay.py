@@ -16,6 +16,7 @@ import argparse
 from pathlib import Path
 
 from wgpsim.cli._common import (
+    add_engine_arg,
     add_hw_args,
     atomic_write,
     hardware_from_args,
@@ -23,7 +24,7 @@ from wgpsim.cli._common import (
     print_lds_metrics,
     rich_console,
 )
-from wgpsim.engine import DEFAULT_ENGINE, ENGINES, check_seed, simulate
+from wgpsim.engine import check_seed, simulate
 from wgpsim.errors import ConfigError
 from wgpsim.extras import require
 
@@ -43,11 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("trace", type=Path, help="trace file (.jsonl or .parquet)")
     add_hw_args(parser)
-    parser.add_argument(
-        "--engine",
-        default=DEFAULT_ENGINE,
-        help=f"timing engine ({', '.join(ENGINES)}; default {DEFAULT_ENGINE})",
-    )
+    add_engine_arg(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of the drift model")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument(
