@@ -183,6 +183,18 @@ def test_text_csv_and_plot(tmp_path, capsys):
     assert csv.read_text().splitlines()[0].startswith("index,op,name,loc")
 
 
+def test_a_module_without_ttg_shared_says_so(tmp_path, capsys):
+    """The cache's ``.ttgir`` alone (no ``matmul.json``, no post-allocation dump) has no
+    ``ttg.shared``: the header says so in words, not ``ttg.shared - B``."""
+    (tmp_path / "matmul.ttgir").write_text((EXAMPLES / "matmul" / "matmul.ttgir").read_text())
+    assert "ttg.shared =" not in (tmp_path / "matmul.ttgir").read_text()
+    assert main(["kernel", str(tmp_path)]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.startswith("kernel matmul: 4 warps, LDS 71632 B (wgpsim); ttg.shared: not in the")
+    rep = kernel_report(tmp_path)
+    assert rep.ttg_shared is None and "(ttg.shared: not in the module)" in repr(rep)
+
+
 def test_narrow_terminal_keeps_every_column(capsys, monkeypatch):
     """At ``COLUMNS=80`` the op and buffer tables split into column groups (the ``#`` / buffer
     column repeated); every column and every cell of the whole-row form stays, whole."""

@@ -168,13 +168,8 @@ def format_report(report, width: int = 10_000) -> str:
     """The report as the terminal shows it: a header, the ops, the buffers, what is not
     modelled, and the worst ops. A table wider than ``width`` is printed as several tables of
     the columns that fit, each repeating the first (key) column; prose lines wrap at ``width``."""
-    shared = report.ttg_shared
-    flag = ""
-    if report.lds_bytes_match is False:
-        flag = f"  << differs from ttg.shared by {report.lds_bytes - shared:+d} B"
     lines = [
-        f"kernel {report.kernel}: {report.warps} warps, LDS {_cell(report.lds_bytes)} B "
-        f"(wgpsim) vs ttg.shared {_cell(shared)} B{flag}; "
+        f"kernel {report.kernel}: {report.warps} warps, {_lds_words(report)}; "
         f"{OFFSETS_FROM.get(report.extras['offsets_from'], report.extras['offsets_from'])}",
         *_hardware_line(report),
     ]
@@ -203,6 +198,26 @@ def format_report(report, width: int = 10_000) -> str:
     lines += text_table(bhead, [_buffer_row(b) for b in report.buffers], width)
     lines += _summary(report)
     return "\n".join(_wrap(line, width) for line in lines)
+
+
+def _lds_words(report) -> str:
+    """wgpsim's LDS bytes beside ``ttg.shared``, each said plainly when it is not known.
+
+    >>> from types import SimpleNamespace as R
+    >>> _lds_words(R(lds_bytes=512, ttg_shared=None, lds_bytes_match=None))
+    'LDS 512 B (wgpsim); ttg.shared: not in the module'
+    >>> _lds_words(R(lds_bytes=None, ttg_shared=512, lds_bytes_match=None))
+    'LDS not sized (wgpsim) vs ttg.shared 512 B'
+    """
+    mine = "LDS not sized (wgpsim)"
+    if report.lds_bytes is not None:
+        mine = f"LDS {report.lds_bytes} B (wgpsim)"
+    if report.ttg_shared is None:
+        return f"{mine}; ttg.shared: not in the module"
+    flag = ""
+    if report.lds_bytes_match is False:
+        flag = f"  << differs from ttg.shared by {report.lds_bytes - report.ttg_shared:+d} B"
+    return f"{mine} vs ttg.shared {report.ttg_shared} B{flag}"
 
 
 PARTITION_COLUMNS = ("partitions A|B", "coloc", "stall")

@@ -30,17 +30,19 @@ __all__ = ["header", "summary"]
 MAX_OPS = 12
 
 
-def _bytes(value: int | None) -> str:
-    return "-" if value is None else f"{value:,} B"
+def _bytes(value: int) -> str:
+    return f"{value:,} B"
 
 
 def header(report: Any) -> str:
     """One line: the kernel, its warps, LDS bytes beside ``ttg.shared``, its op count."""
     n = len(report.ops)
+    shared = report.ttg_shared
+    shared = "ttg.shared: not in the module" if shared is None else f"ttg.shared {_bytes(shared)}"
+    mine = "not sized" if report.lds_bytes is None else _bytes(report.lds_bytes)
     return (
-        f"kernel {report.kernel}: {report.warps} warps, LDS {_bytes(report.lds_bytes)} "
-        f"(ttg.shared {_bytes(report.ttg_shared)}), {n} LDS op{'s' * (n != 1)}, "
-        "simulated in lock step"
+        f"kernel {report.kernel}: {report.warps} warps, LDS {mine} ({shared}), "
+        f"{n} LDS op{'s' * (n != 1)}, simulated in lock step"
     )
 
 
