@@ -195,6 +195,26 @@ def test_a_module_without_ttg_shared_says_so(tmp_path, capsys):
     assert rep.ttg_shared is None and "(ttg.shared: not in the module)" in repr(rep)
 
 
+def test_allocation_notes_are_in_the_text_too(tmp_path, capsys):
+    """A result tensor whose rank disagrees with its layout (column_sum's convert_layout to a
+    1-D tensor with the 2-D ``#blocked``): the scratch wgpsim cannot size is a note in the text
+    report as in ``--json``, and the header says why there is no LDS total."""
+    text = (EXAMPLES / "column_sum" / "column_sum.ttgir").read_text()
+    old = "parent = #blocked}>> -> tensor<64xf32, #blocked1>"  # the convert_layout's result
+    assert text.count(old) == 1
+    bad = text.replace(old, "parent = #blocked}>> -> tensor<64xf32, #blocked>")
+    (tmp_path / "column_sum.ttgir").write_text(bad)
+    assert main(["kernel", str(tmp_path), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["allocation_notes"]
+    assert notes[0] == "scratch:%2: scratch not sized: blocked: shape [64] has rank 1, expected 2"
+    assert main(["kernel", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line for line in out if line.startswith("allocation note: ")] == [
+        f"allocation note: {n}" for n in notes
+    ]
+    assert "LDS not sized (wgpsim: see the allocation notes)" in out[0]
+
+
 def test_narrow_terminal_keeps_every_column(capsys, monkeypatch):
     """At ``COLUMNS=80`` the op and buffer tables split into column groups (the ``#`` / buffer
     column repeated); every column and every cell of the whole-row form stays, whole."""

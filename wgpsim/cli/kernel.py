@@ -196,6 +196,7 @@ def format_report(report, width: int = 10_000) -> str:
     lines.append("")
     bhead = ("buffer", "shape", "encoding", "offsets", "bytes", "partitions", "live")
     lines += text_table(bhead, [_buffer_row(b) for b in report.buffers], width)
+    lines += [f"allocation note: {n}" for n in report.extras.get("allocation_notes", ())]
     lines += _summary(report)
     return "\n".join(_wrap(line, width) for line in lines)
 
@@ -207,9 +208,9 @@ def _lds_words(report) -> str:
     >>> _lds_words(R(lds_bytes=512, ttg_shared=None, lds_bytes_match=None))
     'LDS 512 B (wgpsim); ttg.shared: not in the module'
     >>> _lds_words(R(lds_bytes=None, ttg_shared=512, lds_bytes_match=None))
-    'LDS not sized (wgpsim) vs ttg.shared 512 B'
+    'LDS not sized (wgpsim: see the allocation notes) vs ttg.shared 512 B'
     """
-    mine = "LDS not sized (wgpsim)"
+    mine = "LDS not sized (wgpsim: see the allocation notes)"
     if report.lds_bytes is not None:
         mine = f"LDS {report.lds_bytes} B (wgpsim)"
     if report.ttg_shared is None:

@@ -110,8 +110,7 @@ def _scratch_sizes(kernel: Kernel, notes: list[str], num_banks: int) -> dict[str
     unsized = [b.name for b in kernel.buffers if b.kind == "scratch" and b.name not in sizes]
     if unsized:
         notes.append(
-            f"{len(unsized)} op(s) may use LDS scratch that wgpsim does not size: lds_bytes "
-            "counts the other buffers"
+            f"{len(unsized)} op(s) may use LDS scratch that wgpsim does not size, so no LDS total"
         )
     return sizes
 
