@@ -154,6 +154,66 @@ def test_an_interrupt_python_swallows_still_ends_with_130(tmp_path, monkeypatch)
     assert outcome.code == 130 and outcome.err == "wgpsim: interrupted\n", outcome.err
 
 
+def _ctrl_c_here() -> None:
+    """SIGINT to this process; wgpsim's handler raises KeyboardInterrupt at once."""
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(5)  # not reached: the handler runs before the sleep
+
+
+def _interrupted_set_name(make, path):
+    """Ctrl-C while a class body binds a descriptor (matplotlib defining ``_AxesBase``):
+    Python 3.11 reports it as ``RuntimeError: Error calling __set_name__``."""
+
+    class Wrapper:
+        def __set_name__(self, owner, name):
+            _ctrl_c_here()
+
+    type("Axes", (), {"get_yticklabels": Wrapper()})
+
+
+def _interrupted_extension_init(make, path):
+    """Ctrl-C while a C extension initialises (matplotlib's ft2font, numpy's multiarray): the
+    import fails with ImportError, the interrupt as its cause."""
+    try:
+        _ctrl_c_here()
+    except KeyboardInterrupt as err:
+        raise ImportError("initialization failed") from err
+
+
+@pytest.mark.parametrize("interrupted", [_interrupted_set_name, _interrupted_extension_init])
+def test_an_interrupt_turned_into_another_error_still_ends_with_130(
+    tmp_path, monkeypatch, interrupted
+):
+    """The failure the GEMM run below showed once under load: Ctrl-C while matplotlib was
+    being imported reached wgpsim as a RuntimeError (or ImportError): a traceback, exit 1."""
+    import threading
+
+    import wgpsim.sweeps.kinds as experiments
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("wgpsim's signal handlers are installed from the main thread only")
+    monkeypatch.setattr(experiments, "_save_figure", interrupted)
+    outcome = run_cli("run", LDS, *SMALL, "--out", tmp_path / "out")
+    assert outcome.code == 130 and outcome.err == "wgpsim: interrupted\n", outcome.err
+    assert not (tmp_path / "out" / "results.csv").exists()
+
+
+def test_ctrl_c_while_the_command_exits_ends_with_130():
+    """A Ctrl-C after the verb's work, while ``entry`` runs the exit handlers (a worker pool's
+    shutdown), is the one line and 130 too, not Python's "Exception ignored" report."""
+    code = (
+        "import atexit, os, signal, sys\n"
+        "from wgpsim.cli import entry\n"
+        "atexit.register(lambda: (os.kill(os.getpid(), signal.SIGINT), __import__('time').sleep(5)))\n"
+        "sys.argv = ['wgpsim', 'init', '--help']\n"
+        "entry()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (130, "wgpsim: interrupted\n"), done.stderr
+    assert done.stdout.startswith("usage: wgpsim init")
+
+
 def test_ctrl_c_at_any_moment_of_a_gemm_run(tmp_path):
     """SIGINT to a real `wgpsim run` of the GEMM config at moments spread over its run (start-up,
     candidates, figure drawing): 130 and the one line each time, nothing else on stderr."""

@@ -92,10 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     drawn, a destructor that Python would have reported as "Exception ignored"), ends it with
     ``wgpsim: interrupted`` and 130; SIGTERM (a batch system's kill) with ``wgpsim:
     terminated`` and 143, after the same clean-up: no temporary file is left, a run's stage
-    keeps its checkpoint for ``--resume`` (:class:`_Interrupts`)."""
+    keeps its checkpoint for ``--resume`` (:class:`_Interrupts`). An interrupt that reached
+    it as another error (``_failed``) counts as the interrupt."""
     with _Interrupts() as interrupts:
         try:
-            code = _main(argv)
+            code = _main(argv, interrupts)
         except KeyboardInterrupt:  # while parsing, or while reporting another error
             code = 130
     if interrupts.terminated:
@@ -153,7 +154,7 @@ class _Interrupts:
         self._hook(unraisable)
 
 
-def _main(argv: list[str] | None) -> int:
+def _main(argv: list[str] | None, interrupts: _Interrupts) -> int:
     if sys.stdout is None:  # started with stdout closed (`wgpsim ... >&-`): refuse before any work
         return _error("stdout is closed; redirect it (>/dev/null) instead")
     try:
@@ -161,20 +162,38 @@ def _main(argv: list[str] | None) -> int:
         code = int(args.handler(args) or 0)
         sys.stdout.flush()  # inside the try: a reader that left is seen here, not at exit
         return code
-    except WgpsimError as err:  # every problem it reports (a config's bad fields): a line each
+    except KeyboardInterrupt:  # main says so
+        return 130
+    except Exception as err:
+        if interrupts.seen:  # the interrupt, turned into another error on its way up
+            return 130
+        return _failed(err)
+
+
+def _failed(err: Exception) -> int:
+    """The exit code of a command that raised ``err``, after its one line on stderr; an error
+    no user can cause (a defect) is raised again.
+
+    After a Ctrl-C, ``_main`` returns 130 instead: an interrupt can reach it as another error.
+    Python 3.11 wraps an exception raised in a class body's ``__set_name__`` in a RuntimeError
+    (a Ctrl-C while matplotlib defines ``_AxesBase``), and a C extension whose initialisation is
+    interrupted raises ImportError (numpy's "Importing the numpy C-extensions failed",
+    matplotlib's ``ft2font``: "initialization failed")."""
+    if isinstance(
+        err, WgpsimError
+    ):  # every problem it reports (a config's bad fields): a line each
         return _error(*err.messages)
-    except BrokenPipeError:  # `wgpsim ... --json | head`: the reader left; not an error
+    if isinstance(err, BrokenPipeError):  # `wgpsim ... --json | head`: the reader left
         _silence_stdout()
         return 0
-    except FileNotFoundError as err:
+    if isinstance(err, FileNotFoundError):
         return _error(f"{err.filename}: {_missing(err.filename)}")
-    except OSError as err:  # a directory where a file was expected, no permission, disk full
+    if isinstance(err, OSError):  # a directory where a file was expected, no permission, disk full
         where = f"{err.filename}: " if err.filename else ""
         if err.errno == errno.ELOOP:
             return _error(f"{where}{_LOOP}")
         return _error(f"{where}{err.strerror or err}")
-    except KeyboardInterrupt:  # main says so
-        return 130
+    raise err
 
 
 def entry() -> NoReturn:
@@ -182,15 +201,31 @@ def entry() -> NoReturn:
     interpreter's teardown (see the module's docstring). Numpy's OpenBLAS starts one thread
     per core on import unless told otherwise (0.04 CPU-s of every command on 2 cores); the
     command calls no BLAS routine large enough to use them, so it asks for one thread
-    (``OPENBLAS_NUM_THREADS``, unless the caller set it: their value is kept)."""
+    (``OPENBLAS_NUM_THREADS``, unless the caller set it: their value is kept). A Ctrl-C
+    (SIGTERM) while it exits, after ``main`` returned, ends it as one in ``main`` does."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    try:
-        code = main()
-    except SystemExit as done:  # argparse: --help, --version, a usage error (an int code)
-        code = done.code or 0
-        if not isinstance(code, int):  # sys.exit("message"), as Python handles it
-            print(code, file=sys.stderr)
+    with _Interrupts() as late:  # main's own ends where its work does: this one covers the exit
+        try:
+            code = main()
+        except SystemExit as done:  # argparse: --help, --version, a usage error (an int code)
+            code = done.code or 0
+            if not isinstance(code, int):  # sys.exit("message"), as Python handles it
+                print(code, file=sys.stderr)
+                code = 1
+        except KeyboardInterrupt:  # before main's own handler was in place: 130 below
             code = 1
+        try:
+            _flush_streams()
+            atexit._run_exitfuncs()  # an interrupted handler is reported as unraisable: seen
+        except KeyboardInterrupt:
+            pass
+    if late.seen and code not in (130, 143):  # after main had returned: said here, once
+        code = 143 if late.terminated else 130
+        print(f"wgpsim: {'terminated' if code == 143 else 'interrupted'}", file=sys.stderr)
+    os._exit(code)
+
+
+def _flush_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
@@ -198,8 +233,6 @@ def entry() -> NoReturn:
         except (OSError, ValueError):  # the reader left (a pipe), or it was closed
             if stream is sys.stdout:
                 _silence_stdout()
-    atexit._run_exitfuncs()
-    os._exit(code)
 
 
 _LOOP = "a symlink loop (following its links leads back to a link already followed)"
