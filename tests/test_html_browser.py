@@ -18,6 +18,7 @@ from wgpsim.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "kernels"
 STD, PART = str(EXAMPLES / "gemm_tdm_standard"), str(EXAMPLES / "gemm_tdm_partitioned")
+SOFTMAX_950 = Path(__file__).parent / "corpus_others/gfx950/fixtures/tutorial_softmax/kernel.ttgir"
 BROWSER = next(
     (b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None
 )
@@ -51,6 +52,9 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     assert main(["kernel", STD, "--loop-timing", "--html", str(got["kernel"])]) == 0
     assert main(["kernel", str(cache), "--all", "--html", str(got["all"])]) == 1  # HASH_bad
     assert main(["diff", PART, STD, "--fail-on", "exposed>+5%", "--html", str(got["diff"])]) == 1
+    got["foreign"] = out / "foreign.html"  # a gfx950 compile on gfx942's file: one partition
+    argv = ["kernel", str(SOFTMAX_950), "--target", "gfx942", "--html", str(got["foreign"])]
+    assert main(argv) == 0
     return got
 
 
@@ -81,6 +85,40 @@ def test_page_opens_without_console_errors_and_holds_its_sections(pages, kind, t
         assert words in dom, words
     assert dom.count("<svg") >= 3
     assert 'title="click to sort"' in dom  # the inline script ran
+
+
+def _dom(page: Path) -> str:
+    run = _browse(page, "--dump-dom")
+    assert run.returncode == 0 and _console(run.stderr) == [], run.stderr[-2000:]
+    return run.stdout
+
+
+def _heads(dom: str, section: str) -> list[str]:
+    """The header cells of the first table in the section ``id=section``."""
+    start = dom.index(f'id="{section}"')
+    return re.findall(r"<th[^>]*>([^<]*)</th>", dom[start : dom.index("</thead>", start)])
+
+
+def test_the_source_annotations_carry_the_grouping_marks(pages):
+    annotations = re.findall(r'<span class="ann">([^<]*)</span>', _dom(pages["kernel"]))
+    assert annotations and all("[" in a for a in annotations)
+    assert any("16 x ds_load_b128[d]" in a for a in annotations)
+    assert any("1 x tensor_load_to_lds[a]" in a for a in annotations)
+
+
+def test_one_partition_and_another_chip_in_the_browser(pages):
+    """The gfx950 compile on gfx942's file: the note in the text report's words, the op table
+    without partition columns and no pair-partition figure; MI450's page keeps them."""
+    dom = _dom(pages["foreign"])
+    note = "note: compiled for hip:gfx950, simulated on gfx942's hardware file (hip:gfx942"
+    assert re.search(r'<p class="note foreign">' + re.escape(note), dom)
+    heads = _heads(dom, "k-ops")
+    assert heads[:6] == ["#", "line", "op", "name", "shape", "instructions/warp"]
+    assert not [h for h in heads if "partition" in h or "co-located" in h]
+    assert "Partitions each SIMD pair touches" not in dom
+    assert re.search(r'<span class="ann">[^<]*1 x ds_write_b32\[a\]', dom)
+    mi450 = _heads(_dom(pages["kernel"]), "k-ops")
+    assert {"partition stall cycles", "partitions A|B", "pairs co-located"} <= set(mi450)
 
 
 @pytest.mark.parametrize("kind", ["kernel", "all", "diff"])

@@ -176,7 +176,7 @@ def format_report(report, width: int = 10_000) -> str:
     head = ("#", "line", "op", "name", "shape", "src -> dst", "instructions/warp", "ds_load_tr",
             "bank", "rate%", "partitions A|B", "coloc", "cycles", "stall")  # fmt: skip
     rows = [_op_row(op) for op in report.ops]
-    if _one_partition(report):  # no SIMD-pair partitions to show, no partition stall
+    if report.one_partition:  # no SIMD-pair partitions to show, no partition stall
         keep = [i for i, h in enumerate(head) if h not in PARTITION_COLUMNS]
         head, rows = tuple(head[i] for i in keep), [tuple(r[i] for i in keep) for r in rows]
     lines += text_table(head, rows, width)
@@ -225,25 +225,18 @@ PARTITION_COLUMNS = ("partitions A|B", "coloc", "stall")
 """The op table's columns of the LDS partitions, hidden on a chip with one partition."""
 
 
-def _one_partition(report) -> bool:
-    return (report.extras.get("hardware") or {}).get("partitions") == 1
-
-
 def _hardware_line(report) -> list[str]:
     """The header's line naming the hardware file the report was simulated on, and a note
     when the kernel was compiled for another chip (``--hw``/``--target`` named this one)."""
     hw = report.extras.get("hardware")
     if not hw:
         return []
-    one = "; one LDS partition: no SIMD-pair partition columns" if hw["partitions"] == 1 else ""
-    lines = [f"hardware: {hw['name']} ({hw['target']}), {hw['file']}{one}"]
-    compiled = report.extras.get("target")
-    if compiled and hw["target"] and compiled != hw["target"]:
-        lines.append(
-            f"note: compiled for {compiled}, simulated on {hw['name']}'s hardware file "
-            f"({hw['target']}, --hw/--target): its instructions and layouts are {compiled}'s"
-        )
-    return lines
+    one = "; one LDS partition: no SIMD-pair partition columns" if report.one_partition else ""
+    note = report.foreign_note()
+    return [
+        f"hardware: {hw['name']} ({hw['target']}), {hw['file']}{one}",
+        *([note] if note else []),
+    ]
 
 
 def _op_row(op: dict) -> tuple[str, ...]:
@@ -304,7 +297,7 @@ def _summary(report) -> list[str]:
     totals = ", ".join(f"{n} x {k}" for k, n in report.instruction_totals().items())
     lines = [f"\ninstructions per warp, all ops: {totals or 'none'}"]
     worst = report.worst_ops(3)
-    one = _one_partition(report)
+    one = report.one_partition
     stall = lambda op: "" if one else f"{op['partition_stall_cycles']} partition stall, "  # noqa: E731
     if worst:
         lines.append(

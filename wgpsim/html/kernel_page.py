@@ -29,6 +29,24 @@ MAX_PATTERNS = 12
 """Distinct lanes-to-banks patterns drawn per op (the rest are counted)."""
 CONTEXT = 2
 """Source lines shown around each line holding an LDS op."""
+PARTITION_COLUMNS = ("partition stall cycles", "partitions A|B", "pairs co-located",
+                     "partition stall")  # fmt: skip
+"""The tables' columns of the LDS partitions, hidden on a chip with one partition (as the text
+report hides its own): no partition conflict can happen there."""
+
+
+def _columns(report, head: tuple, rows: list) -> tuple[tuple, list]:
+    """``head`` and ``rows`` without `PARTITION_COLUMNS` when ``report`` was simulated on one
+    LDS partition, else as given.
+
+    >>> from types import SimpleNamespace as R
+    >>> _columns(R(one_partition=True), ("op", "partition stall"), [("a", 0)])
+    (('op',), [('a',)])
+    """
+    if not report.one_partition:
+        return head, rows
+    keep = [i for i, h in enumerate(head) if h not in PARTITION_COLUMNS]
+    return tuple(head[i] for i in keep), [tuple(r[i] for i in keep) for r in rows]
 
 
 def _hw(hw, fig=None):
@@ -97,13 +115,20 @@ def _source_section(fig, anchor: str, level: int = 2) -> str:
         parts.append('<pre class="source">' + "\n".join(out) + "</pre>")
     intro = "The kernel's Python source around each line that holds an LDS op (highlighted), " \
             "with the op, its instructions per warp and its LDS cycles in lock step."  # fmt: skip
-    return section(f"{anchor}-source", "Source lines and their LDS ops", intro, *parts, level=level)
+    return section(f"{anchor}-source", "Source lines and their LDS ops", intro, *parts,
+                   _marks(ops), level=level)  # fmt: skip
+
+
+def _marks(ops) -> str:
+    """The legend of the instructions' grouping marks (`marks_legend`), if any is marked."""
+    marks = marks_legend(ops)
+    return f'<p class="intro">{esc(marks)}</p>' if marks else ""
 
 
 def _ops_text(rows: list[dict]) -> str:
     out = []
     for r in rows:
-        ins = ", ".join(f"{n} x {k}" for k, n in r["instructions"].items())
+        ins = instructions_text(r)
         cyc = "" if r["lds_cycles"] is None else f", {r['lds_cycles']} cycles"
         stall = (
             f" ({r['partition_stall_cycles']} partition stall)"
@@ -131,6 +156,7 @@ def _op_rows(fig) -> tuple[list, list]:
 def _op_details(fig, low, op, hw, anchor: str) -> str:
     from wgpsim.kernel.op_passes import distinct_patterns, op_passes
 
+    one = fig.report.one_partition
     passes = op_passes(low, hw)
     title = f"#{op['index']} {op['loc']} {op['op'].split('.', 1)[-1]} {op['name'] or ''}"
     if not passes:
@@ -143,7 +169,8 @@ def _op_details(fig, low, op, hw, anchor: str) -> str:
     for p, where in groups[:MAX_PATTERNS]:
         shown = ", ".join(f"i{k}.p{q}" for k, q in where[:6]) + (" ..." if len(where) > 6 else "")
         cap = (f"{p.instruction} pass {p.pass_index}: {len(where)} pass(es) ({shown}); "
-               f"{p.bank_cycles} bank cycle(s); partitions {','.join(map(str, p.partitions))}")  # fmt: skip
+               f"{p.bank_cycles} bank cycle(s)"
+               + ("" if one else f"; partitions {','.join(map(str, p.partitions))}"))  # fmt: skip
         figs.append(
             f'<figure class="pass">{bank_pass_svg(p, hw.bank_count(p.instruction))}<figcaption>{esc(cap)}</figcaption></figure>'
         )
@@ -152,11 +179,12 @@ def _op_details(fig, low, op, hw, anchor: str) -> str:
     conflicted = sum(p.bank_cycles > 1 for p in passes)
     head = (f"{len(passes)} passes of warp 0 ({conflicted} with a bank conflict), "
             f"{len(groups)} distinct lanes-to-banks patterns")  # fmt: skip
-    pairs = pairs_svg(op["pair_partitions"], hw) if op["pair_partitions"] else ""
+    pairs = ""
+    if op["pair_partitions"] and not one:
+        pairs = f"<h4>Partitions each SIMD pair touches</h4>{pairs_svg(op['pair_partitions'], hw)}"
     return (
         f'<details id="{anchor}-op{op["index"]}" class="op"{" open" if conflicted else ""}>'
-        f"<summary>{esc(title)}: {esc(head)}</summary>"
-        f"<h4>Partitions each SIMD pair touches</h4>{pairs}"
+        f"<summary>{esc(title)}: {esc(head)}</summary>{pairs}"
         f"<h4>Lanes to banks, pass by pass</h4>{''.join(figs)}{extra}</details>"
     )
 
@@ -166,18 +194,23 @@ def _ops_section(fig, hw, anchor: str, level: int = 2) -> str:
     head = ("#", "line", "op", "name", "shape", "instructions/warp", "bank conflict cycles",
             "partition stall cycles", "partitions A|B", "pairs co-located", "LDS cycles",
             "exposed/iter")  # fmt: skip
+    one = fig.report.one_partition
+    what = ["instructions per warp", "bank-conflict cycles (cycles beyond one per pass)",
+            "partition-stall cycles", "LDS cycles when all warps issue the op together after a "
+            "barrier (the AMD blog's lock-step measurement)", "the partitions SIMD pairs A and B "
+            "touch", "the exposed LDS cycles per loop iteration charged to the op"]  # fmt: skip
+    if one:
+        what = [w for w in what if "partition" not in w]
     intro = (
-        "Every LDS op: instructions per warp, bank-conflict cycles (cycles beyond one per pass), "
-        "partition-stall cycles and LDS cycles when all warps issue the op together after a "
-        "barrier (the AMD blog's lock-step measurement), the partitions SIMD pairs A and B "
-        "touch, and the exposed LDS cycles per loop iteration charged to the op. Red rows lose "
-        "cycles to conflicts; each op's passes are drawn under 'Lanes to banks' below."
-    )
-    marks = marks_legend(fig.report.ops)
-    legend_line = f'<p class="intro">{esc(marks)}</p>' if marks else ""
+        f"Every LDS op: {', '.join(what[:-1])} and {what[-1]}. Red rows lose cycles to "
+        "conflicts; each op's passes are drawn under 'Lanes to banks' below."
+        + (" One LDS partition on this chip: no partition conflicts, no partition columns."
+           if one else "")
+    )  # fmt: skip
+    head, rows = _columns(fig.report, head, rows)
     return section(
-        f"{anchor}-ops", "LDS ops", intro, table(head, rows, row_classes=classes), legend_line,
-        level=level,
+        f"{anchor}-ops", "LDS ops", intro, table(head, rows, row_classes=classes),
+        _marks(fig.report.ops), level=level,
     )  # fmt: skip
 
 
@@ -186,9 +219,16 @@ def _passes_section(fig, hw, anchor: str, level: int = 2) -> str:
         _op_details(fig, low, op, hw, anchor)
         for low, op in zip(fig.report.lowerings, fig.report.ops, strict=False)
     ]
+    pairs = (
+        ""
+        if fig.report.one_partition
+        else (
+            "the partitions each SIMD pair touches (red outline: both pairs, where they can "
+            "collide), then "
+        )
+    )
     intro = (
-        "Per op (click to open; ops with bank conflicts are open): the partitions each SIMD "
-        "pair touches (red outline: both pairs, where they can collide), then the passes of "
+        f"Per op (click to open; ops with bank conflicts are open): {pairs}the passes of "
         "warp 0. In a lanes-to-banks map a row is a lane and a column one of the 64 four-byte "
         "banks; a red column is a bank that serves more than one dword in the pass (the "
         "number above a run of them, ×n: each serves n dwords, n bank cycles). Passes with "
@@ -215,6 +255,11 @@ def _buffers_section(fig, hw, anchor: str, level: int = 2) -> str:
         "byte coloured by the SIMD pair whose loads read it: red bytes are read by both pairs "
         "(co-located, where partition conflicts arise)."
     )
+    if fig.report.one_partition:
+        intro = (
+            "The shared buffers at their LDS offsets (one LDS partition on this chip: no "
+            "partition conflicts), each byte coloured by the SIMD pair whose loads read it."
+        )
     picture = lds_map_svg(fig.report, hw) if fig.report.buffers else ""
     return section(
         f"{anchor}-buffers",
@@ -254,8 +299,9 @@ def _loop_section(fig, anchor: str, level: int = 2) -> str:
     ops = [(o["op"], o["kind"], o["instructions"], o["exposed"], 100 * o["exposed_share"],
             o["latency"], o["bank_conflict_cycles"], o["partition_stall_cycles"])
            for o in lp["ops"]]  # fmt: skip
-    parts += ["<h3>Ops in the loop</h3>", table(("op", "kind", "instr/iter", "exposed", "share %",
-              "latency", "bank conflict", "partition stall"), ops)]  # fmt: skip
+    ohead = ("op", "kind", "instr/iter", "exposed", "share %", "latency", "bank conflict",
+             "partition stall")  # fmt: skip
+    parts += ["<h3>Ops in the loop</h3>", table(*_columns(fig.report, ohead, ops))]
     warps = [tuple(w.values()) for w in lp["warps"]]
     parts += ["<h3>Warps</h3>", table(tuple(lp["warps"][0]) if lp["warps"] else (), warps)]
     parts += [f'<p class="note">note: {esc(n)}</p>' for n in lp["notes"]]
@@ -269,7 +315,8 @@ def _summary(fig) -> str:
             f"{number(rep.lds_bytes)} B (wgpsim){flag}, ttg.shared {number(rep.ttg_shared)} B "
             f"(Triton); from {fig.path or rep.extras.get('source')}")  # fmt: skip
     sentence = fig.loop["sentence"] if fig.loop else None
-    out = f"<p>{esc(line)}</p>"
+    note = rep.foreign_note()
+    out = f"<p>{esc(line)}</p>" + (f'<p class="note foreign">{esc(note)}</p>' if note else "")
     return out + (f'<p class="sentence">{esc(sentence)}</p>' if sentence else "")
 
 

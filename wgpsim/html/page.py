@@ -82,6 +82,7 @@ pre.source .lds{background:#fff3c4;font-weight:600}pre.source .ann{color:#8a4b00
 .pass{display:inline-block;margin:0 1em 1em 0;vertical-align:top}
 .pass figcaption{font-size:12px;color:#444;max-width:480px}.side{display:flex;gap:2em;align-items:flex-start}
 .side>div{flex:1;min-width:0}nav a{margin-right:1em}.note{color:#666;font-size:12.5px}
+p.foreign{color:#8a4b00;font-size:inherit;border-left:4px solid #e0a040;padding:.2em .8em}
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
 svg text{font:11px system-ui,sans-serif}svg{max-width:100%;height:auto}
 """

@@ -100,6 +100,32 @@ class KernelReport:
             return None
         return self.lds_bytes == self.ttg_shared
 
+    @property
+    def one_partition(self) -> bool:
+        """True when the hardware file simulated on has one LDS partition (gfx942, gfx950): no
+        partition conflicts can happen, so the reports drop their partition columns."""
+        return (self.extras.get("hardware") or {}).get("partitions") == 1
+
+    def foreign_note(self) -> str | None:
+        """The note when the kernel was compiled for another chip than the hardware file it
+        was simulated on (``--hw``/``--target`` named that file), else None; the text report
+        and the HTML page say it in these words.
+
+        >>> r = KernelReport("k", 4, 0, 0, [], [], [], {"target": "hip:gfx950",
+        ...     "hardware": {"name": "gfx942", "target": "hip:gfx942", "partitions": 1}})
+        >>> r.foreign_note()
+        "note: compiled for hip:gfx950, simulated on gfx942's hardware file (hip:gfx942, --hw/--target): its instructions and layouts are hip:gfx950's"
+        >>> r.one_partition, KernelReport("k", 4, 0, 0, [], [], []).foreign_note() is None
+        (True, True)
+        """
+        hw, compiled = self.extras.get("hardware"), self.extras.get("target")
+        if not hw or not compiled or not hw["target"] or compiled == hw["target"]:
+            return None
+        return (
+            f"note: compiled for {compiled}, simulated on {hw['name']}'s hardware file "
+            f"({hw['target']}, --hw/--target): its instructions and layouts are {compiled}'s"
+        )
+
     def worst_ops(self, n: int = 5) -> list[dict[str, Any]]:
         """The timed ops by LDS cycles, then bank-conflict cycles, worst first."""
         timed = [op for op in self.ops if op["lds_cycles"] is not None]
