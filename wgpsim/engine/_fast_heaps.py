@@ -62,20 +62,21 @@ def push(st, time, kind, w):
 def complete(st, w, cycle):
     """A load of warp ``w`` completes at ``cycle`` (loads of one cycle retire in creation
     order, as in des)."""
-    c = st.counters[0]
-    if cycle > MAX_CYCLE or cycle < 0:
-        c.overflow = 1
-    c.completions = _push_heap(st.done, c.completions, cycle, c.seq, 0, w)
-    c.seq += 1
+    _complete(st, w, cycle, 0)
 
 
 @njit(cache=True, inline="always")
 def complete_tensor(st, w, cycle):
     """A TDM instruction of warp ``w`` completes at ``cycle`` (its ``KIND`` 1 in the heap)."""
+    _complete(st, w, cycle, 1)
+
+
+@njit(cache=True, inline="always")
+def _complete(st, w, cycle, kind):
     c = st.counters[0]
     if cycle > MAX_CYCLE or cycle < 0:
         c.overflow = 1
-    c.completions = _push_heap(st.done, c.completions, cycle, c.seq, 1, w)
+    c.completions = _push_heap(st.done, c.completions, cycle, c.seq, kind, w)
     c.seq += 1
 
 
