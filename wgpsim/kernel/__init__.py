@@ -23,19 +23,28 @@ provenance), which ``wgpsim kernel PATH --timeline`` times::
 
 from __future__ import annotations
 
-# The submodules `report` and the package `loop` are imported here, before the functions of
-# the same names are defined: the functions then stay the package's `report` and `loop`.
+# The submodule `report` and the package `loop` are imported here, before the functions of
+# the same names are defined: the functions then stay the package's `report` and `loop`. The
+# loop's program and traces, and the compiler, are imported where they are used (the compile
+# functions on first use, `wgpsim.lazy`): a plain ``wgpsim kernel`` report needs neither.
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from wgpsim.frontend.compile import Compiled, compile_for, compile_for_gfx1250, from_compiled
+import wgpsim.kernel.loop  # noqa: F401 (the package, before the function `loop`)
 from wgpsim.frontend.model import Kernel
 from wgpsim.frontend.sources import read_kernel
-from wgpsim.kernel.loop.program import loop_program
-from wgpsim.kernel.loop.traces import KernelLoopTrace, loop_trace
 from wgpsim.kernel.report import KernelReport, kernel_report
+from wgpsim.lazy import exports
+
+if TYPE_CHECKING:
+    from wgpsim.kernel.loop.traces import KernelLoopTrace
 
 __all__ = ["compile_for", "compile_for_gfx1250", "loop", "report"]
+
+__getattr__ = exports(
+    __name__,
+    {"compile_for": "wgpsim.frontend.compile", "compile_for_gfx1250": "wgpsim.frontend.compile"},
+)[0]
 
 
 def report(
@@ -75,6 +84,9 @@ def loop(
     assembly (without any, from the TTGIR by rule), over ``iterations`` (default: the constant
     trip count, else `wgpsim.kernel.loop.traces.DEFAULT_ITERATIONS`); ``target`` as for
     `report`."""
+    from wgpsim.kernel.loop.program import loop_program
+    from wgpsim.kernel.loop.traces import loop_trace
+
     model = _model(kernel, signature, constexprs, num_warps=num_warps, target=target, **options)
     program = loop_program(model, asm, loop=which, hw=hw)
     return loop_trace(program, iterations, hw)
@@ -84,6 +96,8 @@ def _model(
     kernel: Any, signature, constexprs, *, num_warps: int, target: str, **options: Any
 ) -> Kernel:
     """The kernel model of whatever ``report``/``loop`` were given."""
+    from wgpsim.frontend.compile import Compiled, compile_for, from_compiled
+
     if isinstance(kernel, Kernel):
         return kernel
     if isinstance(kernel, str | Path):

@@ -37,7 +37,7 @@ The buffer of the AMD blog's plain microbenchmark ([4, 8192] fp16, swizzled) tak
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wgpsim.errors import WgpsimError
 from wgpsim.frontend.model import Kernel, LdsOp, elem_bits
@@ -49,10 +49,10 @@ from wgpsim.kernel.target_lowering import for_target
 from wgpsim.layout.views import SharedView
 from wgpsim.trace.lowering import Lowering, lower, packed_in_order
 from wgpsim.trace.lowering_packed import lower_packed_transposed
-from wgpsim.trace.scratch.lowering import ScratchLowering, lower_convert, thread_layout
-from wgpsim.trace.scratch.reduce import lower_atomic, lower_reduce
-from wgpsim.trace.scratch.scan import live_partials, lower_scan
 from wgpsim.trace.spelling import in_spelling
+
+if TYPE_CHECKING:  # the scratch lowerings are imported by the scratch ops that use them
+    from wgpsim.trace.scratch.lowering import ScratchLowering
 
 __all__ = [
     "KernelAllocation",
@@ -358,6 +358,8 @@ def _packed_stores(low: ScratchLowering, op: LdsOp, hw: HardwareConfig) -> Scrat
     order (`wgpsim.trace.lowering.packed_in_order` of the source layout): the high halves go
     as ``ds_store_b16_d16_hi``, as the gfx9 assembly of the corpus's transpose_tile_fp16 has
     them (8 ``ds_write_b16`` + 8 ``ds_write_b16_d16_hi`` a warp)."""
+    from wgpsim.trace.scratch.lowering import thread_layout
+
     producer = op.attr("producer")
     if op.op != "ttg.convert_layout" or producer not in ("tt.load", "arith.truncf"):
         return low
@@ -376,6 +378,8 @@ def _packed_stores(low: ScratchLowering, op: LdsOp, hw: HardwareConfig) -> Scrat
 
 
 def _lower_convert(op: LdsOp, base: int, kernel: Kernel, hw: HardwareConfig) -> ScratchLowering:
+    from wgpsim.trace.scratch.lowering import lower_convert
+
     src, dst = op.tensor, op.result
     bits = elem_bits(src.dtype)
     where = dict(base=base, num_banks=hw.banks.count, through_lds=True)  # it has scratch
@@ -383,6 +387,8 @@ def _lower_convert(op: LdsOp, base: int, kernel: Kernel, hw: HardwareConfig) -> 
 
 
 def _lower_reduce(op: LdsOp, base: int, kernel: Kernel, hw: HardwareConfig) -> ScratchLowering:
+    from wgpsim.trace.scratch.reduce import lower_reduce
+
     src, dst = op.tensor, op.result
     bits = [elem_bits(t) for t in op.attr("elem_types", (src.dtype,))]
     axis = op.attr("axis")
@@ -393,6 +399,8 @@ def _lower_reduce(op: LdsOp, base: int, kernel: Kernel, hw: HardwareConfig) -> S
 
 
 def _lower_atomic(op: LdsOp, base: int, kernel: Kernel, hw: HardwareConfig) -> ScratchLowering:
+    from wgpsim.trace.scratch.reduce import lower_atomic
+
     res = op.result
     layout, shape = (res.encoding, res.shape) if res is not None else (None, ())
     dtype = elem_bits(op.attr("elem_type", res.dtype if res is not None else "i32"))
@@ -401,6 +409,8 @@ def _lower_atomic(op: LdsOp, base: int, kernel: Kernel, hw: HardwareConfig) -> S
 
 
 def _lower_scan(op: LdsOp, base: int, kernel: Kernel, hw: HardwareConfig) -> ScratchLowering:
+    from wgpsim.trace.scratch.scan import live_partials, lower_scan
+
     src = op.tensor
     bits = [elem_bits(t) for t in op.attr("elem_types", (src.dtype,))]
     live = live_partials(op.attr("combine_deps"), op.attr("results_used"))

@@ -21,11 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from wgpsim.errors import LayoutError
 from wgpsim.trace.instructions import INSTRUCTIONS, Instruction
 from wgpsim.trace.lowering import Lowering
-from wgpsim.trace.scratch.lowering import ScratchLowering
+
+if TYPE_CHECKING:  # imported by the scratch ops that make one
+    from wgpsim.trace.scratch.lowering import ScratchLowering
 
 __all__ = ["in_spelling", "respelled"]
 
@@ -56,7 +59,7 @@ def in_spelling(low: Lowering | ScratchLowering, available: Collection[str], tar
     """``low`` with every instruction in the spelling of ``available`` (a target's LDS
     instructions; ``target`` names it in the error): the same addresses, renamed; a
     LayoutError if one has no twin there."""
-    if isinstance(low, ScratchLowering):
+    if not isinstance(low, Lowering):  # a ScratchLowering: its steps, each respelled
         steps = tuple(
             s if isinstance(s, str) else in_spelling(s, available, target) for s in low.steps
         )
